@@ -1,0 +1,327 @@
+//! Constraint maths as pure functions of positions and inverse masses.
+//!
+//! Every constraint is a scalar function `C(x)` with gradient `∇C`; equalities ask `C = 0`,
+//! inequalities `C ≥ 0`. Every projection here is the same update, from XPBD (Macklin, Müller,
+//! Chentanez 2016, eq. 18) with PBD (Müller et al. 2007) and Jakobsen (2001) as special cases:
+//!
+//! ```text
+//! α̃  = α / h²                                      compliance per step
+//! Δλ = (−C − α̃·λ) / (Σᵢ wᵢ |∇ᵢC|² + α̃)              multiplier change
+//! Δxᵢ = wᵢ ∇ᵢC · Δλ                                  position change of particle i
+//! ```
+//!
+//! With `α = 0` and `λ` not carried between iterations this is Jakobsen's projection; for an
+//! inequality the accumulated multiplier is clamped at `λ ≥ 0`, so that it only ever pushes.
+
+use crate::model::{BoxCollider, Plane, Sense, Sphere};
+use crate::Vec3;
+
+/// A stick `|xb − xa| ≷ rest`, linearised at the current positions.
+///
+/// ```text
+/// d   = xb − xa,   ℓ = |d|,   n = d/ℓ
+/// C   = ℓ − rest                     (Sense::Equal and Sense::AtLeast)
+/// C   = rest − ℓ                     (Sense::AtMost; the sign flips so that C ≥ 0 is allowed)
+/// ∇a C = −s·n,  ∇b C = s·n           (s = +1, or −1 for AtMost)
+/// Σ wᵢ|∇ᵢC|² = wa + wb               (n is a unit vector)
+/// ```
+///
+/// `normal` below is `s·n`, so `∇a C = −normal` and `∇b C = normal` for every sense.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct StickRow {
+    /// `s·n`: the gradient with respect to `xb` (unit length).
+    pub normal: Vec3,
+    /// The constraint value `C` in the sense's sign convention (m).
+    pub c: f64,
+}
+
+/// Linearises a stick at `xa`, `xb`.
+///
+/// `sqrt_approx` replaces `ℓ = √(d·d)` by one Newton step from the rest length,
+/// `ℓ ≈ (rest² + d·d)/(2·rest)`, Jakobsen's square-root approximation: exact when `ℓ = rest` and
+/// within `(ℓ − rest)²/(2·rest)` near it. Then `n = d/ℓ` costs a division and no square root.
+///
+/// When the particles coincide (`ℓ` below 1e-12 m), `n` is `fallback` (a seeded random unit
+/// vector, the seed's "dislocate slightly") so that no NaN appears.
+#[inline]
+pub fn stick_row(xa: &Vec3, xb: &Vec3, rest: f64, sense: Sense, sqrt_approx: bool, fallback: impl FnOnce() -> Vec3) -> StickRow {
+    let d = xb - xa;
+    let dd = d.dot(&d);
+    let len = if sqrt_approx { (rest * rest + dd) / (2.0 * rest) } else { dd.sqrt() };
+    let n = if dd > 1e-24 { d / len } else { fallback() };
+    match sense {
+        Sense::Equal | Sense::AtLeast => StickRow { normal: n, c: len - rest },
+        Sense::AtMost => StickRow { normal: -n, c: rest - len },
+    }
+}
+
+/// `C` of a stick in its sense's sign convention, exactly (with a square root).
+#[inline]
+pub fn stick_value(xa: &Vec3, xb: &Vec3, rest: f64, sense: Sense) -> f64 {
+    let len = (xb - xa).norm();
+    match sense {
+        Sense::Equal | Sense::AtLeast => len - rest,
+        Sense::AtMost => rest - len,
+    }
+}
+
+/// The gradients `(∇a C, ∇b C)` of a stick; `None` where it is undefined (coinciding particles).
+pub fn stick_gradient(xa: &Vec3, xb: &Vec3, sense: Sense) -> Option<(Vec3, Vec3)> {
+    let d = xb - xa;
+    let len = d.norm();
+    if len < 1e-12 {
+        return None;
+    }
+    let s = if sense == Sense::AtMost { -1.0 } else { 1.0 };
+    let n = s * d / len;
+    Some((-n, n))
+}
+
+/// The XPBD multiplier change for one row (see the module docs).
+///
+/// * `c`: constraint value; `w_grad2`: `Σ wᵢ|∇ᵢC|²`; `alpha_tilde`: `α/h²`;
+/// * `lambda`: the multiplier accumulated so far in this step (0 for plain PBD);
+/// * `unilateral`: clamp the accumulated multiplier to `λ + Δλ ≥ 0`.
+///
+/// Returns 0 when nothing can move (`w_grad2 + α̃ = 0`, both particles immovable).
+#[inline]
+pub fn delta_lambda(c: f64, w_grad2: f64, alpha_tilde: f64, lambda: f64, unilateral: bool) -> f64 {
+    let denom = w_grad2 + alpha_tilde;
+    if denom <= 0.0 {
+        return 0.0;
+    }
+    let dl = (-c - alpha_tilde * lambda) / denom;
+    if unilateral {
+        (lambda + dl).max(0.0) - lambda
+    } else {
+        dl
+    }
+}
+
+/// A particle in contact with (or near) a world collider, as one row `C = n·x − … ≥ 0`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Contact {
+    /// Unit normal, pointing into the allowed region; `∇C = normal`.
+    pub normal: Vec3,
+    /// Signed distance to the allowed region (m); negative means penetration of depth `−c`.
+    pub c: f64,
+    /// Coulomb friction coefficient μ of the collider.
+    pub friction: f64,
+    /// Restitution e of the collider.
+    pub restitution: f64,
+    /// Which collider and face, stable across frames (see [`ColliderRef`]).
+    pub collider: ColliderRef,
+}
+
+/// A stable name for one collider face, used to build row ids for warm starting.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ColliderRef {
+    /// Half-space `k`.
+    Plane(u32),
+    /// Sphere `k`.
+    Sphere(u32),
+    /// Face of the box: `2·axis` is the lower face, `2·axis + 1` the upper one.
+    BoxFace(u8),
+}
+
+impl ColliderRef {
+    /// A dense code, unique among colliders: planes first, then spheres, then box faces.
+    pub fn code(self) -> u64 {
+        match self {
+            ColliderRef::BoxFace(f) => f as u64,
+            ColliderRef::Plane(k) => 8 + 2 * k as u64,
+            ColliderRef::Sphere(k) => 9 + 2 * k as u64,
+        }
+    }
+}
+
+/// Plane: `C = n·x − offset − r` with `n` normalised, `∇C = n`.
+#[inline]
+pub fn plane_contact(k: usize, p: &Plane, x: &Vec3, r: f64) -> Contact {
+    let n = p.normal.normalize();
+    Contact { normal: n, c: n.dot(x) - p.offset - r, friction: p.friction, restitution: p.restitution, collider: ColliderRef::Plane(k as u32) }
+}
+
+/// Sphere (particles outside): `C = |x − centre| − R − r`, `∇C = (x − centre)/|x − centre|`.
+/// At the exact centre the normal is `+y` (any direction is a valid subgradient).
+#[inline]
+pub fn sphere_contact(k: usize, s: &Sphere, x: &Vec3, r: f64) -> Contact {
+    let d = x - s.center;
+    let len = d.norm();
+    let n = if len > 1e-12 { d / len } else { Vec3::y() };
+    Contact { normal: n, c: len - s.radius - r, friction: s.friction, restitution: s.restitution, collider: ColliderRef::Sphere(k as u32) }
+}
+
+/// Box face `f` (particles inside): lower faces `C = x_k − (min_k + r)`, `∇C = e_k`; upper faces
+/// `C = (max_k − r) − x_k`, `∇C = −e_k`.
+#[inline]
+pub fn box_face_contact(f: usize, b: &BoxCollider, x: &Vec3, r: f64) -> Contact {
+    let axis = f / 2;
+    let mut n = Vec3::zeros();
+    let c = if f % 2 == 0 {
+        n[axis] = 1.0;
+        x[axis] - (b.min[axis] + r)
+    } else {
+        n[axis] = -1.0;
+        (b.max[axis] - r) - x[axis]
+    };
+    Contact { normal: n, c, friction: b.friction, restitution: b.restitution, collider: ColliderRef::BoxFace(f as u8) }
+}
+
+/// Calls `f` with every collider row of a particle at `x` with radius `r` whose `C` is below
+/// `margin` (m). `margin = 0` gives exactly the penetrating ones (and touching ones, `C = 0`).
+#[inline]
+pub fn for_each_contact(
+    planes: &[Plane],
+    spheres: &[Sphere],
+    bounds: Option<&BoxCollider>,
+    x: &Vec3,
+    r: f64,
+    margin: f64,
+    mut f: impl FnMut(Contact),
+) {
+    if let Some(b) = bounds {
+        for face in 0..6 {
+            let c = box_face_contact(face, b, x, r);
+            if c.c <= margin {
+                f(c);
+            }
+        }
+    }
+    for (k, p) in planes.iter().enumerate() {
+        let c = plane_contact(k, p, x, r);
+        if c.c <= margin {
+            f(c);
+        }
+    }
+    for (k, s) in spheres.iter().enumerate() {
+        let c = sphere_contact(k, s, x, r);
+        if c.c <= margin {
+            f(c);
+        }
+    }
+}
+
+/// Jakobsen's friction (§7, "Handling friction"): after a particle was pushed out of a collider by
+/// a penetration depth `depth`, its tangential displacement `vt` (the tangential part of `x − x*`)
+/// shrinks by `μ·depth`, and stops rather than reverse. The normal part is left alone. Returns the
+/// new `x*`.
+///
+/// ```text
+/// v  = x − x*,   vn = (v·n) n,   vt = v − vn
+/// |vt|' = max(0, |vt| − μ·depth)
+/// x*' = x − vn − vt·|vt|'/|vt|
+/// ```
+#[inline]
+pub fn seed_friction(x: &Vec3, x_prev: &Vec3, n: &Vec3, depth: f64, mu: f64) -> Vec3 {
+    let v = x - x_prev;
+    let vn = n * v.dot(n);
+    let vt = v - vn;
+    let t = vt.norm();
+    if t <= 0.0 || mu <= 0.0 || depth <= 0.0 {
+        return *x_prev;
+    }
+    let scale = (t - mu * depth).max(0.0) / t;
+    x - vn - vt * scale
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fd_gradient(f: impl Fn(&Vec3, &Vec3) -> f64, xa: &Vec3, xb: &Vec3) -> (Vec3, Vec3) {
+        let h = 1e-6;
+        let mut ga = Vec3::zeros();
+        let mut gb = Vec3::zeros();
+        for k in 0..3 {
+            let mut e = Vec3::zeros();
+            e[k] = h;
+            ga[k] = (f(&(xa + e), xb) - f(&(xa - e), xb)) / (2.0 * h);
+            gb[k] = (f(xa, &(xb + e)) - f(xa, &(xb - e))) / (2.0 * h);
+        }
+        (ga, gb)
+    }
+
+    #[test]
+    fn stick_gradients_match_finite_differences_for_every_sense() {
+        let xa = Vec3::new(0.3, -1.2, 0.7);
+        let xb = Vec3::new(1.1, 0.4, -0.2);
+        for sense in [Sense::Equal, Sense::AtLeast, Sense::AtMost] {
+            let (ga, gb) = stick_gradient(&xa, &xb, sense).unwrap();
+            let (fa, fb) = fd_gradient(|a, b| stick_value(a, b, 0.8, sense), &xa, &xb);
+            assert!((ga - fa).norm() < 1e-8, "{sense:?}: {ga} vs {fa}");
+            assert!((gb - fb).norm() < 1e-8, "{sense:?}: {gb} vs {fb}");
+            let row = stick_row(&xa, &xb, 0.8, sense, false, || unreachable!());
+            assert!((row.normal - gb).norm() < 1e-15);
+            assert!((row.c - stick_value(&xa, &xb, 0.8, sense)).abs() < 1e-15);
+        }
+    }
+
+    #[test]
+    fn collider_gradients_match_finite_differences() {
+        let x = Vec3::new(0.2, 0.35, -0.4);
+        let plane = Plane { normal: Vec3::new(1.0, 2.0, 0.5), offset: 0.1, friction: 0.0, restitution: 0.0 };
+        let sphere = Sphere { center: Vec3::new(1.0, 0.0, 0.0), radius: 0.5, friction: 0.0, restitution: 0.0 };
+        let bx = BoxCollider { min: Vec3::new(-1.0, 0.0, -1.0), max: Vec3::new(1.0, 2.0, 1.0), friction: 0.0, restitution: 0.0 };
+        let checks: Vec<Box<dyn Fn(&Vec3) -> Contact>> = vec![
+            Box::new(|x: &Vec3| plane_contact(0, &plane, x, 0.05)),
+            Box::new(|x: &Vec3| sphere_contact(0, &sphere, x, 0.05)),
+            Box::new(|x: &Vec3| box_face_contact(3, &bx, x, 0.05)),
+            Box::new(|x: &Vec3| box_face_contact(4, &bx, x, 0.05)),
+        ];
+        for f in checks {
+            let h = 1e-6;
+            for k in 0..3 {
+                let mut e = Vec3::zeros();
+                e[k] = h;
+                let fd = (f(&(x + e)).c - f(&(x - e)).c) / (2.0 * h);
+                assert!((fd - f(&x).normal[k]).abs() < 1e-8);
+            }
+        }
+    }
+
+    #[test]
+    fn sqrt_approximation_is_exact_at_rest_and_second_order_near_it() {
+        let xa = Vec3::zeros();
+        let rest = 2.0;
+        let at_rest = stick_row(&xa, &Vec3::new(rest, 0.0, 0.0), rest, Sense::Equal, true, || unreachable!());
+        assert_eq!(at_rest.c, 0.0);
+        for eps in [1e-2, 1e-3] {
+            let xb = Vec3::new(rest + eps, 0.0, 0.0);
+            let approx = stick_row(&xa, &xb, rest, Sense::Equal, true, || unreachable!()).c;
+            // (ℓ² + r²)/(2r) − r = (ℓ − r)²/(2r) + (ℓ − r)
+            assert!((approx - eps - eps * eps / (2.0 * rest)).abs() < 1e-14);
+        }
+    }
+
+    #[test]
+    fn coinciding_particles_use_the_fallback_direction() {
+        let x = Vec3::new(1.0, 1.0, 1.0);
+        let row = stick_row(&x, &x, 1.0, Sense::Equal, false, Vec3::z);
+        assert_eq!(row.normal, Vec3::z());
+        assert_eq!(row.c, -1.0);
+    }
+
+    #[test]
+    fn delta_lambda_clamps_unilateral_rows_and_skips_immovable_ones() {
+        assert_eq!(delta_lambda(0.5, 2.0, 0.0, 0.0, true), 0.0, "satisfied inequality: no push");
+        assert_eq!(delta_lambda(-0.5, 2.0, 0.0, 0.0, true), 0.25);
+        assert_eq!(delta_lambda(0.5, 2.0, 0.0, 0.1, true), -0.1, "may release what it pushed, no more");
+        assert_eq!(delta_lambda(0.5, 0.0, 0.0, 0.0, false), 0.0);
+        // XPBD: α̃ = 1, λ = 0.5 → (−0.2 − 0.5)/(1 + 1)
+        assert!((delta_lambda(0.2, 1.0, 1.0, 0.5, false) + 0.35).abs() < 1e-15);
+    }
+
+    #[test]
+    fn seed_friction_shrinks_tangential_motion_without_reversing_it() {
+        let n = Vec3::y();
+        let x = Vec3::new(1.0, 0.0, 0.0);
+        let x_prev = Vec3::new(0.9, 0.05, 0.0); // moving +x by 0.1 and −y by 0.05
+        let slowed = seed_friction(&x, &x_prev, &n, 0.02, 2.0);
+        let v = x - slowed;
+        assert!((v.x - 0.06).abs() < 1e-15, "0.1 − 2·0.02");
+        assert!((v.y + 0.05).abs() < 1e-15, "normal part untouched");
+        let stopped = seed_friction(&x, &x_prev, &n, 0.2, 2.0);
+        assert_eq!((x - stopped).x, 0.0, "stops instead of reversing");
+    }
+}

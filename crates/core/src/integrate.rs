@@ -1,0 +1,112 @@
+//! The shared Verlet prediction (Jakobsen §2), the first half of every step of every solver.
+//!
+//! ```text
+//! x' = x + (1 − damping)(x − x*) + a·h²        movable particles (w > 0)
+//! x* ← x                                       (then x ← x')
+//! ```
+//!
+//! With `damping = 0` this is `x' = 2x − x* + a·h²`; the seed lowers the 2 to 1.99 for drag, which
+//! is `damping = 0.01` here. Immovable particles keep their position, except those under a
+//! kinematic pin, which move to the pin's target at the end of the step (the seed's IK dragging).
+//! The solver then projects `x` onto the constraints; the velocity at the end of the step is
+//! `(x − x*)/h`.
+
+use crate::model::{Kind, Scene, State};
+use crate::Vec3;
+
+/// A pin on an immovable particle: driven, not solved.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct KinematicPin {
+    /// The particle.
+    pub particle: usize,
+    /// Target at `t = 0` (m).
+    pub target: Vec3,
+    /// Target velocity (m/s).
+    pub velocity: Vec3,
+}
+
+/// The pins that act on immovable particles, in constraint order.
+pub fn kinematic_pins(scene: &Scene) -> Vec<KinematicPin> {
+    scene
+        .constraints
+        .iter()
+        .filter_map(|c| match c.kind {
+            Kind::Pin { a, target, velocity } if scene.particles[a].w == 0.0 => {
+                Some(KinematicPin { particle: a, target, velocity })
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+/// Predicts one step of `h` seconds and advances `state.time` and `state.step`.
+pub fn predict(scene: &Scene, kinematic: &[KinematicPin], state: &mut State, h: f64) {
+    let gh2 = scene.gravity * (h * h);
+    let keep = 1.0 - scene.damping;
+    for ((x, x_prev), p) in state.x.iter_mut().zip(state.x_prev.iter_mut()).zip(&scene.particles) {
+        let old = *x;
+        if p.w > 0.0 {
+            *x += (*x - *x_prev) * keep + gh2;
+        }
+        *x_prev = old;
+    }
+    state.time += h;
+    state.step += 1;
+    for pin in kinematic {
+        state.x[pin.particle] = pin.target + pin.velocity * state.time;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Constraint, Particle};
+
+    /// The seed's exercise (§2): a = (0, 0, 1), x = (1, 0, 0), x* = 0, h = 1. By hand:
+    /// x₁ = (2, 0, 1), x₂ = (3, 0, 3), x₃ = (4, 0, 6): x_n = (n + 1, 0, n(n + 1)/2).
+    #[test]
+    fn verlet_reproduces_the_seed_hand_example() {
+        let mut scene = Scene::new("hand");
+        scene.gravity = Vec3::new(0.0, 0.0, 1.0);
+        scene.add(Particle::new(Vec3::new(1.0, 0.0, 0.0), 1.0));
+        let mut state = State { x: vec![Vec3::new(1.0, 0.0, 0.0)], x_prev: vec![Vec3::zeros()], time: 0.0, step: 0 };
+        for n in 1..=10u32 {
+            predict(&scene, &[], &mut state, 1.0);
+            let nf = n as f64;
+            assert_eq!(state.x[0], Vec3::new(nf + 1.0, 0.0, nf * (nf + 1.0) / 2.0));
+        }
+        assert_eq!(state.step, 10);
+        assert_eq!(state.time, 10.0);
+    }
+
+    #[test]
+    fn damping_scales_the_carried_displacement() {
+        let mut scene = Scene::new("drag");
+        scene.gravity = Vec3::zeros();
+        scene.damping = 0.01;
+        scene.add(Particle::new(Vec3::zeros(), 1.0));
+        let mut state = State { x: vec![Vec3::new(1.0, 0.0, 0.0)], x_prev: vec![Vec3::zeros()], time: 0.0, step: 0 };
+        predict(&scene, &[], &mut state, 0.1);
+        assert_eq!(state.x[0].x, 1.0 + 0.99);
+    }
+
+    #[test]
+    fn immovable_particles_stay_and_kinematic_pins_follow_their_target() {
+        let mut scene = Scene::new("pins");
+        let a = scene.add(Particle::fixed(Vec3::new(0.0, 1.0, 0.0)));
+        let b = scene.add(Particle::fixed(Vec3::new(5.0, 1.0, 0.0)));
+        scene.constraints.push(Constraint {
+            kind: Kind::Pin { a: b, target: Vec3::new(5.0, 1.0, 0.0), velocity: Vec3::new(1.0, 0.0, 0.0) },
+            compliance: 0.0,
+        });
+        let pins = kinematic_pins(&scene);
+        assert_eq!(pins.len(), 1);
+        let mut state = scene.initial_state(0.5);
+        for _ in 0..4 {
+            predict(&scene, &pins, &mut state, 0.5);
+        }
+        assert_eq!(state.x[a], Vec3::new(0.0, 1.0, 0.0));
+        assert_eq!(state.x[b], Vec3::new(7.0, 1.0, 0.0));
+        assert_eq!(state.x_prev[b], Vec3::new(6.5, 1.0, 0.0), "velocity (x − x*)/h = 1 m/s");
+    }
+}

@@ -1,0 +1,30 @@
+//! # solverlab-core
+//!
+//! The shared ground every solver family stands on:
+//!
+//! * [`model`]: the scene model (particles, constraints, colliders) in SI units, 3-D, `f64`;
+//! * [`constraint`]: constraint maths as pure functions (value, gradient, projection), each with
+//!   its derivation written above it;
+//! * [`integrate`]: the Verlet prediction of Jakobsen's article, shared by every solver;
+//! * [`solver`]: the [`Solver`] and [`Observer`] traits;
+//! * [`metrics`]: per-step measurements (violation, penetration, stretch, energy, momentum);
+//! * [`sim`]: the frame loop with substeps, the one place that calls a solver;
+//! * [`rng`] and [`hash`]: seeded randomness and the state hash that make runs reproducible.
+//!
+//! Data flows one way: a [`Scene`] and a [`State`] go into [`sim::Simulation`], which predicts,
+//! calls the solver, measures and hands a [`sim::FrameReport`] back to whoever records it.
+
+pub mod constraint;
+pub mod hash;
+pub mod integrate;
+pub mod metrics;
+pub mod model;
+pub mod rng;
+pub mod sim;
+pub mod solver;
+
+/// A 3-D vector of `f64`, the only vector type the particle maths uses.
+pub type Vec3 = nalgebra::Vector3<f64>;
+
+pub use model::{BoxCollider, Constraint, Kind, Particle, Plane, Scene, Sense, Sphere, State};
+pub use solver::{IterationReport, NullObserver, Observer, SolveError, SolveInfo, Solver, StepContext};

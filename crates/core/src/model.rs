@@ -1,0 +1,384 @@
+//! The scene model: particles, constraints and world colliders, in SI units.
+//!
+//! A [`Scene`] is immutable during a run; the moving part is a [`State`] (positions and previous
+//! positions, Jakobsen's `x` and `x*`). Keeping them apart lets an experiment freeze a state and
+//! hand identical copies to several solvers.
+
+use crate::Vec3;
+
+/// One particle as it is described in a scene.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Particle {
+    /// Initial position (m).
+    pub x: Vec3,
+    /// Initial velocity (m/s).
+    pub v: Vec3,
+    /// Inverse mass `w = 1/m` (1/kg); `0` makes the particle immovable.
+    pub w: f64,
+    /// Collision radius (m) against colliders; `0` is a point.
+    pub radius: f64,
+}
+
+impl Particle {
+    /// A movable particle of mass `mass` (kg) at rest at `x`.
+    pub fn new(x: Vec3, mass: f64) -> Self {
+        Self { x, v: Vec3::zeros(), w: 1.0 / mass, radius: 0.0 }
+    }
+
+    /// An immovable particle (`w = 0`) at `x`.
+    pub fn fixed(x: Vec3) -> Self {
+        Self { x, v: Vec3::zeros(), w: 0.0, radius: 0.0 }
+    }
+
+    /// The mass (kg); infinite for immovable particles.
+    pub fn mass(&self) -> f64 {
+        if self.w > 0.0 {
+            1.0 / self.w
+        } else {
+            f64::INFINITY
+        }
+    }
+}
+
+/// Which side of `rest` a stick accepts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Sense {
+    /// `|xb − xa| = rest`: the seed's stick (bilateral).
+    Equal,
+    /// `|xb − xa| ≥ rest`: the seed's angle limits and self-collision sticks (unilateral).
+    AtLeast,
+    /// `|xb − xa| ≤ rest`: a rope (unilateral).
+    AtMost,
+}
+
+/// What a constraint holds.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Kind {
+    /// A distance constraint between particles `a` and `b`.
+    Stick {
+        /// First particle index.
+        a: usize,
+        /// Second particle index.
+        b: usize,
+        /// Rest length (m), positive.
+        rest: f64,
+        /// Equality or one of the unilateral senses.
+        sense: Sense,
+    },
+    /// Particle `a` held at the world point `target + velocity·t` (the seed's IK and dragging).
+    ///
+    /// On a movable particle this is a constraint with three rows (one per axis). On an
+    /// immovable particle (`w = 0`) it is kinematic: the shared integrator moves the particle to
+    /// the target before every solve, so no solver sees it.
+    Pin {
+        /// The particle index.
+        a: usize,
+        /// Target position at `t = 0` (m).
+        target: Vec3,
+        /// Target velocity (m/s).
+        velocity: Vec3,
+    },
+}
+
+/// A constraint: a [`Kind`] plus XPBD compliance.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Constraint {
+    /// What the constraint holds.
+    pub kind: Kind,
+    /// XPBD compliance `α` (m/N), the inverse stiffness; `0` is rigid.
+    pub compliance: f64,
+}
+
+impl Constraint {
+    /// A rigid equality stick between `a` and `b`.
+    pub fn stick(a: usize, b: usize, rest: f64) -> Self {
+        Self { kind: Kind::Stick { a, b, rest, sense: Sense::Equal }, compliance: 0.0 }
+    }
+
+    /// A rigid unilateral stick: `|xb − xa| ≥ rest`.
+    pub fn min_distance(a: usize, b: usize, rest: f64) -> Self {
+        Self { kind: Kind::Stick { a, b, rest, sense: Sense::AtLeast }, compliance: 0.0 }
+    }
+
+    /// A rigid unilateral stick: `|xb − xa| ≤ rest`.
+    pub fn max_distance(a: usize, b: usize, rest: f64) -> Self {
+        Self { kind: Kind::Stick { a, b, rest, sense: Sense::AtMost }, compliance: 0.0 }
+    }
+
+    /// A static pin of particle `a` at `target`.
+    pub fn pin(a: usize, target: Vec3) -> Self {
+        Self { kind: Kind::Pin { a, target, velocity: Vec3::zeros() }, compliance: 0.0 }
+    }
+
+    /// The same constraint with compliance `alpha` (m/N).
+    pub fn with_compliance(mut self, alpha: f64) -> Self {
+        self.compliance = alpha;
+        self
+    }
+
+    /// Whether it is an inequality (`C ≥ 0`) rather than an equality (`C = 0`).
+    pub fn is_unilateral(&self) -> bool {
+        matches!(self.kind, Kind::Stick { sense: Sense::AtLeast | Sense::AtMost, .. })
+    }
+
+    /// The particles it touches.
+    pub fn particles(&self) -> ([usize; 2], usize) {
+        match self.kind {
+            Kind::Stick { a, b, .. } => ([a, b], 2),
+            Kind::Pin { a, .. } => ([a, a], 1),
+        }
+    }
+}
+
+/// A half-space particles stay in: `normal·x ≥ offset + radius`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Plane {
+    /// Unit outward normal (points into the allowed side).
+    pub normal: Vec3,
+    /// Offset along the normal (m).
+    pub offset: f64,
+    /// Friction coefficient μ (dimensionless), default 0.
+    pub friction: f64,
+    /// Restitution e in [0, 1], default 0 (the seed's perfectly inelastic projection).
+    pub restitution: f64,
+}
+
+/// A solid sphere particles stay outside of.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Sphere {
+    /// Centre (m).
+    pub center: Vec3,
+    /// Radius (m).
+    pub radius: f64,
+    /// Friction coefficient μ, default 0.
+    pub friction: f64,
+    /// Restitution e in [0, 1], default 0.
+    pub restitution: f64,
+}
+
+/// The seed's box (§3): particles stay inside `[min, max]` on every axis.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BoxCollider {
+    /// Lower corner (m).
+    pub min: Vec3,
+    /// Upper corner (m).
+    pub max: Vec3,
+    /// Friction coefficient μ, default 0.
+    pub friction: f64,
+    /// Restitution e in [0, 1], default 0.
+    pub restitution: f64,
+}
+
+/// A complete scene: what is simulated, independent of any solver.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Scene {
+    /// Name, used in file names and CSV columns.
+    pub name: String,
+    /// Gravity (m/s²), default `[0, −9.81, 0]`.
+    pub gravity: Vec3,
+    /// Verlet drag in [0, 1): the update is `x' = x + (1 − damping)(x − x*) + a·h²`. Applied per
+    /// (sub)step. Default 0.
+    pub damping: f64,
+    /// Frame step (s), default 1/60.
+    pub dt: f64,
+    /// The particles.
+    pub particles: Vec<Particle>,
+    /// The constraints.
+    pub constraints: Vec<Constraint>,
+    /// Half-space colliders.
+    pub planes: Vec<Plane>,
+    /// Sphere colliders (particles stay outside).
+    pub spheres: Vec<Sphere>,
+    /// The optional box particles stay inside.
+    pub bounds: Option<BoxCollider>,
+}
+
+impl Scene {
+    /// An empty scene with the documented defaults.
+    pub fn new(name: impl Into<String>) -> Self {
+        Self {
+            name: name.into(),
+            gravity: Vec3::new(0.0, -9.81, 0.0),
+            damping: 0.0,
+            dt: 1.0 / 60.0,
+            particles: Vec::new(),
+            constraints: Vec::new(),
+            planes: Vec::new(),
+            spheres: Vec::new(),
+            bounds: None,
+        }
+    }
+
+    /// Adds a particle and returns its index.
+    pub fn add(&mut self, p: Particle) -> usize {
+        self.particles.push(p);
+        self.particles.len() - 1
+    }
+
+    /// Adds an equality stick whose rest length is the current distance.
+    pub fn stick(&mut self, a: usize, b: usize) -> &mut Constraint {
+        let rest = (self.particles[b].x - self.particles[a].x).norm();
+        self.constraints.push(Constraint::stick(a, b, rest));
+        self.constraints.last_mut().expect("just pushed")
+    }
+
+    /// The inverse masses, in particle order.
+    pub fn inverse_masses(&self) -> Vec<f64> {
+        self.particles.iter().map(|p| p.w).collect()
+    }
+
+    /// Whether any collider or any particle radius is present.
+    pub fn has_colliders(&self) -> bool {
+        !self.planes.is_empty() || !self.spheres.is_empty() || self.bounds.is_some()
+    }
+
+    /// The initial state for a step of `h` seconds: `x* = x − v·h`, so that the Verlet velocity
+    /// `(x − x*)/h` equals the scene's initial velocity.
+    pub fn initial_state(&self, h: f64) -> State {
+        State {
+            x: self.particles.iter().map(|p| p.x).collect(),
+            x_prev: self.particles.iter().map(|p| p.x - p.v * h).collect(),
+            time: 0.0,
+            step: 0,
+        }
+    }
+
+    /// Checks the scene's own invariants (indices, masses, finiteness, lengths). The scene-file
+    /// loader adds the file name to the message.
+    pub fn validate(&self) -> Result<(), ModelError> {
+        let n = self.particles.len();
+        let finite3 = |v: &Vec3| v.iter().all(|c| c.is_finite());
+        let err = |field: String, problem: String| Err(ModelError { field, problem });
+        if !finite3(&self.gravity) {
+            return err("gravity".into(), "must be finite".into());
+        }
+        if !(self.damping >= 0.0 && self.damping < 1.0) {
+            return err("damping".into(), format!("{} is outside [0, 1)", self.damping));
+        }
+        if !(self.dt > 0.0 && self.dt.is_finite()) {
+            return err("dt".into(), format!("{} must be a positive number of seconds", self.dt));
+        }
+        for (i, p) in self.particles.iter().enumerate() {
+            if !finite3(&p.x) {
+                return err(format!("particle[{i}].x"), "must be finite".into());
+            }
+            if !finite3(&p.v) {
+                return err(format!("particle[{i}].v"), "must be finite".into());
+            }
+            if !(p.w >= 0.0 && p.w.is_finite()) {
+                return err(format!("particle[{i}].mass"), "must be positive (or set fixed = true)".into());
+            }
+            if !(p.radius >= 0.0 && p.radius.is_finite()) {
+                return err(format!("particle[{i}].radius"), format!("{} must be ≥ 0", p.radius));
+            }
+        }
+        for (j, c) in self.constraints.iter().enumerate() {
+            if !(c.compliance >= 0.0 && c.compliance.is_finite()) {
+                return err(format!("constraint[{j}].compliance"), format!("{} must be ≥ 0", c.compliance));
+            }
+            match &c.kind {
+                Kind::Stick { a, b, rest, .. } => {
+                    for (name, idx) in [("a", a), ("b", b)] {
+                        if *idx >= n {
+                            return err(
+                                format!("constraint[{j}].{name}"),
+                                format!("particle index {idx} out of range (the scene has {n} particles)"),
+                            );
+                        }
+                    }
+                    if a == b {
+                        return err(format!("constraint[{j}].b"), "a stick needs two different particles".into());
+                    }
+                    if !(*rest > 0.0 && rest.is_finite()) {
+                        return err(format!("constraint[{j}].rest"), format!("{rest} must be a positive length (a zero-length stick has no direction)"));
+                    }
+                }
+                Kind::Pin { a, target, velocity } => {
+                    if *a >= n {
+                        return err(
+                            format!("constraint[{j}].a"),
+                            format!("particle index {a} out of range (the scene has {n} particles)"),
+                        );
+                    }
+                    if !finite3(target) {
+                        return err(format!("constraint[{j}].target"), "must be finite".into());
+                    }
+                    if !finite3(velocity) {
+                        return err(format!("constraint[{j}].velocity"), "must be finite".into());
+                    }
+                }
+            }
+        }
+        let material = |field: String, mu: f64, e: f64| -> Result<(), ModelError> {
+            if !(mu >= 0.0 && mu.is_finite()) {
+                return Err(ModelError { field: format!("{field}.friction"), problem: format!("{mu} must be ≥ 0") });
+            }
+            if !(0.0..=1.0).contains(&e) {
+                return Err(ModelError { field: format!("{field}.restitution"), problem: format!("{e} is outside [0, 1]") });
+            }
+            Ok(())
+        };
+        for (k, p) in self.planes.iter().enumerate() {
+            if !finite3(&p.normal) || p.normal.norm() < 1e-12 {
+                return err(format!("plane[{k}].normal"), "must be a finite, non-zero vector".into());
+            }
+            if !p.offset.is_finite() {
+                return err(format!("plane[{k}].offset"), "must be finite".into());
+            }
+            material(format!("plane[{k}]"), p.friction, p.restitution)?;
+        }
+        for (k, s) in self.spheres.iter().enumerate() {
+            if !finite3(&s.center) {
+                return err(format!("sphere[{k}].center"), "must be finite".into());
+            }
+            if !(s.radius > 0.0 && s.radius.is_finite()) {
+                return err(format!("sphere[{k}].radius"), format!("{} must be positive", s.radius));
+            }
+            material(format!("sphere[{k}]"), s.friction, s.restitution)?;
+        }
+        if let Some(b) = &self.bounds {
+            if !finite3(&b.min) || !finite3(&b.max) || (0..3).any(|k| b.min[k] >= b.max[k]) {
+                return err("box".into(), "min must be below max on every axis".into());
+            }
+            material("box".into(), b.friction, b.restitution)?;
+        }
+        Ok(())
+    }
+}
+
+/// A scene invariant that does not hold: which field, and what is wrong with it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ModelError {
+    /// The field path, as in the scene file: `constraint[3].b`.
+    pub field: String,
+    /// What is wrong.
+    pub problem: String,
+}
+
+impl std::fmt::Display for ModelError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.field, self.problem)
+    }
+}
+
+impl std::error::Error for ModelError {}
+
+/// The moving part of a simulation: Jakobsen's `x` and `x*`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct State {
+    /// Current positions (m).
+    pub x: Vec<Vec3>,
+    /// Previous positions (m); `(x − x*)/h` is the velocity.
+    pub x_prev: Vec<Vec3>,
+    /// Simulated time (s) at `x`.
+    pub time: f64,
+    /// Steps (substeps) taken so far.
+    pub step: u64,
+}
+
+impl State {
+    /// Whether every coordinate is finite.
+    pub fn is_finite(&self) -> bool {
+        self.x.iter().chain(self.x_prev.iter()).all(|v| v.iter().all(|c| c.is_finite()))
+    }
+}

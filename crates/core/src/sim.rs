@@ -1,0 +1,156 @@
+//! The frame loop: substeps, prediction, solve, timing, measurement, divergence check.
+//!
+//! Substeps are one shared mechanism: a frame of `dt` seconds is `substeps` steps of
+//! `h = dt/substeps`, each a Verlet prediction followed by one call to [`Solver::solve`]. No
+//! solver re-implements them. The simulation measures wall time around the solver (the solver
+//! never times itself) and stops with [`SimError::Diverged`] the moment a coordinate is NaN or
+//! infinite, naming the frame and the solver.
+
+use std::time::Instant;
+
+use crate::integrate::{kinematic_pins, predict, KinematicPin};
+use crate::metrics::{measure, StepMetrics};
+use crate::model::{Scene, State};
+use crate::solver::{Observer, SolveError, SolveInfo, Solver, StepContext};
+
+/// What happened during one frame.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct FrameReport {
+    /// 1-based frame index.
+    pub frame: u64,
+    /// Simulated time at the end of the frame (s).
+    pub time: f64,
+    /// Inner iterations summed over the frame's substeps.
+    pub iterations: usize,
+    /// The solver's residual after the last substep.
+    pub residual: f64,
+    /// Whether every substep stopped on the solver's tolerance.
+    pub converged: bool,
+    /// Wall time inside [`Solver::solve`], summed over substeps (s).
+    pub solve_seconds: f64,
+    /// Wall time in the shared Verlet prediction, summed over substeps (s).
+    pub integrate_seconds: f64,
+    /// Measurements at the end of the frame.
+    pub metrics: StepMetrics,
+}
+
+/// Why a simulation stopped.
+#[derive(Clone, Debug, PartialEq)]
+pub enum SimError {
+    /// A coordinate became NaN or infinite.
+    Diverged {
+        /// The frame (1-based) in which it happened.
+        frame: u64,
+        /// The substep (1-based) in which it happened.
+        substep: u32,
+        /// The solver's name.
+        solver: String,
+    },
+    /// The solver failed for another reason.
+    Solver {
+        /// The frame (1-based) in which it happened.
+        frame: u64,
+        /// The solver's name.
+        solver: String,
+        /// What it said.
+        error: SolveError,
+    },
+}
+
+impl std::fmt::Display for SimError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SimError::Diverged { frame, substep, solver } => write!(
+                f,
+                "the simulation diverged (NaN or Inf) in frame {frame}, substep {substep}, under solver `{solver}`"
+            ),
+            SimError::Solver { frame, solver, error } => write!(f, "solver `{solver}` failed in frame {frame}: {error}"),
+        }
+    }
+}
+
+impl std::error::Error for SimError {}
+
+/// A scene, its state and a solver, advanced frame by frame.
+pub struct Simulation<'a> {
+    scene: &'a Scene,
+    solver: &'a mut dyn Solver,
+    kinematic: Vec<KinematicPin>,
+    /// The current state.
+    pub state: State,
+    substeps: u32,
+    h: f64,
+    frame: u64,
+}
+
+impl<'a> Simulation<'a> {
+    /// Starts at the scene's initial state with `substeps` steps per frame of `dt` seconds.
+    pub fn new(scene: &'a Scene, solver: &'a mut dyn Solver, dt: f64, substeps: u32) -> Result<Self, SolveError> {
+        let h = dt / substeps.max(1) as f64;
+        let state = scene.initial_state(h);
+        Self::from_state(scene, solver, state, dt, substeps, 0)
+    }
+
+    /// Starts from a given state (a frozen snapshot), counting frames from `frame`.
+    pub fn from_state(
+        scene: &'a Scene,
+        solver: &'a mut dyn Solver,
+        state: State,
+        dt: f64,
+        substeps: u32,
+        frame: u64,
+    ) -> Result<Self, SolveError> {
+        solver.prepare(scene)?;
+        let substeps = substeps.max(1);
+        Ok(Self { scene, solver, kinematic: kinematic_pins(scene), state, substeps, h: dt / substeps as f64, frame })
+    }
+
+    /// The step length `h` (s).
+    pub fn h(&self) -> f64 {
+        self.h
+    }
+
+    /// Frames completed so far.
+    pub fn frame(&self) -> u64 {
+        self.frame
+    }
+
+    /// Advances one frame.
+    pub fn step_frame(&mut self, observer: &mut dyn Observer) -> Result<FrameReport, SimError> {
+        let frame = self.frame + 1;
+        let ctx = StepContext { scene: self.scene, h: self.h };
+        let mut report = FrameReport {
+            frame,
+            time: 0.0,
+            iterations: 0,
+            residual: 0.0,
+            converged: true,
+            solve_seconds: 0.0,
+            integrate_seconds: 0.0,
+            metrics: StepMetrics::default(),
+        };
+        for substep in 1..=self.substeps {
+            observer.begin_step(frame, substep);
+            let t0 = Instant::now();
+            predict(self.scene, &self.kinematic, &mut self.state, self.h);
+            let t1 = Instant::now();
+            let info: SolveInfo = self
+                .solver
+                .solve(&ctx, &mut self.state, observer)
+                .map_err(|error| SimError::Solver { frame, solver: self.solver.name().to_string(), error })?;
+            let t2 = Instant::now();
+            report.integrate_seconds += (t1 - t0).as_secs_f64();
+            report.solve_seconds += (t2 - t1).as_secs_f64();
+            report.iterations += info.iterations;
+            report.residual = info.residual;
+            report.converged &= info.converged;
+            if !self.state.is_finite() {
+                return Err(SimError::Diverged { frame, substep, solver: self.solver.name().to_string() });
+            }
+        }
+        self.frame = frame;
+        report.time = self.state.time;
+        report.metrics = measure(self.scene, &self.state, self.h);
+        Ok(report)
+    }
+}

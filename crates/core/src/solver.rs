@@ -1,0 +1,91 @@
+//! The one trait every solver family implements, and the observer it reports to.
+//!
+//! A step is split the same way for every solver: [`crate::integrate::predict`] moves the
+//! particles by Verlet; then [`Solver::solve`] moves them again so that the constraints hold. The
+//! solver reports every inner iteration to an [`Observer`], never prints and never touches files;
+//! [`crate::sim::Simulation`] times it and the runner records what it reports.
+
+use crate::model::{Scene, State};
+
+/// What a solver sees of the step it solves.
+#[derive(Clone, Copy, Debug)]
+pub struct StepContext<'a> {
+    /// The scene (constraints, colliders, inverse masses).
+    pub scene: &'a Scene,
+    /// Step length (s): the frame `dt` divided by the number of substeps.
+    pub h: f64,
+}
+
+/// What a solver did in one step.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct SolveInfo {
+    /// Inner iterations performed (for nested solvers, the innermost count summed).
+    pub iterations: usize,
+    /// The solver's own residual after its last iteration (each solver documents which).
+    pub residual: f64,
+    /// Whether it stopped on its tolerance rather than its iteration cap.
+    pub converged: bool,
+}
+
+/// One inner iteration, as reported to an [`Observer`].
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct IterationReport {
+    /// 1-based iteration index within the (outer iteration of the) step.
+    pub iteration: usize,
+    /// 1-based outer iteration index for nested solvers; 1 for single-loop solvers.
+    pub outer: usize,
+    /// The solver's residual after this iteration (documented per solver).
+    pub residual: f64,
+    /// `‖Δλ‖₂` over the iteration, where the solver has multipliers.
+    pub delta_lambda: Option<f64>,
+    /// The common position-level violation ([`crate::metrics::max_violation`]) after this
+    /// iteration; only computed when [`Observer::wants_violation`] says so.
+    pub violation: Option<f64>,
+}
+
+/// Receives reports during a step. All hooks default to doing nothing.
+pub trait Observer {
+    /// Whether the solver should compute the (costly) common violation after each iteration.
+    fn wants_violation(&self) -> bool {
+        false
+    }
+    /// Called by the simulation before each (sub)step.
+    fn begin_step(&mut self, _frame: u64, _substep: u32) {}
+    /// Called by the solver after each inner iteration.
+    fn iteration(&mut self, _report: &IterationReport) {}
+}
+
+/// An observer that ignores everything.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct NullObserver;
+
+impl Observer for NullObserver {}
+
+/// A failure inside a solve that is not a divergence (those are caught by the simulation).
+#[derive(Clone, Debug, PartialEq)]
+pub struct SolveError(pub String);
+
+impl std::fmt::Display for SolveError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for SolveError {}
+
+/// A constraint solver.
+pub trait Solver {
+    /// A short label, used in messages and CSVs (`relax`, `cg`, …).
+    fn name(&self) -> &str;
+
+    /// Called once with the scene before the first step: precompute orderings, colourings,
+    /// sparsity patterns. Called again if the scene changes.
+    fn prepare(&mut self, _scene: &Scene) -> Result<(), SolveError> {
+        Ok(())
+    }
+
+    /// Moves `state.x` (the Verlet prediction; `state.x_prev` holds the positions at the start of
+    /// the step) so that the constraints hold, reporting each inner iteration to `observer`.
+    /// It may also change `state.x_prev` (friction, restitution) but never `state.time`.
+    fn solve(&mut self, ctx: &StepContext, state: &mut State, observer: &mut dyn Observer) -> Result<SolveInfo, SolveError>;
+}

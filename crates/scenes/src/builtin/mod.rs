@@ -1,0 +1,59 @@
+//! The builtin scenes, one module each, each naming its source.
+//!
+//! Units are SI throughout. Jakobsen's examples use a box of 1000 units and a stick of 100; the
+//! builtins scale these to a 10 m box and 1 m stick, which keeps the ratios.
+
+pub mod chain;
+pub mod cloth;
+pub mod particles_in_box;
+pub mod pendulum;
+pub mod plant;
+pub mod ragdoll;
+pub mod spring;
+pub mod stick_in_box;
+pub mod tetrahedron;
+
+use solverlab_core::Scene;
+
+use crate::params::{ParamError, ParamSpec, Params};
+
+/// A builtin scene: its name, what it is, where it comes from, its parameters and its builder.
+#[derive(Clone, Copy)]
+pub struct Builtin {
+    /// The name used on the command line.
+    pub name: &'static str,
+    /// One line on what it is.
+    pub summary: &'static str,
+    /// The section or figure it comes from.
+    pub source: &'static str,
+    /// Its parameters with defaults.
+    pub params: fn() -> Vec<ParamSpec>,
+    /// Builds it from resolved parameters.
+    pub build: fn(&Params) -> Result<Scene, ParamError>,
+}
+
+/// Every builtin, in the order `solverlab scene list` shows them.
+pub fn builtins() -> Vec<Builtin> {
+    vec![
+        particles_in_box::BUILTIN,
+        stick_in_box::BUILTIN,
+        cloth::BUILTIN,
+        plant::BUILTIN,
+        chain::BUILTIN,
+        pendulum::BUILTIN,
+        tetrahedron::BUILTIN,
+        ragdoll::BUILTIN,
+        spring::BUILTIN,
+    ]
+}
+
+/// The builtin called `name`.
+pub fn find(name: &str) -> Option<Builtin> {
+    builtins().into_iter().find(|b| b.name == name)
+}
+
+/// Builds a builtin with its default parameters.
+pub fn default_scene(name: &str) -> Scene {
+    let b = find(name).unwrap_or_else(|| panic!("no builtin `{name}`"));
+    (b.build)(&Params::defaults(&(b.params)())).unwrap_or_else(|e| panic!("builtin `{name}` defaults: {:?}", e.problem))
+}

@@ -1,0 +1,413 @@
+//! The scene-file format (TOML), read and written.
+//!
+//! ```toml
+//! name = "pendulum"
+//! gravity = [0.0, -9.81, 0.0]   # m/s², default as shown
+//! damping = 0.0                 # Verlet drag in [0, 1), default 0
+//! dt = 0.01                     # frame step in s, default 1/60
+//!
+//! [[particle]]
+//! x = [1.0, 0.0, 0.0]           # m
+//! v = [0.0, 0.0, 0.0]           # m/s, default 0
+//! mass = 1.0                    # kg, default 1
+//! fixed = false                 # true = immovable (w = 0)
+//! radius = 0.0                  # m, default 0
+//!
+//! [[constraint]]
+//! type = "distance"             # distance | min_distance | max_distance | pin
+//! a = 0                         # particle indices (pin: a and target = [x, y, z])
+//! b = 1
+//! rest = 1.0                    # m, default: initial distance
+//! compliance = 0.0              # m/N, default 0 (rigid)
+//!
+//! [[plane]]                     # particles stay where normal·x >= offset
+//! normal = [0.0, 1.0, 0.0]
+//! offset = 0.0
+//! friction = 0.0
+//! restitution = 0.0
+//!
+//! [[sphere]]                    # particles stay outside
+//! center = [0.0, 0.0, 0.0]
+//! radius = 1.0
+//!
+//! [box]                         # optional: particles stay inside
+//! min = [0.0, 0.0, 0.0]
+//! max = [1000.0, 1000.0, 1000.0]
+//! friction = 0.0
+//! ```
+//!
+//! A pin also takes `velocity = [x, y, z]` (m/s, default 0): its target moves as
+//! `target + velocity·t`. Unknown keys are errors, so a typo never passes silently.
+
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+use solverlab_core::{BoxCollider, Constraint, Kind, Particle, Plane, Scene, Sense, Sphere, Vec3};
+
+use crate::SceneError;
+
+fn is_zero(x: &f64) -> bool {
+    *x == 0.0
+}
+fn is_zero3(v: &[f64; 3]) -> bool {
+    v.iter().all(|x| *x == 0.0)
+}
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+fn one() -> f64 {
+    1.0
+}
+fn is_one(x: &f64) -> bool {
+    *x == 1.0
+}
+fn default_gravity() -> [f64; 3] {
+    [0.0, -9.81, 0.0]
+}
+fn default_dt() -> f64 {
+    1.0 / 60.0
+}
+
+/// The whole file.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SceneFile {
+    /// Scene name.
+    pub name: String,
+    /// Gravity (m/s²).
+    #[serde(default = "default_gravity")]
+    pub gravity: [f64; 3],
+    /// Verlet drag in [0, 1).
+    #[serde(default)]
+    pub damping: f64,
+    /// Frame step (s).
+    #[serde(default = "default_dt")]
+    pub dt: f64,
+    /// Particles.
+    #[serde(default, rename = "particle", skip_serializing_if = "Vec::is_empty")]
+    pub particles: Vec<ParticleFile>,
+    /// Constraints.
+    #[serde(default, rename = "constraint", skip_serializing_if = "Vec::is_empty")]
+    pub constraints: Vec<ConstraintFile>,
+    /// Half-spaces.
+    #[serde(default, rename = "plane", skip_serializing_if = "Vec::is_empty")]
+    pub planes: Vec<PlaneFile>,
+    /// Spheres.
+    #[serde(default, rename = "sphere", skip_serializing_if = "Vec::is_empty")]
+    pub spheres: Vec<SphereFile>,
+    /// The box.
+    #[serde(default, rename = "box", skip_serializing_if = "Option::is_none")]
+    pub bounds: Option<BoxFile>,
+}
+
+/// One `[[particle]]`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ParticleFile {
+    /// Position (m).
+    pub x: [f64; 3],
+    /// Velocity (m/s).
+    #[serde(default, skip_serializing_if = "is_zero3")]
+    pub v: [f64; 3],
+    /// Mass (kg); ignored when fixed.
+    #[serde(default = "one", skip_serializing_if = "is_one")]
+    pub mass: f64,
+    /// Immovable.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub fixed: bool,
+    /// Radius (m).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub radius: f64,
+}
+
+/// The `type` of a `[[constraint]]`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ConstraintType {
+    /// `|xb − xa| = rest`.
+    Distance,
+    /// `|xb − xa| ≥ rest`.
+    MinDistance,
+    /// `|xb − xa| ≤ rest`.
+    MaxDistance,
+    /// `xa = target + velocity·t`.
+    Pin,
+}
+
+/// One `[[constraint]]`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ConstraintFile {
+    /// Which constraint.
+    #[serde(rename = "type")]
+    pub kind: ConstraintType,
+    /// First particle.
+    pub a: i64,
+    /// Second particle (sticks).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub b: Option<i64>,
+    /// Rest length (m); default the initial distance.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rest: Option<f64>,
+    /// Compliance (m/N).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub compliance: f64,
+    /// Pin target (m).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target: Option<[f64; 3]>,
+    /// Pin target velocity (m/s).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub velocity: Option<[f64; 3]>,
+}
+
+/// One `[[plane]]`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PlaneFile {
+    /// Normal (normalised on load).
+    pub normal: [f64; 3],
+    /// Offset (m).
+    #[serde(default)]
+    pub offset: f64,
+    /// Friction μ.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub friction: f64,
+    /// Restitution e.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub restitution: f64,
+}
+
+/// One `[[sphere]]`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SphereFile {
+    /// Centre (m).
+    pub center: [f64; 3],
+    /// Radius (m).
+    pub radius: f64,
+    /// Friction μ.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub friction: f64,
+    /// Restitution e.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub restitution: f64,
+}
+
+/// The `[box]`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BoxFile {
+    /// Lower corner (m).
+    pub min: [f64; 3],
+    /// Upper corner (m).
+    pub max: [f64; 3],
+    /// Friction μ.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub friction: f64,
+    /// Restitution e.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub restitution: f64,
+}
+
+fn v3(a: [f64; 3]) -> Vec3 {
+    Vec3::new(a[0], a[1], a[2])
+}
+fn a3(v: &Vec3) -> [f64; 3] {
+    [v.x, v.y, v.z]
+}
+
+/// Reads and validates a scene file.
+pub fn load(path: &Path) -> Result<Scene, SceneError> {
+    let source = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|e| SceneError::new(&source, None, format!("cannot read: {e}")))?;
+    parse(&text, &source)
+}
+
+/// Parses and validates scene-file text; `source` names it in errors.
+pub fn parse(text: &str, source: &str) -> Result<Scene, SceneError> {
+    let file: SceneFile = toml::from_str(text).map_err(|e| SceneError::new(source, None, e.to_string().trim_end()))?;
+    let scene = file.to_scene(source)?;
+    scene.validate().map_err(|e| SceneError::new(source, Some(e.field), e.problem))?;
+    Ok(scene)
+}
+
+impl SceneFile {
+    /// Converts to the model, checking what the model cannot express (missing keys, negative
+    /// indices, masses). [`Scene::validate`] checks the rest.
+    pub fn to_scene(&self, source: &str) -> Result<Scene, SceneError> {
+        let err = |field: String, problem: String| SceneError::new(source, Some(field), problem);
+        let mut scene = Scene::new(self.name.clone());
+        scene.gravity = v3(self.gravity);
+        scene.damping = self.damping;
+        scene.dt = self.dt;
+        for (i, p) in self.particles.iter().enumerate() {
+            let w = if p.fixed {
+                0.0
+            } else if p.mass > 0.0 && p.mass.is_finite() {
+                1.0 / p.mass
+            } else {
+                return Err(err(format!("particle[{i}].mass"), format!("{} must be positive (or set fixed = true)", p.mass)));
+            };
+            scene.particles.push(Particle { x: v3(p.x), v: v3(p.v), w, radius: p.radius });
+        }
+        let n = scene.particles.len();
+        let index = |j: usize, name: &str, i: i64| -> Result<usize, SceneError> {
+            if i < 0 || i as usize >= n {
+                Err(err(format!("constraint[{j}].{name}"), format!("particle index {i} out of range (the scene has {n} particles)")))
+            } else {
+                Ok(i as usize)
+            }
+        };
+        for (j, c) in self.constraints.iter().enumerate() {
+            let a = index(j, "a", c.a)?;
+            let kind = match c.kind {
+                ConstraintType::Pin => {
+                    if c.b.is_some() || c.rest.is_some() {
+                        return Err(err(format!("constraint[{j}]"), "a pin takes a, target and velocity, not b or rest".into()));
+                    }
+                    let target = c.target.ok_or_else(|| err(format!("constraint[{j}].target"), "missing: a pin needs target = [x, y, z]".into()))?;
+                    Kind::Pin { a, target: v3(target), velocity: v3(c.velocity.unwrap_or([0.0; 3])) }
+                }
+                stick => {
+                    if c.target.is_some() || c.velocity.is_some() {
+                        return Err(err(format!("constraint[{j}]"), "target and velocity belong to pins".into()));
+                    }
+                    let b = index(j, "b", c.b.ok_or_else(|| err(format!("constraint[{j}].b"), "missing: a stick needs a and b".into()))?)?;
+                    let rest = c.rest.unwrap_or_else(|| (scene.particles[b].x - scene.particles[a].x).norm());
+                    let sense = match stick {
+                        ConstraintType::Distance => Sense::Equal,
+                        ConstraintType::MinDistance => Sense::AtLeast,
+                        _ => Sense::AtMost,
+                    };
+                    Kind::Stick { a, b, rest, sense }
+                }
+            };
+            scene.constraints.push(Constraint { kind, compliance: c.compliance });
+        }
+        for p in &self.planes {
+            let n = v3(p.normal);
+            let len = n.norm();
+            scene.planes.push(Plane { normal: if len > 0.0 { n / len } else { n }, offset: p.offset, friction: p.friction, restitution: p.restitution });
+        }
+        for s in &self.spheres {
+            scene.spheres.push(Sphere { center: v3(s.center), radius: s.radius, friction: s.friction, restitution: s.restitution });
+        }
+        if let Some(b) = &self.bounds {
+            scene.bounds = Some(BoxCollider { min: v3(b.min), max: v3(b.max), friction: b.friction, restitution: b.restitution });
+        }
+        Ok(scene)
+    }
+
+    /// The file form of a scene (what `solverlab scene export` prints).
+    pub fn from_scene(scene: &Scene) -> SceneFile {
+        SceneFile {
+            name: scene.name.clone(),
+            gravity: a3(&scene.gravity),
+            damping: scene.damping,
+            dt: scene.dt,
+            particles: scene
+                .particles
+                .iter()
+                .map(|p| ParticleFile { x: a3(&p.x), v: a3(&p.v), mass: if p.w > 0.0 { 1.0 / p.w } else { 1.0 }, fixed: p.w == 0.0, radius: p.radius })
+                .collect(),
+            constraints: scene
+                .constraints
+                .iter()
+                .map(|c| match c.kind {
+                    Kind::Stick { a, b, rest, sense } => ConstraintFile {
+                        kind: match sense {
+                            Sense::Equal => ConstraintType::Distance,
+                            Sense::AtLeast => ConstraintType::MinDistance,
+                            Sense::AtMost => ConstraintType::MaxDistance,
+                        },
+                        a: a as i64,
+                        b: Some(b as i64),
+                        rest: Some(rest),
+                        compliance: c.compliance,
+                        target: None,
+                        velocity: None,
+                    },
+                    Kind::Pin { a, target, velocity } => ConstraintFile {
+                        kind: ConstraintType::Pin,
+                        a: a as i64,
+                        b: None,
+                        rest: None,
+                        compliance: c.compliance,
+                        target: Some(a3(&target)),
+                        velocity: (velocity != Vec3::zeros()).then(|| a3(&velocity)),
+                    },
+                })
+                .collect(),
+            planes: scene.planes.iter().map(|p| PlaneFile { normal: a3(&p.normal), offset: p.offset, friction: p.friction, restitution: p.restitution }).collect(),
+            spheres: scene.spheres.iter().map(|s| SphereFile { center: a3(&s.center), radius: s.radius, friction: s.friction, restitution: s.restitution }).collect(),
+            bounds: scene.bounds.as_ref().map(|b| BoxFile { min: a3(&b.min), max: a3(&b.max), friction: b.friction, restitution: b.restitution }),
+        }
+    }
+
+    /// The TOML text of this file.
+    pub fn to_toml(&self) -> String {
+        toml::to_string(self).expect("a scene file always serialises")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const PENDULUM: &str = r#"
+name = "pendulum"
+dt = 0.01
+[[particle]]
+x = [0.0, 0.0, 0.0]
+fixed = true
+[[particle]]
+x = [1.0, 0.0, 0.0]
+[[constraint]]
+type = "distance"
+a = 0
+b = 1
+"#;
+
+    #[test]
+    fn a_minimal_file_loads_with_documented_defaults() {
+        let s = parse(PENDULUM, "p.toml").unwrap();
+        assert_eq!(s.gravity, Vec3::new(0.0, -9.81, 0.0));
+        assert_eq!(s.damping, 0.0);
+        assert_eq!(s.particles[0].w, 0.0);
+        assert_eq!(s.particles[1].w, 1.0);
+        assert_eq!(s.constraints[0].kind, Kind::Stick { a: 0, b: 1, rest: 1.0, sense: Sense::Equal });
+    }
+
+    #[test]
+    fn export_then_load_gives_the_same_scene() {
+        let s = parse(PENDULUM, "p.toml").unwrap();
+        let again = parse(&SceneFile::from_scene(&s).to_toml(), "again").unwrap();
+        assert_eq!(s, again);
+    }
+
+    fn error_of(text: &str) -> String {
+        parse(text, "bad.toml").unwrap_err().to_string()
+    }
+
+    #[test]
+    fn bad_files_name_the_file_field_and_problem() {
+        let cases = [
+            (PENDULUM.replace("b = 1", "b = 7"), "bad.toml: constraint[0].b: particle index 7 out of range (the scene has 2 particles)"),
+            (PENDULUM.replace("b = 1", "b = -1"), "bad.toml: constraint[0].b: particle index -1 out of range"),
+            (PENDULUM.replace("x = [1.0, 0.0, 0.0]", "x = [1.0, 0.0, 0.0]\nmass = -2.0"), "bad.toml: particle[1].mass: -2 must be positive"),
+            (PENDULUM.replace("x = [1.0, 0.0, 0.0]", "x = [1.0, 0.0, 0.0]\nmass = 0.0"), "bad.toml: particle[1].mass: 0 must be positive"),
+            (PENDULUM.replace("x = [1.0, 0.0, 0.0]", "x = [1.0, nan, 0.0]"), "bad.toml: particle[1].x: must be finite"),
+            (PENDULUM.replace("x = [1.0, 0.0, 0.0]", "x = [0.0, 0.0, 0.0]"), "bad.toml: constraint[0].rest: 0 must be a positive length"),
+            (PENDULUM.replace("dt = 0.01", "dt = -1.0"), "bad.toml: dt: -1 must be a positive"),
+            (PENDULUM.replace("dt = 0.01", "damping = 1.5"), "bad.toml: damping: 1.5 is outside [0, 1)"),
+            (PENDULUM.replace("b = 1", "b = 1\nstiffnes = 2"), "unknown field `stiffnes`"),
+            (PENDULUM.replace("type = \"distance\"", "type = \"spring\""), "unknown variant `spring`"),
+            (PENDULUM.replace("b = 1", ""), "bad.toml: constraint[0].b: missing"),
+        ];
+        for (text, expected) in cases {
+            let e = error_of(&text);
+            assert!(e.contains(expected), "expected `{expected}` in `{e}`");
+            assert!(e.starts_with("bad.toml"), "{e}");
+        }
+    }
+}

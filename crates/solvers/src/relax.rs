@@ -1,0 +1,461 @@
+//! Jakobsen relaxation: Verlet plus projection, in Gauss-Seidel and Jacobi form, with
+//! over-relaxation, the square-root approximation, PBD stiffness and XPBD compliance.
+//!
+//! # Algorithm
+//!
+//! After the shared Verlet prediction, per step:
+//!
+//! 1. Reset every row's multiplier `λ = 0` (XPBD accumulates `λ` over the step; PBD does not).
+//! 2. For each iteration `1..=iterations`:
+//!    1. Colliders, as in the seed's stick-in-box listing (box first, then sticks): every movable
+//!       particle below a plane, inside a sphere or outside the box is projected to the surface
+//!       along the normal, and Jakobsen's friction shrinks its tangential displacement by
+//!       `μ·depth` without reversing it ([`seed_friction`]).
+//!    2. Constraints (sticks, min/max sticks, pins on movable particles), each row by the update
+//!       of [`solverlab_core::constraint`]:
+//!       `Δλ = (−C − α̃λ)/(Σwᵢ|∇ᵢC|² + α̃)`, then `Δλ ← k·ω·Δλ`, `λ += Δλ`, `Δxᵢ = wᵢ∇ᵢC·Δλ`.
+//!       * **Gauss-Seidel** applies each `Δx` at once, in the chosen [`Order`].
+//!       * **Jacobi** computes every row from the positions at the start of the sweep, sums the
+//!         corrections per particle, and applies `ω·Σ Δx / nᵢ`, where `nᵢ` counts the rows that
+//!         acted on particle `i` in the sweep (Müller et al. 2007, §3.5 averaging). XPBD's `λ`
+//!         grows by `ω·Δλ / max(nₐ, n_b)`, the share that was applied.
+//!    3. Stop early when the iteration's residual is at most `tolerance`.
+//! 3. Restitution: a particle that hit a collider with restitution `e > 0` faster than
+//!    `2|g|h` gets its normal velocity set to `−e` times its predicted approach velocity.
+//!
+//! Stiffness: with `xpbd = false` (PBD), each projection moves a fraction `k = stiffness` of the
+//! way and constraint compliance is ignored; the stiffness then depends on the iteration count,
+//! which is the point of the PBD-versus-XPBD figures. `stiffness_correction = true` uses PBD's
+//! `k' = 1 − (1 − k)^(1/n)` (Müller et al. 2007, §3.3) so that the error left after `n`
+//! iterations is the same as after one with `k`. With `xpbd = true`, `α̃ = α/h²` per constraint
+//! and `λ` is accumulated, so the stiffness does not depend on the iteration count.
+//!
+//! Loops per iteration: one pass over movable particles × colliders, one pass over constraints
+//! (Jacobi: plus one pass over particles to apply the averages, and one over rows for `λ`).
+//!
+//! # Residual
+//!
+//! The residual of an iteration is the largest correction any row asked for when it was visited,
+//! in metres of `C`: `max_j |Δλ_j|·(Σwᵢ|∇ᵢC_j|² + α̃_j)` before `k` and `ω` scale it, which is
+//! `|C_j + α̃_j λ_j|` for an equality row (`|C_j|` under PBD), the clamped step for an inequality
+//! row (the penetration `max(0, −C_j)` under PBD), and the penetration depth for a collider. Rows
+//! whose particles are all immovable cannot move and are left out. Under Gauss-Seidel each row
+//! is measured after the rows before it in the sweep have moved, so a residual below `tolerance`
+//! means every row was within it when visited.
+//!
+//! # References
+//!
+//! * T. Jakobsen, "Advanced Character Physics", GDC 2001 (the seed article): Verlet, projection,
+//!   relaxation, the square-root approximation, soft constraints, friction.
+//! * M. Müller, B. Heidelberger, M. Hennix, J. Ratcliff, "Position Based Dynamics", VRIPHYS 2006
+//!   (JVCIR 2007): stiffness `k` and its iteration-count correction; Jacobi averaging.
+//! * M. Macklin, M. Müller, N. Chentanez, "XPBD: Position-Based Simulation of Compliant
+//!   Constrained Dynamics", MIG 2016: compliance and the accumulated multiplier.
+//! * W. H. Press et al., "Numerical Recipes", §19.5: successive over-relaxation.
+
+use serde::{Deserialize, Serialize};
+use solverlab_core::constraint::{delta_lambda, for_each_contact, seed_friction, stick_row};
+use solverlab_core::metrics::max_violation;
+use solverlab_core::model::{Kind, Scene, Sense, State};
+use solverlab_core::rng::Rng;
+use solverlab_core::solver::{IterationReport, Observer, SolveError, SolveInfo, Solver, StepContext};
+use solverlab_core::Vec3;
+
+use crate::order::{Order, Ordering};
+use crate::ConfigError;
+
+/// Gauss-Seidel (in place) or Jacobi (simultaneous, averaged).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Mode {
+    /// Each projection sees the ones before it.
+    GaussSeidel,
+    /// Every projection sees the positions at the start of the sweep.
+    Jacobi,
+}
+
+/// Settings of the relaxation solver. Every field has a default, so a TOML table may name only
+/// what it changes.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RelaxConfig {
+    /// `gauss_seidel` or `jacobi` (default: `gauss_seidel`).
+    pub mode: Mode,
+    /// Maximum sweeps per step, at least 1 (default: 10). Symmetric order counts a forward and a
+    /// backward sweep as one iteration.
+    pub iterations: i64,
+    /// Stop when the residual (see the module docs) is at most this, in metres; 0 turns the
+    /// early exit off (default: 0).
+    pub tolerance: f64,
+    /// Relaxation factor ω in (0, 2): below 1 under-relaxes, above 1 over-relaxes (SOR)
+    /// (default: 1). Colliders are always projected with ω = 1, so that SOR never pushes a
+    /// particle out past a surface.
+    pub omega: f64,
+    /// Gauss-Seidel visiting order (default: `natural`); ignored by Jacobi.
+    pub order: Order,
+    /// Seed of the `shuffled` order and of the dislocation of coinciding particles (default: 0).
+    pub seed: u64,
+    /// Jakobsen's square-root approximation `ℓ ≈ (rest² + d·d)/(2·rest)` (default: false).
+    pub sqrt_approx: bool,
+    /// PBD stiffness `k` in (0, 1]: the fraction of each correction applied (default: 1).
+    pub stiffness: f64,
+    /// Use `k' = 1 − (1 − k)^(1/n)` so that `n` iterations act like one with `k` (default: false).
+    pub stiffness_correction: bool,
+    /// XPBD: use each constraint's compliance and accumulate `λ` over the step (default: false).
+    pub xpbd: bool,
+}
+
+impl Default for RelaxConfig {
+    fn default() -> Self {
+        Self {
+            mode: Mode::GaussSeidel,
+            iterations: 10,
+            tolerance: 0.0,
+            omega: 1.0,
+            order: Order::Natural,
+            seed: 0,
+            sqrt_approx: false,
+            stiffness: 1.0,
+            stiffness_correction: false,
+            xpbd: false,
+        }
+    }
+}
+
+impl RelaxConfig {
+    /// Checks every parameter's range.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        if self.iterations < 1 {
+            return Err(ConfigError::new("iterations", format!("{} must be at least 1", self.iterations)));
+        }
+        if !(self.omega > 0.0 && self.omega < 2.0) {
+            return Err(ConfigError::new("omega", format!("{} is outside (0, 2), where relaxation can converge", self.omega)));
+        }
+        if !(self.tolerance >= 0.0 && self.tolerance.is_finite()) {
+            return Err(ConfigError::new("tolerance", format!("{} must be a finite number ≥ 0 (m)", self.tolerance)));
+        }
+        if !(self.stiffness > 0.0 && self.stiffness <= 1.0) {
+            return Err(ConfigError::new("stiffness", format!("{} is outside (0, 1]", self.stiffness)));
+        }
+        Ok(())
+    }
+}
+
+/// One row group the sweep visits: a stick (one row) or a pin on a movable particle (three).
+#[derive(Clone, Copy, Debug)]
+enum Item {
+    Stick { a: usize, b: usize, rest: f64, sense: Sense, alpha: f64, row: usize, constraint: usize },
+    Pin { a: usize, target: Vec3, velocity: Vec3, alpha: f64, row: usize },
+}
+
+impl Item {
+    fn particles(&self) -> [usize; 2] {
+        match *self {
+            Item::Stick { a, b, .. } => [a, b],
+            Item::Pin { a, .. } => [a, a],
+        }
+    }
+}
+
+/// The relaxation solver. Build it with [`RelaxSolver::new`].
+pub struct RelaxSolver {
+    cfg: RelaxConfig,
+    label: String,
+    items: Vec<Item>,
+    w: Vec<f64>,
+    radius: Vec<f64>,
+    lambda: Vec<f64>,
+    ordering: Ordering,
+    rng: Rng,
+    // Jacobi scratch.
+    dx: Vec<Vec3>,
+    count: Vec<u32>,
+    dl: Vec<f64>,
+    // Restitution scratch.
+    predicted: Vec<Vec3>,
+}
+
+impl RelaxSolver {
+    /// A solver with validated settings, labelled `label` in outputs.
+    pub fn new(cfg: RelaxConfig, label: impl Into<String>) -> Result<Self, ConfigError> {
+        cfg.validate()?;
+        let rng = Rng::new(cfg.seed);
+        Ok(Self {
+            cfg,
+            label: label.into(),
+            items: Vec::new(),
+            w: Vec::new(),
+            radius: Vec::new(),
+            lambda: Vec::new(),
+            ordering: Ordering::default(),
+            rng,
+            dx: Vec::new(),
+            count: Vec::new(),
+            dl: Vec::new(),
+            predicted: Vec::new(),
+        })
+    }
+
+    /// The settings.
+    pub fn config(&self) -> &RelaxConfig {
+        &self.cfg
+    }
+
+    /// Projects every collider once (step 2.1). Returns the deepest penetration found.
+    fn project_colliders(&self, scene: &Scene, state: &mut State) -> f64 {
+        let mut worst: f64 = 0.0;
+        for i in 0..state.x.len() {
+            if self.w[i] == 0.0 {
+                continue;
+            }
+            let mut x = state.x[i];
+            let mut x_prev = state.x_prev[i];
+            for_each_contact(&scene.planes, &scene.spheres, scene.bounds.as_ref(), &state.x[i], self.radius[i], 0.0, |c| {
+                // Re-evaluate at the moving x: an earlier face may already have pushed it out.
+                let depth = -(c.c + c.normal.dot(&(x - state.x[i])));
+                if depth > 0.0 {
+                    x += c.normal * depth;
+                    x_prev = seed_friction(&x, &x_prev, &c.normal, depth, c.friction);
+                    worst = worst.max(depth);
+                }
+            });
+            state.x[i] = x;
+            state.x_prev[i] = x_prev;
+        }
+        worst
+    }
+
+    /// Computes `Δλ` of one row and its residual contribution, from the current positions.
+    #[inline]
+    fn stick_delta(&self, x: &[Vec3], item: &Item, alpha_tilde: f64, step: u64) -> (Vec3, f64, f64) {
+        let Item::Stick { a, b, rest, sense, row, constraint, .. } = *item else { unreachable!() };
+        let seed = self.cfg.seed;
+        let r = stick_row(&x[a], &x[b], rest, sense, self.cfg.sqrt_approx, || {
+            Rng::new(seed ^ ((constraint as u64) << 24) ^ step.rotate_left(48)).unit_vector()
+        });
+        let denom = self.w[a] + self.w[b] + alpha_tilde;
+        let lambda = if self.cfg.xpbd { self.lambda[row] } else { 0.0 };
+        let dl = delta_lambda(r.c, self.w[a] + self.w[b], alpha_tilde, lambda, sense != Sense::Equal);
+        (r.normal, dl, (dl * denom).abs())
+    }
+
+    fn alpha_tilde(&self, alpha: f64, h: f64) -> f64 {
+        if self.cfg.xpbd {
+            alpha / (h * h)
+        } else {
+            0.0
+        }
+    }
+
+    /// One Gauss-Seidel sweep over the items in `order`; returns the residual.
+    fn gauss_seidel_sweep(&mut self, state: &mut State, order: &[usize], h: f64, scale: f64) -> f64 {
+        let mut residual: f64 = 0.0;
+        let time = state.time;
+        for &j in order {
+            let item = self.items[j];
+            match item {
+                Item::Stick { a, b, alpha, row, .. } => {
+                    let at = self.alpha_tilde(alpha, h);
+                    let (n, dl, res) = self.stick_delta(&state.x, &item, at, state.step);
+                    if self.w[a] + self.w[b] == 0.0 {
+                        continue;
+                    }
+                    residual = residual.max(res);
+                    let dl = dl * scale;
+                    self.lambda[row] += dl;
+                    state.x[a] -= n * (self.w[a] * dl);
+                    state.x[b] += n * (self.w[b] * dl);
+                }
+                Item::Pin { a, target, velocity, alpha, row } => {
+                    let at = self.alpha_tilde(alpha, h);
+                    let goal = target + velocity * time;
+                    for k in 0..3 {
+                        let lambda = if self.cfg.xpbd { self.lambda[row + k] } else { 0.0 };
+                        let c = state.x[a][k] - goal[k];
+                        let dl = delta_lambda(c, self.w[a], at, lambda, false);
+                        residual = residual.max((dl * (self.w[a] + at)).abs());
+                        let dl = dl * scale;
+                        self.lambda[row + k] += dl;
+                        state.x[a][k] += self.w[a] * dl;
+                    }
+                }
+            }
+        }
+        residual
+    }
+
+    /// One Jacobi sweep; returns the residual.
+    fn jacobi_sweep(&mut self, state: &mut State, h: f64, scale: f64) -> f64 {
+        let mut residual: f64 = 0.0;
+        let time = state.time;
+        self.dx.iter_mut().for_each(|d| *d = Vec3::zeros());
+        self.count.iter_mut().for_each(|c| *c = 0);
+        for j in 0..self.items.len() {
+            let item = self.items[j];
+            match item {
+                Item::Stick { a, b, alpha, row, rest: _, sense, .. } => {
+                    let at = self.alpha_tilde(alpha, h);
+                    let (n, dl, res) = self.stick_delta(&state.x, &item, at, state.step);
+                    self.dl[row] = dl * scale;
+                    if self.w[a] + self.w[b] == 0.0 || (dl == 0.0 && sense != Sense::Equal) {
+                        continue;
+                    }
+                    residual = residual.max(res);
+                    let dl = dl * scale;
+                    self.dx[a] -= n * (self.w[a] * dl);
+                    self.dx[b] += n * (self.w[b] * dl);
+                    self.count[a] += 1;
+                    self.count[b] += 1;
+                }
+                Item::Pin { a, target, velocity, alpha, row } => {
+                    let at = self.alpha_tilde(alpha, h);
+                    let goal = target + velocity * time;
+                    for k in 0..3 {
+                        let lambda = if self.cfg.xpbd { self.lambda[row + k] } else { 0.0 };
+                        let dl = delta_lambda(state.x[a][k] - goal[k], self.w[a], at, lambda, false);
+                        residual = residual.max((dl * (self.w[a] + at)).abs());
+                        self.dl[row + k] = dl * scale;
+                        self.dx[a][k] += self.w[a] * dl * scale;
+                    }
+                    self.count[a] += 1;
+                }
+            }
+        }
+        let omega = self.cfg.omega;
+        for i in 0..state.x.len() {
+            if self.count[i] > 0 {
+                state.x[i] += self.dx[i] * (omega / self.count[i] as f64);
+            }
+        }
+        if self.cfg.xpbd {
+            for item in &self.items {
+                let [a, b] = item.particles();
+                let share = omega / self.count[a].max(self.count[b]).max(1) as f64;
+                let (row, rows) = match *item {
+                    Item::Stick { row, .. } => (row, 1),
+                    Item::Pin { row, .. } => (row, 3),
+                };
+                for r in row..row + rows {
+                    self.lambda[r] += self.dl[r] * share;
+                }
+            }
+        }
+        residual
+    }
+}
+
+impl Solver for RelaxSolver {
+    fn name(&self) -> &str {
+        &self.label
+    }
+
+    fn prepare(&mut self, scene: &Scene) -> Result<(), SolveError> {
+        self.w = scene.inverse_masses();
+        self.radius = scene.particles.iter().map(|p| p.radius).collect();
+        self.items.clear();
+        let mut rows = 0;
+        for (j, c) in scene.constraints.iter().enumerate() {
+            match c.kind {
+                Kind::Stick { a, b, rest, sense } => {
+                    self.items.push(Item::Stick { a, b, rest, sense, alpha: c.compliance, row: rows, constraint: j });
+                    rows += 1;
+                }
+                Kind::Pin { a, target, velocity } => {
+                    if scene.particles[a].w > 0.0 {
+                        self.items.push(Item::Pin { a, target, velocity, alpha: c.compliance, row: rows });
+                        rows += 3;
+                    }
+                }
+            }
+        }
+        self.lambda = vec![0.0; rows];
+        self.dl = vec![0.0; rows];
+        self.dx = vec![Vec3::zeros(); scene.particles.len()];
+        self.count = vec![0; scene.particles.len()];
+        let pairs: Vec<[usize; 2]> = self.items.iter().map(Item::particles).collect();
+        self.ordering = Ordering::new(self.cfg.order, &pairs, scene.particles.len());
+        self.rng = Rng::new(self.cfg.seed);
+        Ok(())
+    }
+
+    fn solve(&mut self, ctx: &StepContext, state: &mut State, observer: &mut dyn Observer) -> Result<SolveInfo, SolveError> {
+        let scene = ctx.scene;
+        if self.w.len() != scene.particles.len() {
+            self.prepare(scene)?;
+        }
+        let n_iter = self.cfg.iterations as usize;
+        let k = if self.cfg.stiffness_correction {
+            1.0 - (1.0 - self.cfg.stiffness).powf(1.0 / n_iter as f64)
+        } else {
+            self.cfg.stiffness
+        };
+        let scale = k * self.cfg.omega;
+        let restitution = scene.has_colliders() && collider_restitution(scene);
+        if restitution {
+            self.predicted.clone_from(&state.x);
+        }
+        self.lambda.iter_mut().for_each(|l| *l = 0.0);
+        let mut info = SolveInfo::default();
+        let want_violation = observer.wants_violation();
+        for it in 1..=n_iter {
+            let mut residual = if scene.has_colliders() { self.project_colliders(scene, state) } else { 0.0 };
+            residual = residual.max(match self.cfg.mode {
+                Mode::GaussSeidel => {
+                    let mut ordering = std::mem::take(&mut self.ordering);
+                    let mut r = 0.0f64;
+                    for pass in ordering.passes(&mut self.rng) {
+                        r = r.max(self.gauss_seidel_sweep(state, pass, ctx.h, scale));
+                    }
+                    self.ordering = ordering;
+                    r
+                }
+                Mode::Jacobi => self.jacobi_sweep(state, ctx.h, scale),
+            });
+            info.iterations = it;
+            info.residual = residual;
+            observer.iteration(&IterationReport {
+                iteration: it,
+                outer: 1,
+                residual,
+                delta_lambda: None,
+                violation: want_violation.then(|| max_violation(scene, &state.x, state.time)),
+            });
+            if self.cfg.tolerance > 0.0 && residual <= self.cfg.tolerance {
+                info.converged = true;
+                break;
+            }
+        }
+        if restitution {
+            apply_restitution(scene, &self.predicted, state, ctx.h);
+        }
+        Ok(info)
+    }
+}
+
+fn collider_restitution(scene: &Scene) -> bool {
+    scene.planes.iter().any(|p| p.restitution > 0.0)
+        || scene.spheres.iter().any(|s| s.restitution > 0.0)
+        || scene.bounds.as_ref().is_some_and(|b| b.restitution > 0.0)
+}
+
+/// Sets the normal velocity of particles that struck a collider with restitution `e > 0` to `−e`
+/// times their predicted approach velocity, when that approach was faster than `2|g|h` (below it,
+/// resting contact would jitter). Shared by the position-level solvers.
+pub fn apply_restitution(scene: &Scene, predicted: &[Vec3], state: &mut State, h: f64) {
+    let threshold = 2.0 * scene.gravity.norm() * h * h;
+    for (i, p) in scene.particles.iter().enumerate() {
+        if p.w == 0.0 {
+            continue;
+        }
+        let x = state.x[i];
+        let mut x_prev = state.x_prev[i];
+        for_each_contact(&scene.planes, &scene.spheres, scene.bounds.as_ref(), &x, p.radius, 1e-9, |c| {
+            let approach = (predicted[i] - x_prev).dot(&c.normal);
+            if c.restitution > 0.0 && -approach > threshold {
+                let now = (x - x_prev).dot(&c.normal);
+                x_prev += c.normal * (now + c.restitution * approach);
+            }
+        });
+        state.x_prev[i] = x_prev;
+    }
+}
