@@ -1,1 +1,118 @@
-fn main() {}
+//! Solver kernels against plain hand-written loops.
+//!
+//! `cargo bench -p solverlab-benches` reports, per group, time per sweep with a throughput of
+//! one element per constraint and iteration, so criterion's `elem/s` is the inverse of the ns per
+//! constraint per iteration. The `ratio` lines printed at the end time solver and reference in
+//! alternation within one run, which is what to compare on a shared machine.
+
+#![allow(missing_docs)] // criterion_group! generates undocumented items
+
+use std::time::Instant;
+
+use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
+use solverlab_benches::{plain_gauss_seidel, plain_jacobi, PlainSticks};
+use solverlab_core::{NullObserver, Scene, Solver, State, StepContext};
+use solverlab_solvers::{Mode, RelaxConfig, RelaxSolver};
+
+const ITERATIONS: usize = 10;
+
+fn cloth(n: usize) -> Scene {
+    solverlab_scenes::resolve("cloth", &[format!("nx={n}"), format!("ny={n}")]).expect("cloth builds")
+}
+
+/// A predicted state: one Verlet step of gravity, so that every stick has work to do.
+fn predicted(scene: &Scene) -> State {
+    let mut state = scene.initial_state(scene.dt);
+    solverlab_core::integrate::predict(scene, &[], &mut state, scene.dt);
+    state
+}
+
+fn relax(scene: &Scene, mode: Mode) -> RelaxSolver {
+    let omega = if mode == Mode::Jacobi { 1.5 } else { 1.0 };
+    let mut s = RelaxSolver::new(RelaxConfig { mode, omega, iterations: ITERATIONS as i64, ..Default::default() }, "bench").unwrap();
+    s.prepare(scene).unwrap();
+    s
+}
+
+fn sweeps(c: &mut Criterion) {
+    let scene = cloth(128);
+    let sticks = PlainSticks::from_scene(&scene);
+    let state = predicted(&scene);
+    let ctx = StepContext { scene: &scene, h: scene.dt };
+    let mut group = c.benchmark_group("relax_cloth128");
+    group.throughput(Throughput::Elements((sticks.len() * ITERATIONS) as u64));
+    group.sample_size(20);
+    for (name, mode) in [("gauss_seidel", Mode::GaussSeidel), ("jacobi", Mode::Jacobi)] {
+        let mut solver = relax(&scene, mode);
+        group.bench_function(format!("solver_{name}"), |b| {
+            b.iter_batched_ref(|| state.clone(), |st| solver.solve(&ctx, st, &mut NullObserver).unwrap(), BatchSize::LargeInput)
+        });
+    }
+    let plain: Vec<[f64; 3]> = state.x.iter().map(|v| [v.x, v.y, v.z]).collect();
+    group.bench_function("plain_gauss_seidel", |b| {
+        b.iter_batched_ref(
+            || plain.clone(),
+            |x| {
+                for _ in 0..ITERATIONS {
+                    plain_gauss_seidel(x, &sticks)
+                }
+            },
+            BatchSize::LargeInput,
+        )
+    });
+    let (mut dx, mut count) = (vec![[0.0; 3]; plain.len()], vec![0u32; plain.len()]);
+    group.bench_function("plain_jacobi", |b| {
+        b.iter_batched_ref(
+            || plain.clone(),
+            |x| {
+                for _ in 0..ITERATIONS {
+                    plain_jacobi(x, &sticks, 1.5, &mut dx, &mut count)
+                }
+            },
+            BatchSize::LargeInput,
+        )
+    });
+    group.finish();
+    print_ratios(&scene, &sticks, &state);
+}
+
+/// Times solver and reference in alternation (median of 15 rounds each) and prints the ratios.
+fn print_ratios(scene: &Scene, sticks: &PlainSticks, state: &State) {
+    let ctx = StepContext { scene, h: scene.dt };
+    let per = (sticks.len() * ITERATIONS) as f64;
+    let plain0: Vec<[f64; 3]> = state.x.iter().map(|v| [v.x, v.y, v.z]).collect();
+    for mode in [Mode::GaussSeidel, Mode::Jacobi] {
+        let mut solver = relax(scene, mode);
+        let (mut a, mut b) = (Vec::new(), Vec::new());
+        let (mut dx, mut count) = (vec![[0.0; 3]; plain0.len()], vec![0u32; plain0.len()]);
+        for _ in 0..15 {
+            let mut st = state.clone();
+            let t = Instant::now();
+            solver.solve(&ctx, &mut st, &mut NullObserver).unwrap();
+            a.push(t.elapsed().as_secs_f64() * 1e9 / per);
+            let mut x = plain0.clone();
+            let t = Instant::now();
+            for _ in 0..ITERATIONS {
+                match mode {
+                    Mode::GaussSeidel => plain_gauss_seidel(&mut x, sticks),
+                    Mode::Jacobi => plain_jacobi(&mut x, sticks, 1.5, &mut dx, &mut count),
+                }
+            }
+            b.push(t.elapsed().as_secs_f64() * 1e9 / per);
+            std::hint::black_box((&st, &x));
+        }
+        let median = |v: &mut Vec<f64>| {
+            v.sort_by(f64::total_cmp);
+            v[v.len() / 2]
+        };
+        let (s, p) = (median(&mut a), median(&mut b));
+        println!(
+            "ratio relax {mode:?} on cloth 128×128 ({} sticks): solver {s:.2} ns, plain loop {p:.2} ns per constraint per iteration, ratio {:.2}",
+            sticks.len(),
+            s / p
+        );
+    }
+}
+
+criterion_group!(benches, sweeps);
+criterion_main!(benches);

@@ -1,1 +1,270 @@
-fn main() {}
+//! The `solverlab` command.
+//!
+//! Exit status: 0 on success, 2 on bad input (nothing is written), 1 when a run diverges (the
+//! rows computed so far are kept) or a file cannot be written.
+
+mod output;
+mod simulate;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+use indicatif::{ProgressBar, ProgressStyle};
+use solverlab_scenes::file::SceneFile;
+use solverlab_solvers::SolverConfig;
+
+/// Compare physics constraint solvers on identical scenes.
+#[derive(Parser)]
+#[command(name = "solverlab", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Simulate one scene with one solver and write steps.csv, trace.csv, positions.csv, meta.json.
+    Simulate {
+        /// A builtin scene name or a scene file (.toml).
+        #[arg(long)]
+        scene: String,
+        /// Override a scene parameter: key=value (repeatable). `solverlab scene list` shows them.
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        sets: Vec<String>,
+        /// A preset name (`solverlab solver list`), a solver file (.toml), or an inline TOML
+        /// table such as '{ kind = "relax", mode = "jacobi", iterations = 20, omega = 1.5 }'.
+        #[arg(long, default_value = "gs")]
+        solver: String,
+        /// Frames to simulate.
+        #[arg(long, default_value_t = 120)]
+        frames: u64,
+        /// Frame step in seconds (default: the scene's dt).
+        #[arg(long)]
+        dt: Option<f64>,
+        /// Substeps per frame: each frame is this many steps of dt/substeps.
+        #[arg(long, default_value_t = 1)]
+        substeps: u32,
+        /// Output directory.
+        #[arg(long, default_value = "results/simulate")]
+        out: PathBuf,
+        /// Write positions every N frames; 0 writes none.
+        #[arg(long, default_value_t = 1)]
+        positions_every: u64,
+        /// Also compute the common position violation after every iteration (trace.csv).
+        #[arg(long)]
+        violation: bool,
+    },
+    /// Builtin scenes.
+    Scene {
+        #[command(subcommand)]
+        command: SceneCommand,
+    },
+    /// Solver presets.
+    Solver {
+        #[command(subcommand)]
+        command: SolverCommand,
+    },
+}
+
+#[derive(Subcommand)]
+enum SceneCommand {
+    /// List the builtin scenes with their parameters and defaults.
+    List,
+    /// Print a builtin (or a scene file, re-normalised) as a scene file.
+    Export {
+        /// A builtin name or a scene file.
+        name: String,
+        /// Override a parameter: key=value (repeatable).
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        sets: Vec<String>,
+    },
+}
+
+#[derive(Subcommand)]
+enum SolverCommand {
+    /// List the presets and their settings.
+    List,
+}
+
+/// How a command failed.
+#[derive(Debug)]
+pub enum CliError {
+    /// Bad input: exit 2, nothing written.
+    Input(String),
+    /// The run diverged: exit 1, rows so far kept.
+    Diverged(String),
+    /// A file could not be written: exit 1.
+    Io(String),
+}
+
+/// A progress bar on stderr, drawn only on a terminal.
+pub fn progress_bar(len: u64, message: &str) -> ProgressBar {
+    let bar = ProgressBar::new(len);
+    bar.set_style(
+        ProgressStyle::with_template(
+            "{msg} [{bar:30}] {pos}/{len} frames, {elapsed} elapsed, eta {eta}",
+        )
+        .expect("valid template")
+        .progress_chars("=> "),
+    );
+    bar.set_message(message.to_string());
+    bar
+}
+
+/// Parses `--solver`: an inline table, a file, or a preset name.
+fn parse_solver(arg: &str) -> Result<(String, SolverConfig), CliError> {
+    #[derive(serde::Deserialize)]
+    struct Wrapper {
+        solver: SolverConfig,
+    }
+    let bad = |source: &str, e: &dyn std::fmt::Display| {
+        CliError::Input(format!("{source}: {}", e.to_string().trim_end()))
+    };
+    let (label, config) = if arg.trim_start().starts_with('{') {
+        let w: Wrapper =
+            toml::from_str(&format!("solver = {arg}")).map_err(|e| bad("--solver", &e))?;
+        (w.solver.kind().to_string(), w.solver)
+    } else if arg.ends_with(".toml") {
+        let text = std::fs::read_to_string(arg).map_err(|e| bad(arg, &e))?;
+        let config: SolverConfig = toml::from_str(&text).map_err(|e| bad(arg, &e))?;
+        let stem = std::path::Path::new(arg)
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        (stem, config)
+    } else {
+        let p = solverlab_solvers::preset(arg).ok_or_else(|| {
+            let names: Vec<&str> = solverlab_solvers::presets().iter().map(|p| p.name).collect();
+            CliError::Input(format!("--solver: unknown preset `{arg}` (presets: {}; or an inline table {{ kind = \"relax\", … }})", names.join(", ")))
+        })?;
+        (p.name.to_string(), p.config)
+    };
+    config
+        .validate()
+        .map_err(|e| bad(&format!("--solver {label}"), &e))?;
+    Ok((label, config))
+}
+
+/// Prints to stdout; a closed pipe (`| head`) is not an error.
+fn print_out(text: &str) {
+    use std::io::Write;
+    let _ = std::io::stdout().lock().write_all(text.as_bytes());
+}
+
+fn run(cli: Cli) -> Result<(), CliError> {
+    match cli.command {
+        Command::Simulate {
+            scene,
+            sets,
+            solver,
+            frames,
+            dt,
+            substeps,
+            out,
+            positions_every,
+            violation,
+        } => {
+            let (label, config) = parse_solver(&solver)?;
+            let mut resolved = solverlab_scenes::resolve(&scene, &sets)
+                .map_err(|e| CliError::Input(e.to_string()))?;
+            if let Some(dt) = dt {
+                if !(dt > 0.0 && dt.is_finite()) {
+                    return Err(CliError::Input(format!(
+                        "--dt: {dt} must be a positive number of seconds"
+                    )));
+                }
+                resolved.dt = dt;
+            }
+            if substeps == 0 {
+                return Err(CliError::Input("--substeps: must be at least 1".into()));
+            }
+            let spec = simulate::RunSpec {
+                scene_arg: scene,
+                sets,
+                scene: resolved,
+                label,
+                solver: config,
+                frames,
+                substeps,
+                positions_every,
+                violation,
+                out,
+            };
+            let hash = simulate::run(&spec)?;
+            eprintln!("wrote {} (final state hash {hash})", spec.out.display());
+            Ok(())
+        }
+        Command::Scene {
+            command: SceneCommand::List,
+        } => {
+            let mut text = String::new();
+            for b in solverlab_scenes::builtins() {
+                text += &format!(
+                    "{:<18} {}\n{:<18} source: {}\n",
+                    b.name, b.summary, "", b.source
+                );
+                for p in (b.params)() {
+                    text += &format!(
+                        "{:<18}   {:<12} = {:<14} {}\n",
+                        "",
+                        p.name,
+                        p.default.to_string(),
+                        p.doc
+                    );
+                }
+            }
+            text += "\nevery scene also takes --set dt=SECONDS, damping=[0,1), gravity=[x, y, z] (m/s²)\n";
+            print_out(&text);
+            Ok(())
+        }
+        Command::Scene {
+            command: SceneCommand::Export { name, sets },
+        } => {
+            let scene = solverlab_scenes::resolve(&name, &sets)
+                .map_err(|e| CliError::Input(e.to_string()))?;
+            let header = if sets.is_empty() {
+                format!("# {name}, exported by solverlab")
+            } else {
+                format!("# {name} with {}, exported by solverlab", sets.join(" "))
+            };
+            print_out(&format!(
+                "{header}\n{}",
+                SceneFile::from_scene(&scene).to_toml()
+            ));
+            Ok(())
+        }
+        Command::Solver {
+            command: SolverCommand::List,
+        } => {
+            let mut text = String::new();
+            for p in solverlab_solvers::presets() {
+                let table = toml::to_string(&p.config).expect("configs serialise");
+                let inline: Vec<String> = table.lines().map(str::to_string).collect();
+                text += &format!(
+                    "{:<10} {}\n{:<10} {{ {} }}\n",
+                    p.name,
+                    p.summary,
+                    "",
+                    inline.join(", ")
+                );
+            }
+            print_out(&text);
+            Ok(())
+        }
+    }
+}
+
+fn main() -> ExitCode {
+    match run(Cli::parse()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(CliError::Input(m)) => {
+            eprintln!("error: {m}");
+            ExitCode::from(2)
+        }
+        Err(CliError::Diverged(m)) | Err(CliError::Io(m)) => {
+            eprintln!("error: {m}");
+            ExitCode::from(1)
+        }
+    }
+}

@@ -44,14 +44,31 @@ pub struct StickRow {
 /// When the particles coincide (`ℓ` below 1e-12 m), `n` is `fallback` (a seeded random unit
 /// vector, the seed's "dislocate slightly") so that no NaN appears.
 #[inline]
-pub fn stick_row(xa: &Vec3, xb: &Vec3, rest: f64, sense: Sense, sqrt_approx: bool, fallback: impl FnOnce() -> Vec3) -> StickRow {
+pub fn stick_row(
+    xa: &Vec3,
+    xb: &Vec3,
+    rest: f64,
+    sense: Sense,
+    sqrt_approx: bool,
+    fallback: impl FnOnce() -> Vec3,
+) -> StickRow {
     let d = xb - xa;
     let dd = d.dot(&d);
-    let len = if sqrt_approx { (rest * rest + dd) / (2.0 * rest) } else { dd.sqrt() };
+    let len = if sqrt_approx {
+        (rest * rest + dd) / (2.0 * rest)
+    } else {
+        dd.sqrt()
+    };
     let n = if dd > 1e-24 { d / len } else { fallback() };
     match sense {
-        Sense::Equal | Sense::AtLeast => StickRow { normal: n, c: len - rest },
-        Sense::AtMost => StickRow { normal: -n, c: rest - len },
+        Sense::Equal | Sense::AtLeast => StickRow {
+            normal: n,
+            c: len - rest,
+        },
+        Sense::AtMost => StickRow {
+            normal: -n,
+            c: rest - len,
+        },
     }
 }
 
@@ -139,7 +156,13 @@ impl ColliderRef {
 #[inline]
 pub fn plane_contact(k: usize, p: &Plane, x: &Vec3, r: f64) -> Contact {
     let n = p.normal.normalize();
-    Contact { normal: n, c: n.dot(x) - p.offset - r, friction: p.friction, restitution: p.restitution, collider: ColliderRef::Plane(k as u32) }
+    Contact {
+        normal: n,
+        c: n.dot(x) - p.offset - r,
+        friction: p.friction,
+        restitution: p.restitution,
+        collider: ColliderRef::Plane(k as u32),
+    }
 }
 
 /// Sphere (particles outside): `C = |x − centre| − R − r`, `∇C = (x − centre)/|x − centre|`.
@@ -149,7 +172,13 @@ pub fn sphere_contact(k: usize, s: &Sphere, x: &Vec3, r: f64) -> Contact {
     let d = x - s.center;
     let len = d.norm();
     let n = if len > 1e-12 { d / len } else { Vec3::y() };
-    Contact { normal: n, c: len - s.radius - r, friction: s.friction, restitution: s.restitution, collider: ColliderRef::Sphere(k as u32) }
+    Contact {
+        normal: n,
+        c: len - s.radius - r,
+        friction: s.friction,
+        restitution: s.restitution,
+        collider: ColliderRef::Sphere(k as u32),
+    }
 }
 
 /// Box face `f` (particles inside): lower faces `C = x_k − (min_k + r)`, `∇C = e_k`; upper faces
@@ -158,14 +187,20 @@ pub fn sphere_contact(k: usize, s: &Sphere, x: &Vec3, r: f64) -> Contact {
 pub fn box_face_contact(f: usize, b: &BoxCollider, x: &Vec3, r: f64) -> Contact {
     let axis = f / 2;
     let mut n = Vec3::zeros();
-    let c = if f % 2 == 0 {
+    let c = if f.is_multiple_of(2) {
         n[axis] = 1.0;
         x[axis] - (b.min[axis] + r)
     } else {
         n[axis] = -1.0;
         (b.max[axis] - r) - x[axis]
     };
-    Contact { normal: n, c, friction: b.friction, restitution: b.restitution, collider: ColliderRef::BoxFace(f as u8) }
+    Contact {
+        normal: n,
+        c,
+        friction: b.friction,
+        restitution: b.restitution,
+        collider: ColliderRef::BoxFace(f as u8),
+    }
 }
 
 /// Calls `f` with every collider row of a particle at `x` with radius `r` whose `C` is below
@@ -260,10 +295,26 @@ mod tests {
     #[test]
     fn collider_gradients_match_finite_differences() {
         let x = Vec3::new(0.2, 0.35, -0.4);
-        let plane = Plane { normal: Vec3::new(1.0, 2.0, 0.5), offset: 0.1, friction: 0.0, restitution: 0.0 };
-        let sphere = Sphere { center: Vec3::new(1.0, 0.0, 0.0), radius: 0.5, friction: 0.0, restitution: 0.0 };
-        let bx = BoxCollider { min: Vec3::new(-1.0, 0.0, -1.0), max: Vec3::new(1.0, 2.0, 1.0), friction: 0.0, restitution: 0.0 };
-        let checks: Vec<Box<dyn Fn(&Vec3) -> Contact>> = vec![
+        let plane = Plane {
+            normal: Vec3::new(1.0, 2.0, 0.5),
+            offset: 0.1,
+            friction: 0.0,
+            restitution: 0.0,
+        };
+        let sphere = Sphere {
+            center: Vec3::new(1.0, 0.0, 0.0),
+            radius: 0.5,
+            friction: 0.0,
+            restitution: 0.0,
+        };
+        let bx = BoxCollider {
+            min: Vec3::new(-1.0, 0.0, -1.0),
+            max: Vec3::new(1.0, 2.0, 1.0),
+            friction: 0.0,
+            restitution: 0.0,
+        };
+        type ContactFn<'a> = Box<dyn Fn(&Vec3) -> Contact + 'a>;
+        let checks: Vec<ContactFn> = vec![
             Box::new(|x: &Vec3| plane_contact(0, &plane, x, 0.05)),
             Box::new(|x: &Vec3| sphere_contact(0, &sphere, x, 0.05)),
             Box::new(|x: &Vec3| box_face_contact(3, &bx, x, 0.05)),
@@ -284,7 +335,14 @@ mod tests {
     fn sqrt_approximation_is_exact_at_rest_and_second_order_near_it() {
         let xa = Vec3::zeros();
         let rest = 2.0;
-        let at_rest = stick_row(&xa, &Vec3::new(rest, 0.0, 0.0), rest, Sense::Equal, true, || unreachable!());
+        let at_rest = stick_row(
+            &xa,
+            &Vec3::new(rest, 0.0, 0.0),
+            rest,
+            Sense::Equal,
+            true,
+            || unreachable!(),
+        );
         assert_eq!(at_rest.c, 0.0);
         for eps in [1e-2, 1e-3] {
             let xb = Vec3::new(rest + eps, 0.0, 0.0);
@@ -304,9 +362,17 @@ mod tests {
 
     #[test]
     fn delta_lambda_clamps_unilateral_rows_and_skips_immovable_ones() {
-        assert_eq!(delta_lambda(0.5, 2.0, 0.0, 0.0, true), 0.0, "satisfied inequality: no push");
+        assert_eq!(
+            delta_lambda(0.5, 2.0, 0.0, 0.0, true),
+            0.0,
+            "satisfied inequality: no push"
+        );
         assert_eq!(delta_lambda(-0.5, 2.0, 0.0, 0.0, true), 0.25);
-        assert_eq!(delta_lambda(0.5, 2.0, 0.0, 0.1, true), -0.1, "may release what it pushed, no more");
+        assert_eq!(
+            delta_lambda(0.5, 2.0, 0.0, 0.1, true),
+            -0.1,
+            "may release what it pushed, no more"
+        );
         assert_eq!(delta_lambda(0.5, 0.0, 0.0, 0.0, false), 0.0);
         // XPBD: α̃ = 1, λ = 0.5 → (−0.2 − 0.5)/(1 + 1)
         assert!((delta_lambda(0.2, 1.0, 1.0, 0.5, false) + 0.35).abs() < 1e-15);

@@ -50,6 +50,10 @@ mod tests {
         let a = hash_f64s([1.0, 2.0]);
         let b = hash_f64s([1.0, f64::from_bits(2.0f64.to_bits() ^ 1)]);
         assert_ne!(a, b);
-        assert_ne!(hash_f64s([0.0]), hash_f64s([-0.0]), "the hash sees bits, not values");
+        assert_ne!(
+            hash_f64s([0.0]),
+            hash_f64s([-0.0]),
+            "the hash sees bits, not values"
+        );
     }
 }

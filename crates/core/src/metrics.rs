@@ -3,8 +3,10 @@
 //! * violation: `|C|` over equality rows (equality sticks, pins on movable particles);
 //! * penetration: `max(0, −C)` over inequality rows (min/max sticks, every collider);
 //! * stretch: `ℓ/rest` over equality sticks;
-//! * energy: kinetic `Σ ½ m |v|²` with `v = (x − x*)/h`, potential `−Σ m g·x`, over movable
-//!   particles (immovable ones have infinite mass and no motion);
+//! * energy: kinetic `Σ ½ m |v|²` with `v = (x − x*)/h` over movable particles (immovable ones
+//!   have infinite mass and no motion); potential: gravitational `−Σ m g·x` over movable
+//!   particles plus the elastic energy `½ C²/α` of every compliant row (`α > 0`; an inequality
+//!   row only while violated);
 //! * linear momentum `Σ m v` over movable particles.
 
 use crate::constraint::{for_each_contact, stick_value};
@@ -24,7 +26,7 @@ pub struct StepMetrics {
     pub max_stretch: f64,
     /// Kinetic energy (J).
     pub kinetic_energy: f64,
-    /// Gravitational potential energy relative to the origin (J).
+    /// Potential energy (J): gravitational, relative to the origin, plus elastic `½ C²/α`.
     pub potential_energy: f64,
     /// Linear momentum (kg·m/s).
     pub momentum: Vec3,
@@ -38,13 +40,19 @@ fn pin_error(x: &Vec3, target: &Vec3, velocity: &Vec3, time: f64) -> f64 {
 /// Measures `state` at the end of a step of length `h`.
 pub fn measure(scene: &Scene, state: &State, h: f64) -> StepMetrics {
     let x = &state.x;
-    let mut m = StepMetrics { max_stretch: 1.0, ..StepMetrics::default() };
+    let mut m = StepMetrics {
+        max_stretch: 1.0,
+        ..StepMetrics::default()
+    };
     let mut sum_sq = 0.0;
     let mut count = 0usize;
     for c in &scene.constraints {
         match c.kind {
             Kind::Stick { a, b, rest, sense } => {
                 let value = stick_value(&x[a], &x[b], rest, sense);
+                if c.compliance > 0.0 && (sense == Sense::Equal || value < 0.0) {
+                    m.potential_energy += 0.5 * value * value / c.compliance;
+                }
                 if sense == Sense::Equal {
                     sum_sq += value * value;
                     count += 1;
@@ -54,9 +62,16 @@ pub fn measure(scene: &Scene, state: &State, h: f64) -> StepMetrics {
                     m.max_penetration = m.max_penetration.max(-value);
                 }
             }
-            Kind::Pin { a, target, velocity } => {
+            Kind::Pin {
+                a,
+                target,
+                velocity,
+            } => {
                 if scene.particles[a].w > 0.0 {
                     let e = pin_error(&x[a], &target, &velocity, state.time);
+                    if c.compliance > 0.0 {
+                        m.potential_energy += 0.5 * e * e / c.compliance;
+                    }
                     sum_sq += e * e;
                     count += 1;
                     m.max_violation = m.max_violation.max(e);
@@ -89,9 +104,17 @@ pub fn max_collider_penetration(scene: &Scene, x: &[Vec3]) -> f64 {
     let mut worst: f64 = 0.0;
     for (p, xi) in scene.particles.iter().zip(x) {
         if p.w > 0.0 {
-            for_each_contact(&scene.planes, &scene.spheres, scene.bounds.as_ref(), xi, p.radius, 0.0, |c| {
-                worst = worst.max(-c.c);
-            });
+            for_each_contact(
+                &scene.planes,
+                &scene.spheres,
+                scene.bounds.as_ref(),
+                xi,
+                p.radius,
+                0.0,
+                |c| {
+                    worst = worst.max(-c.c);
+                },
+            );
         }
     }
     worst
@@ -105,9 +128,17 @@ pub fn max_violation(scene: &Scene, x: &[Vec3], time: f64) -> f64 {
         match c.kind {
             Kind::Stick { a, b, rest, sense } => {
                 let value = stick_value(&x[a], &x[b], rest, sense);
-                worst = worst.max(if sense == Sense::Equal { value.abs() } else { -value });
+                worst = worst.max(if sense == Sense::Equal {
+                    value.abs()
+                } else {
+                    -value
+                });
             }
-            Kind::Pin { a, target, velocity } => {
+            Kind::Pin {
+                a,
+                target,
+                velocity,
+            } => {
                 if scene.particles[a].w > 0.0 {
                     worst = worst.max(pin_error(&x[a], &target, &velocity, time));
                 }
@@ -128,7 +159,12 @@ mod tests {
         scene.add(Particle::fixed(Vec3::zeros()));
         scene.add(Particle::new(Vec3::new(0.0, -1.1, 0.0), 2.0));
         scene.constraints.push(Constraint::stick(0, 1, 1.0));
-        scene.planes.push(Plane { normal: Vec3::y(), offset: -1.0, friction: 0.0, restitution: 0.0 });
+        scene.planes.push(Plane {
+            normal: Vec3::y(),
+            offset: -1.0,
+            friction: 0.0,
+            restitution: 0.0,
+        });
         let mut state = scene.initial_state(0.1);
         state.x_prev[1] = Vec3::new(-0.1, -1.1, 0.0); // v = (1, 0, 0) m/s
         let m = measure(&scene, &state, 0.1);
@@ -140,5 +176,11 @@ mod tests {
         assert!((m.potential_energy - (-2.0 * 9.81 * 1.1)).abs() < 1e-12);
         assert!((m.momentum - Vec3::new(2.0, 0.0, 0.0)).norm() < 1e-12);
         assert!((max_violation(&scene, &state.x, 0.0) - 0.1).abs() < 1e-12);
+        scene.constraints[0].compliance = 0.01;
+        let elastic = measure(&scene, &state, 0.1).potential_energy - m.potential_energy;
+        assert!(
+            (elastic - 0.5 * 0.01 / 0.01).abs() < 1e-12,
+            "½·0.1²/0.01 = 0.5 J, got {elastic}"
+        );
     }
 }

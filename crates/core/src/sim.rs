@@ -85,7 +85,12 @@ pub struct Simulation<'a> {
 
 impl<'a> Simulation<'a> {
     /// Starts at the scene's initial state with `substeps` steps per frame of `dt` seconds.
-    pub fn new(scene: &'a Scene, solver: &'a mut dyn Solver, dt: f64, substeps: u32) -> Result<Self, SolveError> {
+    pub fn new(
+        scene: &'a Scene,
+        solver: &'a mut dyn Solver,
+        dt: f64,
+        substeps: u32,
+    ) -> Result<Self, SolveError> {
         let h = dt / substeps.max(1) as f64;
         let state = scene.initial_state(h);
         Self::from_state(scene, solver, state, dt, substeps, 0)
@@ -102,7 +107,15 @@ impl<'a> Simulation<'a> {
     ) -> Result<Self, SolveError> {
         solver.prepare(scene)?;
         let substeps = substeps.max(1);
-        Ok(Self { scene, solver, kinematic: kinematic_pins(scene), state, substeps, h: dt / substeps as f64, frame })
+        Ok(Self {
+            scene,
+            solver,
+            kinematic: kinematic_pins(scene),
+            state,
+            substeps,
+            h: dt / substeps as f64,
+            frame,
+        })
     }
 
     /// The step length `h` (s).
@@ -118,7 +131,10 @@ impl<'a> Simulation<'a> {
     /// Advances one frame.
     pub fn step_frame(&mut self, observer: &mut dyn Observer) -> Result<FrameReport, SimError> {
         let frame = self.frame + 1;
-        let ctx = StepContext { scene: self.scene, h: self.h };
+        let ctx = StepContext {
+            scene: self.scene,
+            h: self.h,
+        };
         let mut report = FrameReport {
             frame,
             time: 0.0,
@@ -134,10 +150,14 @@ impl<'a> Simulation<'a> {
             let t0 = Instant::now();
             predict(self.scene, &self.kinematic, &mut self.state, self.h);
             let t1 = Instant::now();
-            let info: SolveInfo = self
-                .solver
-                .solve(&ctx, &mut self.state, observer)
-                .map_err(|error| SimError::Solver { frame, solver: self.solver.name().to_string(), error })?;
+            let info: SolveInfo =
+                self.solver
+                    .solve(&ctx, &mut self.state, observer)
+                    .map_err(|error| SimError::Solver {
+                        frame,
+                        solver: self.solver.name().to_string(),
+                        error,
+                    })?;
             let t2 = Instant::now();
             report.integrate_seconds += (t1 - t0).as_secs_f64();
             report.solve_seconds += (t2 - t1).as_secs_f64();
@@ -145,7 +165,11 @@ impl<'a> Simulation<'a> {
             report.residual = info.residual;
             report.converged &= info.converged;
             if !self.state.is_finite() {
-                return Err(SimError::Diverged { frame, substep, solver: self.solver.name().to_string() });
+                return Err(SimError::Diverged {
+                    frame,
+                    substep,
+                    solver: self.solver.name().to_string(),
+                });
             }
         }
         self.frame = frame;

@@ -87,5 +87,10 @@ pub trait Solver {
     /// Moves `state.x` (the Verlet prediction; `state.x_prev` holds the positions at the start of
     /// the step) so that the constraints hold, reporting each inner iteration to `observer`.
     /// It may also change `state.x_prev` (friction, restitution) but never `state.time`.
-    fn solve(&mut self, ctx: &StepContext, state: &mut State, observer: &mut dyn Observer) -> Result<SolveInfo, SolveError>;
+    fn solve(
+        &mut self,
+        ctx: &StepContext,
+        state: &mut State,
+        observer: &mut dyn Observer,
+    ) -> Result<SolveInfo, SolveError>;
 }

@@ -219,15 +219,19 @@ fn a3(v: &Vec3) -> [f64; 3] {
 /// Reads and validates a scene file.
 pub fn load(path: &Path) -> Result<Scene, SceneError> {
     let source = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|e| SceneError::new(&source, None, format!("cannot read: {e}")))?;
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| SceneError::new(&source, None, format!("cannot read: {e}")))?;
     parse(&text, &source)
 }
 
 /// Parses and validates scene-file text; `source` names it in errors.
 pub fn parse(text: &str, source: &str) -> Result<Scene, SceneError> {
-    let file: SceneFile = toml::from_str(text).map_err(|e| SceneError::new(source, None, e.to_string().trim_end()))?;
+    let file: SceneFile = toml::from_str(text)
+        .map_err(|e| SceneError::new(source, None, e.to_string().trim_end()))?;
     let scene = file.to_scene(source)?;
-    scene.validate().map_err(|e| SceneError::new(source, Some(e.field), e.problem))?;
+    scene
+        .validate()
+        .map_err(|e| SceneError::new(source, Some(e.field), e.problem))?;
     Ok(scene)
 }
 
@@ -246,14 +250,25 @@ impl SceneFile {
             } else if p.mass > 0.0 && p.mass.is_finite() {
                 1.0 / p.mass
             } else {
-                return Err(err(format!("particle[{i}].mass"), format!("{} must be positive (or set fixed = true)", p.mass)));
+                return Err(err(
+                    format!("particle[{i}].mass"),
+                    format!("{} must be positive (or set fixed = true)", p.mass),
+                ));
             };
-            scene.particles.push(Particle { x: v3(p.x), v: v3(p.v), w, radius: p.radius });
+            scene.particles.push(Particle {
+                x: v3(p.x),
+                v: v3(p.v),
+                w,
+                radius: p.radius,
+            });
         }
         let n = scene.particles.len();
         let index = |j: usize, name: &str, i: i64| -> Result<usize, SceneError> {
             if i < 0 || i as usize >= n {
-                Err(err(format!("constraint[{j}].{name}"), format!("particle index {i} out of range (the scene has {n} particles)")))
+                Err(err(
+                    format!("constraint[{j}].{name}"),
+                    format!("particle index {i} out of range (the scene has {n} particles)"),
+                ))
             } else {
                 Ok(i as usize)
             }
@@ -263,17 +278,43 @@ impl SceneFile {
             let kind = match c.kind {
                 ConstraintType::Pin => {
                     if c.b.is_some() || c.rest.is_some() {
-                        return Err(err(format!("constraint[{j}]"), "a pin takes a, target and velocity, not b or rest".into()));
+                        return Err(err(
+                            format!("constraint[{j}]"),
+                            "a pin takes a, target and velocity, not b or rest".into(),
+                        ));
                     }
-                    let target = c.target.ok_or_else(|| err(format!("constraint[{j}].target"), "missing: a pin needs target = [x, y, z]".into()))?;
-                    Kind::Pin { a, target: v3(target), velocity: v3(c.velocity.unwrap_or([0.0; 3])) }
+                    let target = c.target.ok_or_else(|| {
+                        err(
+                            format!("constraint[{j}].target"),
+                            "missing: a pin needs target = [x, y, z]".into(),
+                        )
+                    })?;
+                    Kind::Pin {
+                        a,
+                        target: v3(target),
+                        velocity: v3(c.velocity.unwrap_or([0.0; 3])),
+                    }
                 }
                 stick => {
                     if c.target.is_some() || c.velocity.is_some() {
-                        return Err(err(format!("constraint[{j}]"), "target and velocity belong to pins".into()));
+                        return Err(err(
+                            format!("constraint[{j}]"),
+                            "target and velocity belong to pins".into(),
+                        ));
                     }
-                    let b = index(j, "b", c.b.ok_or_else(|| err(format!("constraint[{j}].b"), "missing: a stick needs a and b".into()))?)?;
-                    let rest = c.rest.unwrap_or_else(|| (scene.particles[b].x - scene.particles[a].x).norm());
+                    let b = index(
+                        j,
+                        "b",
+                        c.b.ok_or_else(|| {
+                            err(
+                                format!("constraint[{j}].b"),
+                                "missing: a stick needs a and b".into(),
+                            )
+                        })?,
+                    )?;
+                    let rest = c
+                        .rest
+                        .unwrap_or_else(|| (scene.particles[b].x - scene.particles[a].x).norm());
                     let sense = match stick {
                         ConstraintType::Distance => Sense::Equal,
                         ConstraintType::MinDistance => Sense::AtLeast,
@@ -282,18 +323,36 @@ impl SceneFile {
                     Kind::Stick { a, b, rest, sense }
                 }
             };
-            scene.constraints.push(Constraint { kind, compliance: c.compliance });
+            scene.constraints.push(Constraint {
+                kind,
+                compliance: c.compliance,
+            });
         }
         for p in &self.planes {
             let n = v3(p.normal);
             let len = n.norm();
-            scene.planes.push(Plane { normal: if len > 0.0 { n / len } else { n }, offset: p.offset, friction: p.friction, restitution: p.restitution });
+            scene.planes.push(Plane {
+                normal: if len > 0.0 { n / len } else { n },
+                offset: p.offset,
+                friction: p.friction,
+                restitution: p.restitution,
+            });
         }
         for s in &self.spheres {
-            scene.spheres.push(Sphere { center: v3(s.center), radius: s.radius, friction: s.friction, restitution: s.restitution });
+            scene.spheres.push(Sphere {
+                center: v3(s.center),
+                radius: s.radius,
+                friction: s.friction,
+                restitution: s.restitution,
+            });
         }
         if let Some(b) = &self.bounds {
-            scene.bounds = Some(BoxCollider { min: v3(b.min), max: v3(b.max), friction: b.friction, restitution: b.restitution });
+            scene.bounds = Some(BoxCollider {
+                min: v3(b.min),
+                max: v3(b.max),
+                friction: b.friction,
+                restitution: b.restitution,
+            });
         }
         Ok(scene)
     }
@@ -308,7 +367,13 @@ impl SceneFile {
             particles: scene
                 .particles
                 .iter()
-                .map(|p| ParticleFile { x: a3(&p.x), v: a3(&p.v), mass: if p.w > 0.0 { 1.0 / p.w } else { 1.0 }, fixed: p.w == 0.0, radius: p.radius })
+                .map(|p| ParticleFile {
+                    x: a3(&p.x),
+                    v: a3(&p.v),
+                    mass: if p.w > 0.0 { 1.0 / p.w } else { 1.0 },
+                    fixed: p.w == 0.0,
+                    radius: p.radius,
+                })
                 .collect(),
             constraints: scene
                 .constraints
@@ -327,7 +392,11 @@ impl SceneFile {
                         target: None,
                         velocity: None,
                     },
-                    Kind::Pin { a, target, velocity } => ConstraintFile {
+                    Kind::Pin {
+                        a,
+                        target,
+                        velocity,
+                    } => ConstraintFile {
                         kind: ConstraintType::Pin,
                         a: a as i64,
                         b: None,
@@ -338,9 +407,32 @@ impl SceneFile {
                     },
                 })
                 .collect(),
-            planes: scene.planes.iter().map(|p| PlaneFile { normal: a3(&p.normal), offset: p.offset, friction: p.friction, restitution: p.restitution }).collect(),
-            spheres: scene.spheres.iter().map(|s| SphereFile { center: a3(&s.center), radius: s.radius, friction: s.friction, restitution: s.restitution }).collect(),
-            bounds: scene.bounds.as_ref().map(|b| BoxFile { min: a3(&b.min), max: a3(&b.max), friction: b.friction, restitution: b.restitution }),
+            planes: scene
+                .planes
+                .iter()
+                .map(|p| PlaneFile {
+                    normal: a3(&p.normal),
+                    offset: p.offset,
+                    friction: p.friction,
+                    restitution: p.restitution,
+                })
+                .collect(),
+            spheres: scene
+                .spheres
+                .iter()
+                .map(|s| SphereFile {
+                    center: a3(&s.center),
+                    radius: s.radius,
+                    friction: s.friction,
+                    restitution: s.restitution,
+                })
+                .collect(),
+            bounds: scene.bounds.as_ref().map(|b| BoxFile {
+                min: a3(&b.min),
+                max: a3(&b.max),
+                friction: b.friction,
+                restitution: b.restitution,
+            }),
         }
     }
 
@@ -375,7 +467,15 @@ b = 1
         assert_eq!(s.damping, 0.0);
         assert_eq!(s.particles[0].w, 0.0);
         assert_eq!(s.particles[1].w, 1.0);
-        assert_eq!(s.constraints[0].kind, Kind::Stick { a: 0, b: 1, rest: 1.0, sense: Sense::Equal });
+        assert_eq!(
+            s.constraints[0].kind,
+            Kind::Stick {
+                a: 0,
+                b: 1,
+                rest: 1.0,
+                sense: Sense::Equal
+            }
+        );
     }
 
     #[test]

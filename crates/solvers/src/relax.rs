@@ -58,7 +58,9 @@ use solverlab_core::constraint::{delta_lambda, for_each_contact, seed_friction, 
 use solverlab_core::metrics::max_violation;
 use solverlab_core::model::{Kind, Scene, Sense, State};
 use solverlab_core::rng::Rng;
-use solverlab_core::solver::{IterationReport, Observer, SolveError, SolveInfo, Solver, StepContext};
+use solverlab_core::solver::{
+    IterationReport, Observer, SolveError, SolveInfo, Solver, StepContext,
+};
 use solverlab_core::Vec3;
 
 use crate::order::{Order, Ordering};
@@ -126,16 +128,31 @@ impl RelaxConfig {
     /// Checks every parameter's range.
     pub fn validate(&self) -> Result<(), ConfigError> {
         if self.iterations < 1 {
-            return Err(ConfigError::new("iterations", format!("{} must be at least 1", self.iterations)));
+            return Err(ConfigError::new(
+                "iterations",
+                format!("{} must be at least 1", self.iterations),
+            ));
         }
         if !(self.omega > 0.0 && self.omega < 2.0) {
-            return Err(ConfigError::new("omega", format!("{} is outside (0, 2), where relaxation can converge", self.omega)));
+            return Err(ConfigError::new(
+                "omega",
+                format!(
+                    "{} is outside (0, 2), where relaxation can converge",
+                    self.omega
+                ),
+            ));
         }
         if !(self.tolerance >= 0.0 && self.tolerance.is_finite()) {
-            return Err(ConfigError::new("tolerance", format!("{} must be a finite number ≥ 0 (m)", self.tolerance)));
+            return Err(ConfigError::new(
+                "tolerance",
+                format!("{} must be a finite number ≥ 0 (m)", self.tolerance),
+            ));
         }
         if !(self.stiffness > 0.0 && self.stiffness <= 1.0) {
-            return Err(ConfigError::new("stiffness", format!("{} is outside (0, 1]", self.stiffness)));
+            return Err(ConfigError::new(
+                "stiffness",
+                format!("{} is outside (0, 1]", self.stiffness),
+            ));
         }
         Ok(())
     }
@@ -144,8 +161,22 @@ impl RelaxConfig {
 /// One row group the sweep visits: a stick (one row) or a pin on a movable particle (three).
 #[derive(Clone, Copy, Debug)]
 enum Item {
-    Stick { a: usize, b: usize, rest: f64, sense: Sense, alpha: f64, row: usize, constraint: usize },
-    Pin { a: usize, target: Vec3, velocity: Vec3, alpha: f64, row: usize },
+    Stick {
+        a: usize,
+        b: usize,
+        rest: f64,
+        sense: Sense,
+        alpha: f64,
+        row: usize,
+        constraint: usize,
+    },
+    Pin {
+        a: usize,
+        target: Vec3,
+        velocity: Vec3,
+        alpha: f64,
+        row: usize,
+    },
 }
 
 impl Item {
@@ -210,15 +241,23 @@ impl RelaxSolver {
             }
             let mut x = state.x[i];
             let mut x_prev = state.x_prev[i];
-            for_each_contact(&scene.planes, &scene.spheres, scene.bounds.as_ref(), &state.x[i], self.radius[i], 0.0, |c| {
-                // Re-evaluate at the moving x: an earlier face may already have pushed it out.
-                let depth = -(c.c + c.normal.dot(&(x - state.x[i])));
-                if depth > 0.0 {
-                    x += c.normal * depth;
-                    x_prev = seed_friction(&x, &x_prev, &c.normal, depth, c.friction);
-                    worst = worst.max(depth);
-                }
-            });
+            for_each_contact(
+                &scene.planes,
+                &scene.spheres,
+                scene.bounds.as_ref(),
+                &state.x[i],
+                self.radius[i],
+                0.0,
+                |c| {
+                    // Re-evaluate at the moving x: an earlier face may already have pushed it out.
+                    let depth = -(c.c + c.normal.dot(&(x - state.x[i])));
+                    if depth > 0.0 {
+                        x += c.normal * depth;
+                        x_prev = seed_friction(&x, &x_prev, &c.normal, depth, c.friction);
+                        worst = worst.max(depth);
+                    }
+                },
+            );
             state.x[i] = x;
             state.x_prev[i] = x_prev;
         }
@@ -227,15 +266,38 @@ impl RelaxSolver {
 
     /// Computes `Δλ` of one row and its residual contribution, from the current positions.
     #[inline]
-    fn stick_delta(&self, x: &[Vec3], item: &Item, alpha_tilde: f64, step: u64) -> (Vec3, f64, f64) {
-        let Item::Stick { a, b, rest, sense, row, constraint, .. } = *item else { unreachable!() };
+    fn stick_delta(
+        &self,
+        x: &[Vec3],
+        item: &Item,
+        alpha_tilde: f64,
+        step: u64,
+    ) -> (Vec3, f64, f64) {
+        let Item::Stick {
+            a,
+            b,
+            rest,
+            sense,
+            row,
+            constraint,
+            ..
+        } = *item
+        else {
+            unreachable!()
+        };
         let seed = self.cfg.seed;
         let r = stick_row(&x[a], &x[b], rest, sense, self.cfg.sqrt_approx, || {
             Rng::new(seed ^ ((constraint as u64) << 24) ^ step.rotate_left(48)).unit_vector()
         });
         let denom = self.w[a] + self.w[b] + alpha_tilde;
         let lambda = if self.cfg.xpbd { self.lambda[row] } else { 0.0 };
-        let dl = delta_lambda(r.c, self.w[a] + self.w[b], alpha_tilde, lambda, sense != Sense::Equal);
+        let dl = delta_lambda(
+            r.c,
+            self.w[a] + self.w[b],
+            alpha_tilde,
+            lambda,
+            sense != Sense::Equal,
+        );
         (r.normal, dl, (dl * denom).abs())
     }
 
@@ -248,13 +310,21 @@ impl RelaxSolver {
     }
 
     /// One Gauss-Seidel sweep over the items in `order`; returns the residual.
-    fn gauss_seidel_sweep(&mut self, state: &mut State, order: &[usize], h: f64, scale: f64) -> f64 {
+    fn gauss_seidel_sweep(
+        &mut self,
+        state: &mut State,
+        order: &[usize],
+        h: f64,
+        scale: f64,
+    ) -> f64 {
         let mut residual: f64 = 0.0;
         let time = state.time;
         for &j in order {
             let item = self.items[j];
             match item {
-                Item::Stick { a, b, alpha, row, .. } => {
+                Item::Stick {
+                    a, b, alpha, row, ..
+                } => {
                     let at = self.alpha_tilde(alpha, h);
                     let (n, dl, res) = self.stick_delta(&state.x, &item, at, state.step);
                     if self.w[a] + self.w[b] == 0.0 {
@@ -266,11 +336,21 @@ impl RelaxSolver {
                     state.x[a] -= n * (self.w[a] * dl);
                     state.x[b] += n * (self.w[b] * dl);
                 }
-                Item::Pin { a, target, velocity, alpha, row } => {
+                Item::Pin {
+                    a,
+                    target,
+                    velocity,
+                    alpha,
+                    row,
+                } => {
                     let at = self.alpha_tilde(alpha, h);
                     let goal = target + velocity * time;
                     for k in 0..3 {
-                        let lambda = if self.cfg.xpbd { self.lambda[row + k] } else { 0.0 };
+                        let lambda = if self.cfg.xpbd {
+                            self.lambda[row + k]
+                        } else {
+                            0.0
+                        };
                         let c = state.x[a][k] - goal[k];
                         let dl = delta_lambda(c, self.w[a], at, lambda, false);
                         residual = residual.max((dl * (self.w[a] + at)).abs());
@@ -284,7 +364,8 @@ impl RelaxSolver {
         residual
     }
 
-    /// One Jacobi sweep; returns the residual.
+    /// One Jacobi sweep with stiffness `scale` (ω is applied in the averaging); returns the
+    /// residual.
     fn jacobi_sweep(&mut self, state: &mut State, h: f64, scale: f64) -> f64 {
         let mut residual: f64 = 0.0;
         let time = state.time;
@@ -293,7 +374,15 @@ impl RelaxSolver {
         for j in 0..self.items.len() {
             let item = self.items[j];
             match item {
-                Item::Stick { a, b, alpha, row, rest: _, sense, .. } => {
+                Item::Stick {
+                    a,
+                    b,
+                    alpha,
+                    row,
+                    rest: _,
+                    sense,
+                    ..
+                } => {
                     let at = self.alpha_tilde(alpha, h);
                     let (n, dl, res) = self.stick_delta(&state.x, &item, at, state.step);
                     self.dl[row] = dl * scale;
@@ -307,12 +396,23 @@ impl RelaxSolver {
                     self.count[a] += 1;
                     self.count[b] += 1;
                 }
-                Item::Pin { a, target, velocity, alpha, row } => {
+                Item::Pin {
+                    a,
+                    target,
+                    velocity,
+                    alpha,
+                    row,
+                } => {
                     let at = self.alpha_tilde(alpha, h);
                     let goal = target + velocity * time;
                     for k in 0..3 {
-                        let lambda = if self.cfg.xpbd { self.lambda[row + k] } else { 0.0 };
-                        let dl = delta_lambda(state.x[a][k] - goal[k], self.w[a], at, lambda, false);
+                        let lambda = if self.cfg.xpbd {
+                            self.lambda[row + k]
+                        } else {
+                            0.0
+                        };
+                        let dl =
+                            delta_lambda(state.x[a][k] - goal[k], self.w[a], at, lambda, false);
                         residual = residual.max((dl * (self.w[a] + at)).abs());
                         self.dl[row + k] = dl * scale;
                         self.dx[a][k] += self.w[a] * dl * scale;
@@ -357,12 +457,30 @@ impl Solver for RelaxSolver {
         for (j, c) in scene.constraints.iter().enumerate() {
             match c.kind {
                 Kind::Stick { a, b, rest, sense } => {
-                    self.items.push(Item::Stick { a, b, rest, sense, alpha: c.compliance, row: rows, constraint: j });
+                    self.items.push(Item::Stick {
+                        a,
+                        b,
+                        rest,
+                        sense,
+                        alpha: c.compliance,
+                        row: rows,
+                        constraint: j,
+                    });
                     rows += 1;
                 }
-                Kind::Pin { a, target, velocity } => {
+                Kind::Pin {
+                    a,
+                    target,
+                    velocity,
+                } => {
                     if scene.particles[a].w > 0.0 {
-                        self.items.push(Item::Pin { a, target, velocity, alpha: c.compliance, row: rows });
+                        self.items.push(Item::Pin {
+                            a,
+                            target,
+                            velocity,
+                            alpha: c.compliance,
+                            row: rows,
+                        });
                         rows += 3;
                     }
                 }
@@ -378,7 +496,12 @@ impl Solver for RelaxSolver {
         Ok(())
     }
 
-    fn solve(&mut self, ctx: &StepContext, state: &mut State, observer: &mut dyn Observer) -> Result<SolveInfo, SolveError> {
+    fn solve(
+        &mut self,
+        ctx: &StepContext,
+        state: &mut State,
+        observer: &mut dyn Observer,
+    ) -> Result<SolveInfo, SolveError> {
         let scene = ctx.scene;
         if self.w.len() != scene.particles.len() {
             self.prepare(scene)?;
@@ -398,7 +521,11 @@ impl Solver for RelaxSolver {
         let mut info = SolveInfo::default();
         let want_violation = observer.wants_violation();
         for it in 1..=n_iter {
-            let mut residual = if scene.has_colliders() { self.project_colliders(scene, state) } else { 0.0 };
+            let mut residual = if scene.has_colliders() {
+                self.project_colliders(scene, state)
+            } else {
+                0.0
+            };
             residual = residual.max(match self.cfg.mode {
                 Mode::GaussSeidel => {
                     let mut ordering = std::mem::take(&mut self.ordering);
@@ -409,7 +536,7 @@ impl Solver for RelaxSolver {
                     self.ordering = ordering;
                     r
                 }
-                Mode::Jacobi => self.jacobi_sweep(state, ctx.h, scale),
+                Mode::Jacobi => self.jacobi_sweep(state, ctx.h, k),
             });
             info.iterations = it;
             info.residual = residual;
@@ -449,13 +576,21 @@ pub fn apply_restitution(scene: &Scene, predicted: &[Vec3], state: &mut State, h
         }
         let x = state.x[i];
         let mut x_prev = state.x_prev[i];
-        for_each_contact(&scene.planes, &scene.spheres, scene.bounds.as_ref(), &x, p.radius, 1e-9, |c| {
-            let approach = (predicted[i] - x_prev).dot(&c.normal);
-            if c.restitution > 0.0 && -approach > threshold {
-                let now = (x - x_prev).dot(&c.normal);
-                x_prev += c.normal * (now + c.restitution * approach);
-            }
-        });
+        for_each_contact(
+            &scene.planes,
+            &scene.spheres,
+            scene.bounds.as_ref(),
+            &x,
+            p.radius,
+            1e-9,
+            |c| {
+                let approach = (predicted[i] - x_prev).dot(&c.normal);
+                if c.restitution > 0.0 && -approach > threshold {
+                    let now = (x - x_prev).dot(&c.normal);
+                    x_prev += c.normal * (now + c.restitution * approach);
+                }
+            },
+        );
         state.x_prev[i] = x_prev;
     }
 }

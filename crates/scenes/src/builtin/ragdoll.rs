@@ -27,10 +27,22 @@ pub const RIGHT_KNEE: usize = 12;
 
 fn params() -> Vec<ParamSpec> {
     vec![
-        ParamSpec::num("height", 0.2, "initial height of the feet above the floor (m)"),
-        ParamSpec::num("push", 3.0, "speed of the blow at the right shoulder, along −z (m/s)"),
+        ParamSpec::num(
+            "height",
+            0.2,
+            "initial height of the feet above the floor (m)",
+        ),
+        ParamSpec::num(
+            "push",
+            3.0,
+            "speed of the blow at the right shoulder, along −z (m/s)",
+        ),
         ParamSpec::num("friction", 0.5, "floor friction μ"),
-        ParamSpec::num("knee_gap", 0.12, "minimum distance between the knees, and between the feet (m)"),
+        ParamSpec::num(
+            "knee_gap",
+            0.12,
+            "minimum distance between the knees, and between the feet (m)",
+        ),
         ParamSpec::num("mass", 5.0, "mass of each particle (kg)"),
     ]
 }
@@ -63,10 +75,26 @@ fn build(p: &Params) -> Result<Scene, ParamError> {
     }
     scene.particles[3].v = Vec3::new(0.0, 0.0, -p.non_negative("push")?);
     let bones = [
-        (0, 1), (1, 2), (1, 3), (2, 3), // head, neck, shoulders
-        (2, 4), (4, 6), (3, 5), (5, 7), // arms
-        (1, 8), (2, 9), (3, 10), (2, 10), (3, 9), (8, 9), (8, 10), (9, 10), // torso
-        (9, 11), (11, 13), (10, 12), (12, 14), // legs
+        (0, 1),
+        (1, 2),
+        (1, 3),
+        (2, 3), // head, neck, shoulders
+        (2, 4),
+        (4, 6),
+        (3, 5),
+        (5, 7), // arms
+        (1, 8),
+        (2, 9),
+        (3, 10),
+        (2, 10),
+        (3, 9),
+        (8, 9),
+        (8, 10),
+        (9, 10), // torso
+        (9, 11),
+        (11, 13),
+        (10, 12),
+        (12, 14), // legs
     ];
     for (a, b) in bones {
         scene.stick(a, b);
@@ -74,12 +102,31 @@ fn build(p: &Params) -> Result<Scene, ParamError> {
     // Angle limits as minimum distances (§6, Figure 8): elbows and knees cannot fold shut, the
     // head cannot fold onto the chest, knees and feet cannot pass through each other.
     let limit = |scene: &Scene, a: usize, b: usize, fraction: f64| {
-        Constraint::min_distance(a, b, fraction * (scene.particles[b].x - scene.particles[a].x).norm())
+        Constraint::min_distance(
+            a,
+            b,
+            fraction * (scene.particles[b].x - scene.particles[a].x).norm(),
+        )
     };
-    let limits = [limit(&scene, 2, 6, 0.45), limit(&scene, 3, 7, 0.45), limit(&scene, 9, 13, 0.55), limit(&scene, 10, 14, 0.55), limit(&scene, 0, 8, 0.85)];
+    let limits = [
+        limit(&scene, 2, 6, 0.45),
+        limit(&scene, 3, 7, 0.45),
+        limit(&scene, 9, 13, 0.55),
+        limit(&scene, 10, 14, 0.55),
+        limit(&scene, 0, 8, 0.85),
+    ];
     scene.constraints.extend(limits);
-    scene.constraints.push(Constraint::min_distance(LEFT_KNEE, RIGHT_KNEE, gap));
-    scene.constraints.push(Constraint::min_distance(13, 14, gap));
-    scene.planes.push(Plane { normal: Vec3::y(), offset: 0.0, friction: p.non_negative("friction")?, restitution: 0.0 });
+    scene
+        .constraints
+        .push(Constraint::min_distance(LEFT_KNEE, RIGHT_KNEE, gap));
+    scene
+        .constraints
+        .push(Constraint::min_distance(13, 14, gap));
+    scene.planes.push(Plane {
+        normal: Vec3::y(),
+        offset: 0.0,
+        friction: p.non_negative("friction")?,
+        restitution: 0.0,
+    });
     Ok(scene)
 }

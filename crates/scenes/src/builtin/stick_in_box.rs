@@ -20,7 +20,11 @@ fn params() -> Vec<ParamSpec> {
     vec![
         ParamSpec::num("length", 1.0, "stick length (m)"),
         ParamSpec::num("size", 10.0, "box edge (m)"),
-        ParamSpec::num("spin", 3.0, "opposite sideways speeds of the two ends (m/s)"),
+        ParamSpec::num(
+            "spin",
+            3.0,
+            "opposite sideways speeds of the two ends (m/s)",
+        ),
         ParamSpec::num("friction", 0.0, "box friction μ"),
     ]
 }
@@ -29,7 +33,10 @@ fn build(p: &Params) -> Result<Scene, ParamError> {
     let length = p.positive("length")?;
     let size = p.positive("size")?;
     if length >= size {
-        return Err(ParamError::new("length", format!("{length} m does not fit in a box of {size} m")));
+        return Err(ParamError::new(
+            "length",
+            format!("{length} m does not fit in a box of {size} m"),
+        ));
     }
     let spin = p.non_negative("spin")?;
     let mut scene = Scene::new("stick-in-box");
@@ -40,6 +47,11 @@ fn build(p: &Params) -> Result<Scene, ParamError> {
     b.v = Vec3::new(1.0, 2.0 + spin, -spin);
     let (a, b) = (scene.add(a), scene.add(b));
     scene.stick(a, b);
-    scene.bounds = Some(BoxCollider { min: Vec3::zeros(), max: Vec3::repeat(size), friction: p.non_negative("friction")?, restitution: 0.0 });
+    scene.bounds = Some(BoxCollider {
+        min: Vec3::zeros(),
+        max: Vec3::repeat(size),
+        friction: p.non_negative("friction")?,
+        restitution: 0.0,
+    });
     Ok(scene)
 }

@@ -1,0 +1,283 @@
+//! `solverlab simulate`: one scene, one solver, tidy CSVs.
+//!
+//! Data flow: scene → [`Simulation`] (predict, solve, measure) → [`Recorder`] (an observer that
+//! streams trace rows) → CSV files → `meta.json`.
+
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+use solverlab_core::hash::{hex, state_hash};
+use solverlab_core::metrics::measure;
+use solverlab_core::sim::{FrameReport, SimError, Simulation};
+use solverlab_core::solver::{IterationReport, Observer};
+use solverlab_core::Scene;
+use solverlab_scenes::file::SceneFile;
+use solverlab_solvers::SolverConfig;
+
+use crate::output::{num, write_atomic, CsvOut};
+use crate::CliError;
+
+/// Everything a simulate run needs, already validated.
+pub struct RunSpec {
+    /// The scene as given on the command line (name or path).
+    pub scene_arg: String,
+    /// The `--set` overrides.
+    pub sets: Vec<String>,
+    /// The resolved scene.
+    pub scene: Scene,
+    /// The solver label.
+    pub label: String,
+    /// The solver settings.
+    pub solver: SolverConfig,
+    /// Frames to simulate.
+    pub frames: u64,
+    /// Substeps per frame.
+    pub substeps: u32,
+    /// Write positions every this many frames (0: never).
+    pub positions_every: u64,
+    /// Compute the common violation after every iteration (trace column `violation`).
+    pub violation: bool,
+    /// Output directory.
+    pub out: PathBuf,
+}
+
+/// Columns of `steps.csv`.
+pub const STEP_COLUMNS: [&str; 16] = [
+    "frame",
+    "time",
+    "iterations",
+    "residual",
+    "converged",
+    "max_violation",
+    "rms_violation",
+    "max_penetration",
+    "max_stretch",
+    "kinetic_energy",
+    "potential_energy",
+    "momentum_x",
+    "momentum_y",
+    "momentum_z",
+    "solve_seconds",
+    "integrate_seconds",
+];
+
+/// Columns of `trace.csv`.
+pub const TRACE_COLUMNS: [&str; 7] = [
+    "frame",
+    "substep",
+    "outer",
+    "iteration",
+    "residual",
+    "delta_lambda",
+    "violation",
+];
+
+/// The `steps.csv` fields of one frame report.
+pub fn step_fields(r: &FrameReport) -> Vec<String> {
+    let m = &r.metrics;
+    vec![
+        r.frame.to_string(),
+        num(r.time),
+        r.iterations.to_string(),
+        num(r.residual),
+        (r.converged as u8).to_string(),
+        num(m.max_violation),
+        num(m.rms_violation),
+        num(m.max_penetration),
+        num(m.max_stretch),
+        num(m.kinetic_energy),
+        num(m.potential_energy),
+        num(m.momentum.x),
+        num(m.momentum.y),
+        num(m.momentum.z),
+        num(r.solve_seconds),
+        num(r.integrate_seconds),
+    ]
+}
+
+/// An observer that streams every inner iteration to `trace.csv`.
+pub struct Recorder {
+    trace: CsvOut,
+    frame: u64,
+    substep: u32,
+    violation: bool,
+    error: Option<std::io::Error>,
+}
+
+impl Observer for Recorder {
+    fn wants_violation(&self) -> bool {
+        self.violation
+    }
+    fn begin_step(&mut self, frame: u64, substep: u32) {
+        self.frame = frame;
+        self.substep = substep;
+    }
+    fn iteration(&mut self, r: &IterationReport) {
+        let opt = |x: Option<f64>| x.map(num).unwrap_or_default();
+        let row = [
+            self.frame.to_string(),
+            self.substep.to_string(),
+            r.outer.to_string(),
+            r.iteration.to_string(),
+            num(r.residual),
+            opt(r.delta_lambda),
+            opt(r.violation),
+        ];
+        if let Err(e) = self.trace.row(row) {
+            self.error.get_or_insert(e);
+        }
+    }
+}
+
+#[derive(Serialize)]
+struct Meta<'a> {
+    solverlab_version: &'static str,
+    commit: &'static str,
+    rustc: &'static str,
+    status: &'a str,
+    error: Option<String>,
+    scene: SceneMeta<'a>,
+    solver: SolverMeta<'a>,
+    frames_requested: u64,
+    frames_completed: u64,
+    dt: f64,
+    substeps: u32,
+    h: f64,
+    final_state_hash: String,
+}
+
+#[derive(Serialize)]
+struct SceneMeta<'a> {
+    argument: &'a str,
+    sets: &'a [String],
+    resolved: SceneFile,
+}
+
+#[derive(Serialize)]
+struct SolverMeta<'a> {
+    label: &'a str,
+    config: &'a SolverConfig,
+}
+
+fn io_err(path: &Path) -> impl Fn(std::io::Error) -> CliError + '_ {
+    move |e| CliError::Io(format!("{}: {e}", path.display()))
+}
+
+/// Runs the simulation and writes `steps.csv`, `trace.csv`, `positions.csv` and `meta.json`.
+///
+/// A divergence stops the run, keeps every row written so far, records the error in
+/// `meta.json`, and is returned as [`CliError::Diverged`].
+pub fn run(spec: &RunSpec) -> Result<String, CliError> {
+    let mut solver = solverlab_solvers::build(&spec.solver, &spec.label)
+        .map_err(|e| CliError::Input(format!("--solver: {e}")))?;
+    std::fs::create_dir_all(&spec.out).map_err(io_err(&spec.out))?;
+    let path = |name: &str| spec.out.join(name);
+    let mut steps = CsvOut::create(&path("steps.csv"), &STEP_COLUMNS).map_err(io_err(&spec.out))?;
+    let trace = CsvOut::create(&path("trace.csv"), &TRACE_COLUMNS).map_err(io_err(&spec.out))?;
+    let mut positions = CsvOut::create(
+        &path("positions.csv"),
+        &["frame", "particle", "x", "y", "z"],
+    )
+    .map_err(io_err(&spec.out))?;
+    let mut recorder = Recorder {
+        trace,
+        frame: 0,
+        substep: 0,
+        violation: spec.violation,
+        error: None,
+    };
+
+    let scene = &spec.scene;
+    let mut sim = Simulation::new(scene, solver.as_mut(), scene.dt, spec.substeps)
+        .map_err(|e| CliError::Input(format!("--solver: {e}")))?;
+    let write_positions =
+        |positions: &mut CsvOut, frame: u64, x: &[solverlab_core::Vec3]| -> std::io::Result<()> {
+            for (i, p) in x.iter().enumerate() {
+                positions.row([
+                    frame.to_string(),
+                    i.to_string(),
+                    num(p.x),
+                    num(p.y),
+                    num(p.z),
+                ])?;
+            }
+            Ok(())
+        };
+    // Frame 0: the initial state, so that drift can be normalised by it.
+    let initial = FrameReport {
+        frame: 0,
+        time: 0.0,
+        iterations: 0,
+        residual: 0.0,
+        converged: true,
+        solve_seconds: 0.0,
+        integrate_seconds: 0.0,
+        metrics: measure(scene, &sim.state, sim.h()),
+    };
+    steps
+        .row(step_fields(&initial))
+        .map_err(io_err(&spec.out))?;
+    if spec.positions_every > 0 {
+        write_positions(&mut positions, 0, &sim.state.x).map_err(io_err(&spec.out))?;
+    }
+
+    let bar = crate::progress_bar(spec.frames, &format!("{} · {}", scene.name, spec.label));
+    let mut failure = None;
+    for _ in 0..spec.frames {
+        match sim.step_frame(&mut recorder) {
+            Ok(report) => {
+                steps.row(step_fields(&report)).map_err(io_err(&spec.out))?;
+                if spec.positions_every > 0 && report.frame % spec.positions_every == 0 {
+                    write_positions(&mut positions, report.frame, &sim.state.x)
+                        .map_err(io_err(&spec.out))?;
+                }
+                bar.inc(1);
+            }
+            Err(e) => {
+                failure = Some(e);
+                break;
+            }
+        }
+    }
+    bar.finish_and_clear();
+    if let Some(e) = recorder.error.take() {
+        return Err(io_err(&spec.out)(e));
+    }
+    let completed = sim.frame();
+    let hash = hex(state_hash(&sim.state));
+    let meta = Meta {
+        solverlab_version: env!("CARGO_PKG_VERSION"),
+        commit: env!("SOLVERLAB_COMMIT"),
+        rustc: env!("SOLVERLAB_RUSTC"),
+        status: if failure.is_some() { "diverged" } else { "ok" },
+        error: failure.as_ref().map(SimError::to_string),
+        scene: SceneMeta {
+            argument: &spec.scene_arg,
+            sets: &spec.sets,
+            resolved: SceneFile::from_scene(scene),
+        },
+        solver: SolverMeta {
+            label: &spec.label,
+            config: &spec.solver,
+        },
+        frames_requested: spec.frames,
+        frames_completed: completed,
+        dt: scene.dt,
+        substeps: spec.substeps,
+        h: sim.h(),
+        final_state_hash: hash.clone(),
+    };
+    drop(sim);
+    steps.commit().map_err(io_err(&spec.out))?;
+    recorder.trace.commit().map_err(io_err(&spec.out))?;
+    positions.commit().map_err(io_err(&spec.out))?;
+    let json = serde_json::to_string_pretty(&meta).expect("meta serialises");
+    write_atomic(&path("meta.json"), &(json + "\n")).map_err(io_err(&spec.out))?;
+    match failure {
+        Some(e) => Err(CliError::Diverged(format!(
+            "{e}; the rows of frames 0..={completed} are kept in {}",
+            spec.out.display()
+        ))),
+        None => Ok(hash),
+    }
+}

@@ -1,0 +1,328 @@
+//! The `solverlab` command as a user meets it: outputs, exit codes, bad input.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn solverlab(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_solverlab"))
+        .args(args)
+        .output()
+        .expect("runs")
+}
+
+fn tmp(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("solverlab-cli-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    d
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn csv_rows(path: &Path) -> Vec<Vec<String>> {
+    let mut r = csv::Reader::from_path(path).unwrap();
+    r.records()
+        .map(|x| x.unwrap().iter().map(str::to_string).collect())
+        .collect()
+}
+
+#[test]
+fn simulate_writes_the_four_files_with_the_documented_columns() {
+    let out = tmp("ok");
+    let o = solverlab(&[
+        "simulate",
+        "--scene",
+        "chain",
+        "--set",
+        "links=5",
+        "--solver",
+        "gs",
+        "--frames",
+        "10",
+        "--substeps",
+        "2",
+        "--out",
+        out.to_str().unwrap(),
+        "--violation",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let header = |f: &str| {
+        std::fs::read_to_string(out.join(f))
+            .unwrap()
+            .lines()
+            .next()
+            .unwrap()
+            .to_string()
+    };
+    assert!(header("steps.csv").starts_with("frame,time,iterations,residual,converged,max_violation,rms_violation,max_penetration,max_stretch,kinetic_energy,potential_energy"));
+    assert!(header("steps.csv").contains("solve_seconds"));
+    assert_eq!(
+        header("trace.csv"),
+        "frame,substep,outer,iteration,residual,delta_lambda,violation"
+    );
+    assert_eq!(header("positions.csv"), "frame,particle,x,y,z");
+    assert_eq!(
+        csv_rows(&out.join("steps.csv")).len(),
+        11,
+        "frame 0 and 10 frames"
+    );
+    assert_eq!(
+        csv_rows(&out.join("trace.csv")).len(),
+        10 * 2 * 10,
+        "frames × substeps × iterations"
+    );
+    assert_eq!(csv_rows(&out.join("positions.csv")).len(), 11 * 6);
+    let trace = csv_rows(&out.join("trace.csv"));
+    assert!(
+        trace.iter().all(|r| !r[6].is_empty()),
+        "--violation fills the violation column"
+    );
+    let meta: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("meta.json")).unwrap()).unwrap();
+    assert_eq!(meta["status"], "ok");
+    assert_eq!(meta["frames_completed"], 10);
+    assert_eq!(meta["solver"]["config"]["kind"], "relax");
+    assert_eq!(
+        meta["scene"]["resolved"]["particle"]
+            .as_array()
+            .unwrap()
+            .len(),
+        6
+    );
+    assert_eq!(meta["final_state_hash"].as_str().unwrap().len(), 16);
+    let leftovers: Vec<_> = std::fs::read_dir(&out)
+        .unwrap()
+        .filter(|e| {
+            e.as_ref()
+                .unwrap()
+                .file_name()
+                .to_string_lossy()
+                .ends_with(".tmp")
+        })
+        .collect();
+    assert!(leftovers.is_empty());
+}
+
+#[test]
+fn the_same_run_twice_gives_identical_positions_and_hash() {
+    let (a, b) = (tmp("det-a"), tmp("det-b"));
+    for d in [&a, &b] {
+        let o = solverlab(&[
+            "simulate",
+            "--scene",
+            "cloth",
+            "--set",
+            "nx=6",
+            "--set",
+            "ny=6",
+            "--solver",
+            "{ kind = \"relax\", order = \"shuffled\", seed = 3 }",
+            "--frames",
+            "30",
+            "--out",
+            d.to_str().unwrap(),
+        ]);
+        assert!(o.status.success(), "{}", stderr(&o));
+    }
+    assert_eq!(
+        std::fs::read(a.join("positions.csv")).unwrap(),
+        std::fs::read(b.join("positions.csv")).unwrap()
+    );
+    let hash = |d: &Path| {
+        serde_json::from_str::<serde_json::Value>(
+            &std::fs::read_to_string(d.join("meta.json")).unwrap(),
+        )
+        .unwrap()["final_state_hash"]
+            .clone()
+    };
+    assert_eq!(hash(&a), hash(&b));
+}
+
+fn assert_bad_input(args: &[&str], expected: &[&str]) {
+    let out = tmp("bad");
+    let mut full: Vec<&str> = args.to_vec();
+    let out_s = out.to_str().unwrap().to_string();
+    full.extend(["--out", &out_s]);
+    let o = solverlab(&full);
+    assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+    let e = stderr(&o);
+    for piece in expected {
+        assert!(e.contains(piece), "{args:?}: expected `{piece}` in `{e}`");
+    }
+    assert!(!out.exists(), "{args:?}: bad input must write nothing");
+}
+
+#[test]
+fn bad_input_is_named_exits_2_and_writes_nothing() {
+    let sim = |extra: &[&'static str]| -> Vec<&'static str> {
+        [&["simulate", "--frames", "5"], extra].concat()
+    };
+    assert_bad_input(
+        &sim(&["--scene", "nosuch"]),
+        &["scene `nosuch`", "not a builtin"],
+    );
+    assert_bad_input(
+        &sim(&["--scene", "cloth", "--set", "nx=-3"]),
+        &["builtin cloth", "nx", "whole number"],
+    );
+    assert_bad_input(
+        &sim(&["--scene", "cloth", "--set", "colour=3"]),
+        &["builtin cloth", "colour", "unknown parameter"],
+    );
+    assert_bad_input(
+        &sim(&["--scene", "chain", "--set", "mass=-1"]),
+        &["builtin chain", "mass", "must be positive"],
+    );
+    assert_bad_input(
+        &sim(&["--scene", "chain", "--set", "damping=1.5"]),
+        &["damping", "outside [0, 1)"],
+    );
+    assert_bad_input(
+        &sim(&["--scene", "chain", "--solver", "nosuch"]),
+        &["--solver", "unknown preset `nosuch`"],
+    );
+    assert_bad_input(
+        &sim(&[
+            "--scene",
+            "chain",
+            "--solver",
+            "{ kind = \"relax\", omega = 2.5 }",
+        ]),
+        &["--solver", "omega", "outside (0, 2)"],
+    );
+    assert_bad_input(
+        &sim(&[
+            "--scene",
+            "chain",
+            "--solver",
+            "{ kind = \"relax\", iterations = -1 }",
+        ]),
+        &["--solver", "iterations", "at least 1"],
+    );
+    assert_bad_input(
+        &sim(&[
+            "--scene",
+            "chain",
+            "--solver",
+            "{ kind = \"relax\", omgea = 1.2 }",
+        ]),
+        &["--solver", "unknown field `omgea`"],
+    );
+    assert_bad_input(&sim(&["--scene", "chain", "--dt=-0.1"]), &["--dt"]);
+    assert_bad_input(
+        &sim(&["--scene", "missing-file.toml"]),
+        &["missing-file.toml", "cannot read"],
+    );
+}
+
+#[test]
+fn a_malformed_scene_file_is_named_with_its_field() {
+    let dir = tmp("file");
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("bad.toml");
+    std::fs::write(&file, "name = \"x\"\n[[particle]]\nx = [0.0, 0.0, 0.0]\n[[particle]]\nx = [1.0, 0.0, 0.0]\n[[constraint]]\ntype = \"distance\"\na = 0\nb = 5\n").unwrap();
+    assert_bad_input(
+        &["simulate", "--scene", file.to_str().unwrap()],
+        &["bad.toml", "constraint[0].b", "out of range"],
+    );
+}
+
+#[test]
+fn a_diverging_run_exits_1_names_frame_and_solver_and_keeps_the_rows() {
+    let out = tmp("diverge");
+    let o = solverlab(&[
+        "simulate",
+        "--scene",
+        "pendulum",
+        "--set",
+        "gravity=[0, -1e300, 0]",
+        "--solver",
+        "sor",
+        "--frames",
+        "100",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert!(
+        e.contains("diverged") && e.contains("frame") && e.contains("`sor`"),
+        "{e}"
+    );
+    let steps = csv_rows(&out.join("steps.csv"));
+    assert!(
+        !steps.is_empty() && steps.len() < 101,
+        "rows up to the divergence are kept: {}",
+        steps.len()
+    );
+    assert!(
+        steps.iter().all(|r| r.iter().all(|f| !f.contains("NaN"))),
+        "no NaN row is written"
+    );
+    let meta: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("meta.json")).unwrap()).unwrap();
+    assert_eq!(meta["status"], "diverged");
+    assert_eq!(
+        meta["frames_completed"].as_u64().unwrap() as usize + 1,
+        steps.len()
+    );
+}
+
+#[test]
+fn every_builtin_exports_to_a_file_that_simulates_like_the_builtin() {
+    let dir = tmp("export");
+    std::fs::create_dir_all(&dir).unwrap();
+    for name in [
+        "particles-in-box",
+        "stick-in-box",
+        "cloth",
+        "plant",
+        "chain",
+        "pendulum",
+        "tetrahedron",
+        "ragdoll",
+        "spring",
+    ] {
+        let o = solverlab(&["scene", "export", name]);
+        assert!(o.status.success(), "{name}: {}", stderr(&o));
+        let file = dir.join(format!("{name}.toml"));
+        std::fs::write(&file, &o.stdout).unwrap();
+        let run = |scene: &str, out: &Path| {
+            let o = solverlab(&[
+                "simulate",
+                "--scene",
+                scene,
+                "--frames",
+                "20",
+                "--out",
+                out.to_str().unwrap(),
+                "--positions-every",
+                "0",
+            ]);
+            assert!(o.status.success(), "{scene}: {}", stderr(&o));
+            serde_json::from_str::<serde_json::Value>(
+                &std::fs::read_to_string(out.join("meta.json")).unwrap(),
+            )
+            .unwrap()["final_state_hash"]
+                .clone()
+        };
+        assert_eq!(
+            run(name, &dir.join(format!("{name}-b"))),
+            run(file.to_str().unwrap(), &dir.join(format!("{name}-f"))),
+            "{name}"
+        );
+    }
+}
+
+#[test]
+fn lists_name_every_scene_and_preset() {
+    let scenes = String::from_utf8(solverlab(&["scene", "list"]).stdout).unwrap();
+    for name in ["particles-in-box", "cloth", "ragdoll", "spring"] {
+        assert!(scenes.contains(name));
+    }
+    let solvers = String::from_utf8(solverlab(&["solver", "list"]).stdout).unwrap();
+    for name in ["gs", "jacobi", "sor", "xpbd"] {
+        assert!(solvers.lines().any(|l| l.starts_with(name)), "{name}");
+    }
+}
