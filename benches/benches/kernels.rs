@@ -29,7 +29,9 @@ fn predicted(scene: &Scene) -> State {
 
 fn relax(scene: &Scene, mode: Mode) -> RelaxSolver {
     let omega = if mode == Mode::Jacobi { 1.5 } else { 1.0 };
-    let mut s = RelaxSolver::new(RelaxConfig { mode, omega, iterations: ITERATIONS as i64, ..Default::default() }, "bench").unwrap();
+    let mut s =
+        RelaxSolver::new(RelaxConfig { mode, omega, iterations: ITERATIONS as i64, ..Default::default() }, "bench")
+            .unwrap();
     s.prepare(scene).unwrap();
     s
 }
@@ -45,7 +47,11 @@ fn sweeps(c: &mut Criterion) {
     for (name, mode) in [("gauss_seidel", Mode::GaussSeidel), ("jacobi", Mode::Jacobi)] {
         let mut solver = relax(&scene, mode);
         group.bench_function(format!("solver_{name}"), |b| {
-            b.iter_batched_ref(|| state.clone(), |st| solver.solve(&ctx, st, &mut NullObserver).unwrap(), BatchSize::LargeInput)
+            b.iter_batched_ref(
+                || state.clone(),
+                |st| solver.solve(&ctx, st, &mut NullObserver).unwrap(),
+                BatchSize::LargeInput,
+            )
         });
     }
     let plain: Vec<[f64; 3]> = state.x.iter().map(|v| [v.x, v.y, v.z]).collect();

@@ -121,11 +121,16 @@ mod tests {
                     Mode::Jacobi => plain_jacobi(&mut plain, &sticks, omega, &mut dx, &mut count),
                 }
             }
-            let mut solver = RelaxSolver::new(RelaxConfig { mode, omega, iterations: 3, ..Default::default() }, "t").unwrap();
+            let mut solver =
+                RelaxSolver::new(RelaxConfig { mode, omega, iterations: 3, ..Default::default() }, "t").unwrap();
             solver.prepare(&scene).unwrap();
             let mut st = state.clone();
             solver.solve(&StepContext { scene: &scene, h: 0.01 }, &mut st, &mut NullObserver).unwrap();
-            let worst = st.x.iter().zip(&plain).map(|(a, b)| (a.x - b[0]).abs().max((a.y - b[1]).abs()).max((a.z - b[2]).abs())).fold(0.0, f64::max);
+            let worst =
+                st.x.iter()
+                    .zip(&plain)
+                    .map(|(a, b)| (a.x - b[0]).abs().max((a.y - b[1]).abs()).max((a.z - b[2]).abs()))
+                    .fold(0.0, f64::max);
             assert!(worst < 1e-12, "{mode:?}: {worst}");
             assert!(st.x != state.x, "the sweeps moved something");
         }

@@ -4,24 +4,15 @@ use std::process::Command;
 
 fn run(cmd: &str, args: &[&str]) -> Option<String> {
     let out = Command::new(cmd).args(args).output().ok()?;
-    out.status
-        .success()
-        .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
+    out.status.success().then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
 }
 
 fn main() {
     let commit = run("git", &["rev-parse", "HEAD"]).unwrap_or_else(|| "unknown".into());
-    let dirty = run("git", &["status", "--porcelain", "--untracked-files=no"])
-        .is_some_and(|s| !s.is_empty());
-    println!(
-        "cargo:rustc-env=SOLVERLAB_COMMIT={commit}{}",
-        if dirty { "-dirty" } else { "" }
-    );
+    let dirty = run("git", &["status", "--porcelain", "--untracked-files=no"]).is_some_and(|s| !s.is_empty());
+    println!("cargo:rustc-env=SOLVERLAB_COMMIT={commit}{}", if dirty { "-dirty" } else { "" });
     let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
-    println!(
-        "cargo:rustc-env=SOLVERLAB_RUSTC={}",
-        run(&rustc, &["--version"]).unwrap_or_else(|| "unknown".into())
-    );
+    println!("cargo:rustc-env=SOLVERLAB_RUSTC={}", run(&rustc, &["--version"]).unwrap_or_else(|| "unknown".into()));
     for path in ["../../.git/HEAD", "../../.git/index"] {
         if std::path::Path::new(path).exists() {
             println!("cargo:rerun-if-changed={path}");

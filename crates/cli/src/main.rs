@@ -102,11 +102,9 @@ pub enum CliError {
 pub fn progress_bar(len: u64, message: &str) -> ProgressBar {
     let bar = ProgressBar::new(len);
     bar.set_style(
-        ProgressStyle::with_template(
-            "{msg} [{bar:30}] {pos}/{len} frames, {elapsed} elapsed, eta {eta}",
-        )
-        .expect("valid template")
-        .progress_chars("=> "),
+        ProgressStyle::with_template("{msg} [{bar:30}] {pos}/{len} frames, {elapsed} elapsed, eta {eta}")
+            .expect("valid template")
+            .progress_chars("=> "),
     );
     bar.set_message(message.to_string());
     bar
@@ -118,31 +116,27 @@ fn parse_solver(arg: &str) -> Result<(String, SolverConfig), CliError> {
     struct Wrapper {
         solver: SolverConfig,
     }
-    let bad = |source: &str, e: &dyn std::fmt::Display| {
-        CliError::Input(format!("{source}: {}", e.to_string().trim_end()))
-    };
+    let bad =
+        |source: &str, e: &dyn std::fmt::Display| CliError::Input(format!("{source}: {}", e.to_string().trim_end()));
     let (label, config) = if arg.trim_start().starts_with('{') {
-        let w: Wrapper =
-            toml::from_str(&format!("solver = {arg}")).map_err(|e| bad("--solver", &e))?;
+        let w: Wrapper = toml::from_str(&format!("solver = {arg}")).map_err(|e| bad("--solver", &e))?;
         (w.solver.kind().to_string(), w.solver)
     } else if arg.ends_with(".toml") {
         let text = std::fs::read_to_string(arg).map_err(|e| bad(arg, &e))?;
         let config: SolverConfig = toml::from_str(&text).map_err(|e| bad(arg, &e))?;
-        let stem = std::path::Path::new(arg)
-            .file_stem()
-            .map(|s| s.to_string_lossy().into_owned())
-            .unwrap_or_default();
+        let stem = std::path::Path::new(arg).file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
         (stem, config)
     } else {
         let p = solverlab_solvers::preset(arg).ok_or_else(|| {
             let names: Vec<&str> = solverlab_solvers::presets().iter().map(|p| p.name).collect();
-            CliError::Input(format!("--solver: unknown preset `{arg}` (presets: {}; or an inline table {{ kind = \"relax\", … }})", names.join(", ")))
+            CliError::Input(format!(
+                "--solver: unknown preset `{arg}` (presets: {}; or an inline table {{ kind = \"relax\", … }})",
+                names.join(", ")
+            ))
         })?;
         (p.name.to_string(), p.config)
     };
-    config
-        .validate()
-        .map_err(|e| bad(&format!("--solver {label}"), &e))?;
+    config.validate().map_err(|e| bad(&format!("--solver {label}"), &e))?;
     Ok((label, config))
 }
 
@@ -154,25 +148,12 @@ fn print_out(text: &str) {
 
 fn run(cli: Cli) -> Result<(), CliError> {
     match cli.command {
-        Command::Simulate {
-            scene,
-            sets,
-            solver,
-            frames,
-            dt,
-            substeps,
-            out,
-            positions_every,
-            violation,
-        } => {
+        Command::Simulate { scene, sets, solver, frames, dt, substeps, out, positions_every, violation } => {
             let (label, config) = parse_solver(&solver)?;
-            let mut resolved = solverlab_scenes::resolve(&scene, &sets)
-                .map_err(|e| CliError::Input(e.to_string()))?;
+            let mut resolved = solverlab_scenes::resolve(&scene, &sets).map_err(|e| CliError::Input(e.to_string()))?;
             if let Some(dt) = dt {
                 if !(dt > 0.0 && dt.is_finite()) {
-                    return Err(CliError::Input(format!(
-                        "--dt: {dt} must be a positive number of seconds"
-                    )));
+                    return Err(CliError::Input(format!("--dt: {dt} must be a positive number of seconds")));
                 }
                 resolved.dt = dt;
             }
@@ -195,59 +176,34 @@ fn run(cli: Cli) -> Result<(), CliError> {
             eprintln!("wrote {} (final state hash {hash})", spec.out.display());
             Ok(())
         }
-        Command::Scene {
-            command: SceneCommand::List,
-        } => {
+        Command::Scene { command: SceneCommand::List } => {
             let mut text = String::new();
             for b in solverlab_scenes::builtins() {
-                text += &format!(
-                    "{:<18} {}\n{:<18} source: {}\n",
-                    b.name, b.summary, "", b.source
-                );
+                text += &format!("{:<18} {}\n{:<18} source: {}\n", b.name, b.summary, "", b.source);
                 for p in (b.params)() {
-                    text += &format!(
-                        "{:<18}   {:<12} = {:<14} {}\n",
-                        "",
-                        p.name,
-                        p.default.to_string(),
-                        p.doc
-                    );
+                    text += &format!("{:<18}   {:<12} = {:<14} {}\n", "", p.name, p.default.to_string(), p.doc);
                 }
             }
             text += "\nevery scene also takes --set dt=SECONDS, damping=[0,1), gravity=[x, y, z] (m/s²)\n";
             print_out(&text);
             Ok(())
         }
-        Command::Scene {
-            command: SceneCommand::Export { name, sets },
-        } => {
-            let scene = solverlab_scenes::resolve(&name, &sets)
-                .map_err(|e| CliError::Input(e.to_string()))?;
+        Command::Scene { command: SceneCommand::Export { name, sets } } => {
+            let scene = solverlab_scenes::resolve(&name, &sets).map_err(|e| CliError::Input(e.to_string()))?;
             let header = if sets.is_empty() {
                 format!("# {name}, exported by solverlab")
             } else {
                 format!("# {name} with {}, exported by solverlab", sets.join(" "))
             };
-            print_out(&format!(
-                "{header}\n{}",
-                SceneFile::from_scene(&scene).to_toml()
-            ));
+            print_out(&format!("{header}\n{}", SceneFile::from_scene(&scene).to_toml()));
             Ok(())
         }
-        Command::Solver {
-            command: SolverCommand::List,
-        } => {
+        Command::Solver { command: SolverCommand::List } => {
             let mut text = String::new();
             for p in solverlab_solvers::presets() {
                 let table = toml::to_string(&p.config).expect("configs serialise");
                 let inline: Vec<String> = table.lines().map(str::to_string).collect();
-                text += &format!(
-                    "{:<10} {}\n{:<10} {{ {} }}\n",
-                    p.name,
-                    p.summary,
-                    "",
-                    inline.join(", ")
-                );
+                text += &format!("{:<10} {}\n{:<10} {{ {} }}\n", p.name, p.summary, "", inline.join(", "));
             }
             print_out(&text);
             Ok(())

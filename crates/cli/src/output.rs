@@ -19,17 +19,10 @@ pub struct AtomicFile {
 impl AtomicFile {
     /// Starts writing `dest` (through `.NAME.tmp` in the same directory).
     pub fn create(dest: &Path) -> std::io::Result<Self> {
-        let name = dest
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
+        let name = dest.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
         let tmp = dest.with_file_name(format!(".{name}.tmp"));
         let writer = BufWriter::new(File::create(&tmp)?);
-        Ok(Self {
-            tmp,
-            dest: dest.to_path_buf(),
-            writer: Some(writer),
-        })
+        Ok(Self { tmp, dest: dest.to_path_buf(), writer: Some(writer) })
     }
 
     /// Flushes, syncs and renames into place.
@@ -77,17 +70,12 @@ impl CsvOut {
         I: IntoIterator<Item = S>,
         S: AsRef<[u8]>,
     {
-        self.writer
-            .write_record(fields)
-            .map_err(std::io::Error::other)
+        self.writer.write_record(fields).map_err(std::io::Error::other)
     }
 
     /// Finishes the file and renames it into place.
     pub fn commit(self) -> std::io::Result<()> {
-        let inner = self
-            .writer
-            .into_inner()
-            .map_err(|e| std::io::Error::other(e.to_string()))?;
+        let inner = self.writer.into_inner().map_err(|e| std::io::Error::other(e.to_string()))?;
         inner.commit()
     }
 }

@@ -62,15 +62,8 @@ pub const STEP_COLUMNS: [&str; 16] = [
 ];
 
 /// Columns of `trace.csv`.
-pub const TRACE_COLUMNS: [&str; 7] = [
-    "frame",
-    "substep",
-    "outer",
-    "iteration",
-    "residual",
-    "delta_lambda",
-    "violation",
-];
+pub const TRACE_COLUMNS: [&str; 7] =
+    ["frame", "substep", "outer", "iteration", "residual", "delta_lambda", "violation"];
 
 /// The `steps.csv` fields of one frame report.
 pub fn step_fields(r: &FrameReport) -> Vec<String> {
@@ -168,41 +161,25 @@ fn io_err(path: &Path) -> impl Fn(std::io::Error) -> CliError + '_ {
 /// A divergence stops the run, keeps every row written so far, records the error in
 /// `meta.json`, and is returned as [`CliError::Diverged`].
 pub fn run(spec: &RunSpec) -> Result<String, CliError> {
-    let mut solver = solverlab_solvers::build(&spec.solver, &spec.label)
-        .map_err(|e| CliError::Input(format!("--solver: {e}")))?;
+    let mut solver =
+        solverlab_solvers::build(&spec.solver, &spec.label).map_err(|e| CliError::Input(format!("--solver: {e}")))?;
     std::fs::create_dir_all(&spec.out).map_err(io_err(&spec.out))?;
     let path = |name: &str| spec.out.join(name);
     let mut steps = CsvOut::create(&path("steps.csv"), &STEP_COLUMNS).map_err(io_err(&spec.out))?;
     let trace = CsvOut::create(&path("trace.csv"), &TRACE_COLUMNS).map_err(io_err(&spec.out))?;
-    let mut positions = CsvOut::create(
-        &path("positions.csv"),
-        &["frame", "particle", "x", "y", "z"],
-    )
-    .map_err(io_err(&spec.out))?;
-    let mut recorder = Recorder {
-        trace,
-        frame: 0,
-        substep: 0,
-        violation: spec.violation,
-        error: None,
-    };
+    let mut positions =
+        CsvOut::create(&path("positions.csv"), &["frame", "particle", "x", "y", "z"]).map_err(io_err(&spec.out))?;
+    let mut recorder = Recorder { trace, frame: 0, substep: 0, violation: spec.violation, error: None };
 
     let scene = &spec.scene;
     let mut sim = Simulation::new(scene, solver.as_mut(), scene.dt, spec.substeps)
         .map_err(|e| CliError::Input(format!("--solver: {e}")))?;
-    let write_positions =
-        |positions: &mut CsvOut, frame: u64, x: &[solverlab_core::Vec3]| -> std::io::Result<()> {
-            for (i, p) in x.iter().enumerate() {
-                positions.row([
-                    frame.to_string(),
-                    i.to_string(),
-                    num(p.x),
-                    num(p.y),
-                    num(p.z),
-                ])?;
-            }
-            Ok(())
-        };
+    let write_positions = |positions: &mut CsvOut, frame: u64, x: &[solverlab_core::Vec3]| -> std::io::Result<()> {
+        for (i, p) in x.iter().enumerate() {
+            positions.row([frame.to_string(), i.to_string(), num(p.x), num(p.y), num(p.z)])?;
+        }
+        Ok(())
+    };
     // Frame 0: the initial state, so that drift can be normalised by it.
     let initial = FrameReport {
         frame: 0,
@@ -214,9 +191,7 @@ pub fn run(spec: &RunSpec) -> Result<String, CliError> {
         integrate_seconds: 0.0,
         metrics: measure(scene, &sim.state, sim.h()),
     };
-    steps
-        .row(step_fields(&initial))
-        .map_err(io_err(&spec.out))?;
+    steps.row(step_fields(&initial)).map_err(io_err(&spec.out))?;
     if spec.positions_every > 0 {
         write_positions(&mut positions, 0, &sim.state.x).map_err(io_err(&spec.out))?;
     }
@@ -228,8 +203,7 @@ pub fn run(spec: &RunSpec) -> Result<String, CliError> {
             Ok(report) => {
                 steps.row(step_fields(&report)).map_err(io_err(&spec.out))?;
                 if spec.positions_every > 0 && report.frame % spec.positions_every == 0 {
-                    write_positions(&mut positions, report.frame, &sim.state.x)
-                        .map_err(io_err(&spec.out))?;
+                    write_positions(&mut positions, report.frame, &sim.state.x).map_err(io_err(&spec.out))?;
                 }
                 bar.inc(1);
             }
@@ -251,15 +225,8 @@ pub fn run(spec: &RunSpec) -> Result<String, CliError> {
         rustc: env!("SOLVERLAB_RUSTC"),
         status: if failure.is_some() { "diverged" } else { "ok" },
         error: failure.as_ref().map(SimError::to_string),
-        scene: SceneMeta {
-            argument: &spec.scene_arg,
-            sets: &spec.sets,
-            resolved: SceneFile::from_scene(scene),
-        },
-        solver: SolverMeta {
-            label: &spec.label,
-            config: &spec.solver,
-        },
+        scene: SceneMeta { argument: &spec.scene_arg, sets: &spec.sets, resolved: SceneFile::from_scene(scene) },
+        solver: SolverMeta { label: &spec.label, config: &spec.solver },
         frames_requested: spec.frames,
         frames_completed: completed,
         dt: scene.dt,

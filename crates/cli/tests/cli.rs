@@ -4,10 +4,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 fn solverlab(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_solverlab"))
-        .args(args)
-        .output()
-        .expect("runs")
+    Command::new(env!("CARGO_BIN_EXE_solverlab")).args(args).output().expect("runs")
 }
 
 fn tmp(name: &str) -> PathBuf {
@@ -22,9 +19,7 @@ fn stderr(o: &Output) -> String {
 
 fn csv_rows(path: &Path) -> Vec<Vec<String>> {
     let mut r = csv::Reader::from_path(path).unwrap();
-    r.records()
-        .map(|x| x.unwrap().iter().map(str::to_string).collect())
-        .collect()
+    r.records().map(|x| x.unwrap().iter().map(str::to_string).collect()).collect()
 }
 
 #[test]
@@ -47,59 +42,26 @@ fn simulate_writes_the_four_files_with_the_documented_columns() {
         "--violation",
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
-    let header = |f: &str| {
-        std::fs::read_to_string(out.join(f))
-            .unwrap()
-            .lines()
-            .next()
-            .unwrap()
-            .to_string()
-    };
+    let header = |f: &str| std::fs::read_to_string(out.join(f)).unwrap().lines().next().unwrap().to_string();
     assert!(header("steps.csv").starts_with("frame,time,iterations,residual,converged,max_violation,rms_violation,max_penetration,max_stretch,kinetic_energy,potential_energy"));
     assert!(header("steps.csv").contains("solve_seconds"));
-    assert_eq!(
-        header("trace.csv"),
-        "frame,substep,outer,iteration,residual,delta_lambda,violation"
-    );
+    assert_eq!(header("trace.csv"), "frame,substep,outer,iteration,residual,delta_lambda,violation");
     assert_eq!(header("positions.csv"), "frame,particle,x,y,z");
-    assert_eq!(
-        csv_rows(&out.join("steps.csv")).len(),
-        11,
-        "frame 0 and 10 frames"
-    );
-    assert_eq!(
-        csv_rows(&out.join("trace.csv")).len(),
-        10 * 2 * 10,
-        "frames × substeps × iterations"
-    );
+    assert_eq!(csv_rows(&out.join("steps.csv")).len(), 11, "frame 0 and 10 frames");
+    assert_eq!(csv_rows(&out.join("trace.csv")).len(), 10 * 2 * 10, "frames × substeps × iterations");
     assert_eq!(csv_rows(&out.join("positions.csv")).len(), 11 * 6);
     let trace = csv_rows(&out.join("trace.csv"));
-    assert!(
-        trace.iter().all(|r| !r[6].is_empty()),
-        "--violation fills the violation column"
-    );
+    assert!(trace.iter().all(|r| !r[6].is_empty()), "--violation fills the violation column");
     let meta: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("meta.json")).unwrap()).unwrap();
     assert_eq!(meta["status"], "ok");
     assert_eq!(meta["frames_completed"], 10);
     assert_eq!(meta["solver"]["config"]["kind"], "relax");
-    assert_eq!(
-        meta["scene"]["resolved"]["particle"]
-            .as_array()
-            .unwrap()
-            .len(),
-        6
-    );
+    assert_eq!(meta["scene"]["resolved"]["particle"].as_array().unwrap().len(), 6);
     assert_eq!(meta["final_state_hash"].as_str().unwrap().len(), 16);
     let leftovers: Vec<_> = std::fs::read_dir(&out)
         .unwrap()
-        .filter(|e| {
-            e.as_ref()
-                .unwrap()
-                .file_name()
-                .to_string_lossy()
-                .ends_with(".tmp")
-        })
+        .filter(|e| e.as_ref().unwrap().file_name().to_string_lossy().ends_with(".tmp"))
         .collect();
     assert!(leftovers.is_empty());
 }
@@ -125,15 +87,10 @@ fn the_same_run_twice_gives_identical_positions_and_hash() {
         ]);
         assert!(o.status.success(), "{}", stderr(&o));
     }
-    assert_eq!(
-        std::fs::read(a.join("positions.csv")).unwrap(),
-        std::fs::read(b.join("positions.csv")).unwrap()
-    );
+    assert_eq!(std::fs::read(a.join("positions.csv")).unwrap(), std::fs::read(b.join("positions.csv")).unwrap());
     let hash = |d: &Path| {
-        serde_json::from_str::<serde_json::Value>(
-            &std::fs::read_to_string(d.join("meta.json")).unwrap(),
-        )
-        .unwrap()["final_state_hash"]
+        serde_json::from_str::<serde_json::Value>(&std::fs::read_to_string(d.join("meta.json")).unwrap()).unwrap()
+            ["final_state_hash"]
             .clone()
     };
     assert_eq!(hash(&a), hash(&b));
@@ -155,65 +112,30 @@ fn assert_bad_input(args: &[&str], expected: &[&str]) {
 
 #[test]
 fn bad_input_is_named_exits_2_and_writes_nothing() {
-    let sim = |extra: &[&'static str]| -> Vec<&'static str> {
-        [&["simulate", "--frames", "5"], extra].concat()
-    };
-    assert_bad_input(
-        &sim(&["--scene", "nosuch"]),
-        &["scene `nosuch`", "not a builtin"],
-    );
-    assert_bad_input(
-        &sim(&["--scene", "cloth", "--set", "nx=-3"]),
-        &["builtin cloth", "nx", "whole number"],
-    );
+    let sim = |extra: &[&'static str]| -> Vec<&'static str> { [&["simulate", "--frames", "5"], extra].concat() };
+    assert_bad_input(&sim(&["--scene", "nosuch"]), &["scene `nosuch`", "not a builtin"]);
+    assert_bad_input(&sim(&["--scene", "cloth", "--set", "nx=-3"]), &["builtin cloth", "nx", "whole number"]);
     assert_bad_input(
         &sim(&["--scene", "cloth", "--set", "colour=3"]),
         &["builtin cloth", "colour", "unknown parameter"],
     );
+    assert_bad_input(&sim(&["--scene", "chain", "--set", "mass=-1"]), &["builtin chain", "mass", "must be positive"]);
+    assert_bad_input(&sim(&["--scene", "chain", "--set", "damping=1.5"]), &["damping", "outside [0, 1)"]);
+    assert_bad_input(&sim(&["--scene", "chain", "--solver", "nosuch"]), &["--solver", "unknown preset `nosuch`"]);
     assert_bad_input(
-        &sim(&["--scene", "chain", "--set", "mass=-1"]),
-        &["builtin chain", "mass", "must be positive"],
-    );
-    assert_bad_input(
-        &sim(&["--scene", "chain", "--set", "damping=1.5"]),
-        &["damping", "outside [0, 1)"],
-    );
-    assert_bad_input(
-        &sim(&["--scene", "chain", "--solver", "nosuch"]),
-        &["--solver", "unknown preset `nosuch`"],
-    );
-    assert_bad_input(
-        &sim(&[
-            "--scene",
-            "chain",
-            "--solver",
-            "{ kind = \"relax\", omega = 2.5 }",
-        ]),
+        &sim(&["--scene", "chain", "--solver", "{ kind = \"relax\", omega = 2.5 }"]),
         &["--solver", "omega", "outside (0, 2)"],
     );
     assert_bad_input(
-        &sim(&[
-            "--scene",
-            "chain",
-            "--solver",
-            "{ kind = \"relax\", iterations = -1 }",
-        ]),
+        &sim(&["--scene", "chain", "--solver", "{ kind = \"relax\", iterations = -1 }"]),
         &["--solver", "iterations", "at least 1"],
     );
     assert_bad_input(
-        &sim(&[
-            "--scene",
-            "chain",
-            "--solver",
-            "{ kind = \"relax\", omgea = 1.2 }",
-        ]),
+        &sim(&["--scene", "chain", "--solver", "{ kind = \"relax\", omgea = 1.2 }"]),
         &["--solver", "unknown field `omgea`"],
     );
     assert_bad_input(&sim(&["--scene", "chain", "--dt=-0.1"]), &["--dt"]);
-    assert_bad_input(
-        &sim(&["--scene", "missing-file.toml"]),
-        &["missing-file.toml", "cannot read"],
-    );
+    assert_bad_input(&sim(&["--scene", "missing-file.toml"]), &["missing-file.toml", "cannot read"]);
 }
 
 #[test]
@@ -246,44 +168,23 @@ fn a_diverging_run_exits_1_names_frame_and_solver_and_keeps_the_rows() {
     ]);
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     let e = stderr(&o);
-    assert!(
-        e.contains("diverged") && e.contains("frame") && e.contains("`sor`"),
-        "{e}"
-    );
+    assert!(e.contains("diverged") && e.contains("frame") && e.contains("`sor`"), "{e}");
     let steps = csv_rows(&out.join("steps.csv"));
-    assert!(
-        !steps.is_empty() && steps.len() < 101,
-        "rows up to the divergence are kept: {}",
-        steps.len()
-    );
-    assert!(
-        steps.iter().all(|r| r.iter().all(|f| !f.contains("NaN"))),
-        "no NaN row is written"
-    );
+    assert!(!steps.is_empty() && steps.len() < 101, "rows up to the divergence are kept: {}", steps.len());
+    assert!(steps.iter().all(|r| r.iter().all(|f| !f.contains("NaN"))), "no NaN row is written");
     let meta: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("meta.json")).unwrap()).unwrap();
     assert_eq!(meta["status"], "diverged");
-    assert_eq!(
-        meta["frames_completed"].as_u64().unwrap() as usize + 1,
-        steps.len()
-    );
+    assert_eq!(meta["frames_completed"].as_u64().unwrap() as usize + 1, steps.len());
 }
 
 #[test]
 fn every_builtin_exports_to_a_file_that_simulates_like_the_builtin() {
     let dir = tmp("export");
     std::fs::create_dir_all(&dir).unwrap();
-    for name in [
-        "particles-in-box",
-        "stick-in-box",
-        "cloth",
-        "plant",
-        "chain",
-        "pendulum",
-        "tetrahedron",
-        "ragdoll",
-        "spring",
-    ] {
+    for name in
+        ["particles-in-box", "stick-in-box", "cloth", "plant", "chain", "pendulum", "tetrahedron", "ragdoll", "spring"]
+    {
         let o = solverlab(&["scene", "export", name]);
         assert!(o.status.success(), "{name}: {}", stderr(&o));
         let file = dir.join(format!("{name}.toml"));
@@ -301,10 +202,8 @@ fn every_builtin_exports_to_a_file_that_simulates_like_the_builtin() {
                 "0",
             ]);
             assert!(o.status.success(), "{scene}: {}", stderr(&o));
-            serde_json::from_str::<serde_json::Value>(
-                &std::fs::read_to_string(out.join("meta.json")).unwrap(),
-            )
-            .unwrap()["final_state_hash"]
+            serde_json::from_str::<serde_json::Value>(&std::fs::read_to_string(out.join("meta.json")).unwrap()).unwrap()
+                ["final_state_hash"]
                 .clone()
         };
         assert_eq!(

@@ -54,21 +54,12 @@ pub fn stick_row(
 ) -> StickRow {
     let d = xb - xa;
     let dd = d.dot(&d);
-    let len = if sqrt_approx {
-        (rest * rest + dd) / (2.0 * rest)
-    } else {
-        dd.sqrt()
-    };
-    let n = if dd > 1e-24 { d / len } else { fallback() };
+    let len = if sqrt_approx { (rest * rest + dd) / (2.0 * rest) } else { dd.sqrt() };
+    // One division, then multiplications: a sweep is bound by its divisions.
+    let n = if dd > 1e-24 { d * (1.0 / len) } else { fallback() };
     match sense {
-        Sense::Equal | Sense::AtLeast => StickRow {
-            normal: n,
-            c: len - rest,
-        },
-        Sense::AtMost => StickRow {
-            normal: -n,
-            c: rest - len,
-        },
+        Sense::Equal | Sense::AtLeast => StickRow { normal: n, c: len - rest },
+        Sense::AtMost => StickRow { normal: -n, c: rest - len },
     }
 }
 
@@ -194,13 +185,7 @@ pub fn box_face_contact(f: usize, b: &BoxCollider, x: &Vec3, r: f64) -> Contact 
         n[axis] = -1.0;
         (b.max[axis] - r) - x[axis]
     };
-    Contact {
-        normal: n,
-        c,
-        friction: b.friction,
-        restitution: b.restitution,
-        collider: ColliderRef::BoxFace(f as u8),
-    }
+    Contact { normal: n, c, friction: b.friction, restitution: b.restitution, collider: ColliderRef::BoxFace(f as u8) }
 }
 
 /// Calls `f` with every collider row of a particle at `x` with radius `r` whose `C` is below
@@ -295,18 +280,8 @@ mod tests {
     #[test]
     fn collider_gradients_match_finite_differences() {
         let x = Vec3::new(0.2, 0.35, -0.4);
-        let plane = Plane {
-            normal: Vec3::new(1.0, 2.0, 0.5),
-            offset: 0.1,
-            friction: 0.0,
-            restitution: 0.0,
-        };
-        let sphere = Sphere {
-            center: Vec3::new(1.0, 0.0, 0.0),
-            radius: 0.5,
-            friction: 0.0,
-            restitution: 0.0,
-        };
+        let plane = Plane { normal: Vec3::new(1.0, 2.0, 0.5), offset: 0.1, friction: 0.0, restitution: 0.0 };
+        let sphere = Sphere { center: Vec3::new(1.0, 0.0, 0.0), radius: 0.5, friction: 0.0, restitution: 0.0 };
         let bx = BoxCollider {
             min: Vec3::new(-1.0, 0.0, -1.0),
             max: Vec3::new(1.0, 2.0, 1.0),
@@ -335,14 +310,7 @@ mod tests {
     fn sqrt_approximation_is_exact_at_rest_and_second_order_near_it() {
         let xa = Vec3::zeros();
         let rest = 2.0;
-        let at_rest = stick_row(
-            &xa,
-            &Vec3::new(rest, 0.0, 0.0),
-            rest,
-            Sense::Equal,
-            true,
-            || unreachable!(),
-        );
+        let at_rest = stick_row(&xa, &Vec3::new(rest, 0.0, 0.0), rest, Sense::Equal, true, || unreachable!());
         assert_eq!(at_rest.c, 0.0);
         for eps in [1e-2, 1e-3] {
             let xb = Vec3::new(rest + eps, 0.0, 0.0);
@@ -362,17 +330,9 @@ mod tests {
 
     #[test]
     fn delta_lambda_clamps_unilateral_rows_and_skips_immovable_ones() {
-        assert_eq!(
-            delta_lambda(0.5, 2.0, 0.0, 0.0, true),
-            0.0,
-            "satisfied inequality: no push"
-        );
+        assert_eq!(delta_lambda(0.5, 2.0, 0.0, 0.0, true), 0.0, "satisfied inequality: no push");
         assert_eq!(delta_lambda(-0.5, 2.0, 0.0, 0.0, true), 0.25);
-        assert_eq!(
-            delta_lambda(0.5, 2.0, 0.0, 0.1, true),
-            -0.1,
-            "may release what it pushed, no more"
-        );
+        assert_eq!(delta_lambda(0.5, 2.0, 0.0, 0.1, true), -0.1, "may release what it pushed, no more");
         assert_eq!(delta_lambda(0.5, 0.0, 0.0, 0.0, false), 0.0);
         // XPBD: α̃ = 1, λ = 0.5 → (−0.2 − 0.5)/(1 + 1)
         assert!((delta_lambda(0.2, 1.0, 1.0, 0.5, false) + 0.35).abs() < 1e-15);

@@ -22,13 +22,7 @@ pub fn hash_f64s(values: impl IntoIterator<Item = f64>) -> u64 {
 
 /// The hash of a state: positions then previous positions, bit for bit.
 pub fn state_hash(state: &State) -> u64 {
-    hash_f64s(
-        state
-            .x
-            .iter()
-            .chain(state.x_prev.iter())
-            .flat_map(|v| [v.x, v.y, v.z]),
-    )
+    hash_f64s(state.x.iter().chain(state.x_prev.iter()).flat_map(|v| [v.x, v.y, v.z]))
 }
 
 /// A hash formatted as 16 hexadecimal digits, as written to `meta.json`.
@@ -50,10 +44,6 @@ mod tests {
         let a = hash_f64s([1.0, 2.0]);
         let b = hash_f64s([1.0, f64::from_bits(2.0f64.to_bits() ^ 1)]);
         assert_ne!(a, b);
-        assert_ne!(
-            hash_f64s([0.0]),
-            hash_f64s([-0.0]),
-            "the hash sees bits, not values"
-        );
+        assert_ne!(hash_f64s([0.0]), hash_f64s([-0.0]), "the hash sees bits, not values");
     }
 }

@@ -31,15 +31,9 @@ pub fn kinematic_pins(scene: &Scene) -> Vec<KinematicPin> {
         .constraints
         .iter()
         .filter_map(|c| match c.kind {
-            Kind::Pin {
-                a,
-                target,
-                velocity,
-            } if scene.particles[a].w == 0.0 => Some(KinematicPin {
-                particle: a,
-                target,
-                velocity,
-            }),
+            Kind::Pin { a, target, velocity } if scene.particles[a].w == 0.0 => {
+                Some(KinematicPin { particle: a, target, velocity })
+            }
             _ => None,
         })
         .collect()
@@ -49,12 +43,7 @@ pub fn kinematic_pins(scene: &Scene) -> Vec<KinematicPin> {
 pub fn predict(scene: &Scene, kinematic: &[KinematicPin], state: &mut State, h: f64) {
     let gh2 = scene.gravity * (h * h);
     let keep = 1.0 - scene.damping;
-    for ((x, x_prev), p) in state
-        .x
-        .iter_mut()
-        .zip(state.x_prev.iter_mut())
-        .zip(&scene.particles)
-    {
+    for ((x, x_prev), p) in state.x.iter_mut().zip(state.x_prev.iter_mut()).zip(&scene.particles) {
         let old = *x;
         if p.w > 0.0 {
             *x += (*x - *x_prev) * keep + gh2;
@@ -80,12 +69,7 @@ mod tests {
         let mut scene = Scene::new("hand");
         scene.gravity = Vec3::new(0.0, 0.0, 1.0);
         scene.add(Particle::new(Vec3::new(1.0, 0.0, 0.0), 1.0));
-        let mut state = State {
-            x: vec![Vec3::new(1.0, 0.0, 0.0)],
-            x_prev: vec![Vec3::zeros()],
-            time: 0.0,
-            step: 0,
-        };
+        let mut state = State { x: vec![Vec3::new(1.0, 0.0, 0.0)], x_prev: vec![Vec3::zeros()], time: 0.0, step: 0 };
         for n in 1..=10u32 {
             predict(&scene, &[], &mut state, 1.0);
             let nf = n as f64;
@@ -101,12 +85,7 @@ mod tests {
         scene.gravity = Vec3::zeros();
         scene.damping = 0.01;
         scene.add(Particle::new(Vec3::zeros(), 1.0));
-        let mut state = State {
-            x: vec![Vec3::new(1.0, 0.0, 0.0)],
-            x_prev: vec![Vec3::zeros()],
-            time: 0.0,
-            step: 0,
-        };
+        let mut state = State { x: vec![Vec3::new(1.0, 0.0, 0.0)], x_prev: vec![Vec3::zeros()], time: 0.0, step: 0 };
         predict(&scene, &[], &mut state, 0.1);
         assert_eq!(state.x[0].x, 1.0 + 0.99);
     }
@@ -117,11 +96,7 @@ mod tests {
         let a = scene.add(Particle::fixed(Vec3::new(0.0, 1.0, 0.0)));
         let b = scene.add(Particle::fixed(Vec3::new(5.0, 1.0, 0.0)));
         scene.constraints.push(Constraint {
-            kind: Kind::Pin {
-                a: b,
-                target: Vec3::new(5.0, 1.0, 0.0),
-                velocity: Vec3::new(1.0, 0.0, 0.0),
-            },
+            kind: Kind::Pin { a: b, target: Vec3::new(5.0, 1.0, 0.0), velocity: Vec3::new(1.0, 0.0, 0.0) },
             compliance: 0.0,
         });
         let pins = kinematic_pins(&scene);
@@ -132,10 +107,6 @@ mod tests {
         }
         assert_eq!(state.x[a], Vec3::new(0.0, 1.0, 0.0));
         assert_eq!(state.x[b], Vec3::new(7.0, 1.0, 0.0));
-        assert_eq!(
-            state.x_prev[b],
-            Vec3::new(6.5, 1.0, 0.0),
-            "velocity (x − x*)/h = 1 m/s"
-        );
+        assert_eq!(state.x_prev[b], Vec3::new(6.5, 1.0, 0.0), "velocity (x − x*)/h = 1 m/s");
     }
 }

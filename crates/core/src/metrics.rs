@@ -40,10 +40,7 @@ fn pin_error(x: &Vec3, target: &Vec3, velocity: &Vec3, time: f64) -> f64 {
 /// Measures `state` at the end of a step of length `h`.
 pub fn measure(scene: &Scene, state: &State, h: f64) -> StepMetrics {
     let x = &state.x;
-    let mut m = StepMetrics {
-        max_stretch: 1.0,
-        ..StepMetrics::default()
-    };
+    let mut m = StepMetrics { max_stretch: 1.0, ..StepMetrics::default() };
     let mut sum_sq = 0.0;
     let mut count = 0usize;
     for c in &scene.constraints {
@@ -62,11 +59,7 @@ pub fn measure(scene: &Scene, state: &State, h: f64) -> StepMetrics {
                     m.max_penetration = m.max_penetration.max(-value);
                 }
             }
-            Kind::Pin {
-                a,
-                target,
-                velocity,
-            } => {
+            Kind::Pin { a, target, velocity } => {
                 if scene.particles[a].w > 0.0 {
                     let e = pin_error(&x[a], &target, &velocity, state.time);
                     if c.compliance > 0.0 {
@@ -104,17 +97,9 @@ pub fn max_collider_penetration(scene: &Scene, x: &[Vec3]) -> f64 {
     let mut worst: f64 = 0.0;
     for (p, xi) in scene.particles.iter().zip(x) {
         if p.w > 0.0 {
-            for_each_contact(
-                &scene.planes,
-                &scene.spheres,
-                scene.bounds.as_ref(),
-                xi,
-                p.radius,
-                0.0,
-                |c| {
-                    worst = worst.max(-c.c);
-                },
-            );
+            for_each_contact(&scene.planes, &scene.spheres, scene.bounds.as_ref(), xi, p.radius, 0.0, |c| {
+                worst = worst.max(-c.c);
+            });
         }
     }
     worst
@@ -128,17 +113,9 @@ pub fn max_violation(scene: &Scene, x: &[Vec3], time: f64) -> f64 {
         match c.kind {
             Kind::Stick { a, b, rest, sense } => {
                 let value = stick_value(&x[a], &x[b], rest, sense);
-                worst = worst.max(if sense == Sense::Equal {
-                    value.abs()
-                } else {
-                    -value
-                });
+                worst = worst.max(if sense == Sense::Equal { value.abs() } else { -value });
             }
-            Kind::Pin {
-                a,
-                target,
-                velocity,
-            } => {
+            Kind::Pin { a, target, velocity } => {
                 if scene.particles[a].w > 0.0 {
                     worst = worst.max(pin_error(&x[a], &target, &velocity, time));
                 }
@@ -159,12 +136,7 @@ mod tests {
         scene.add(Particle::fixed(Vec3::zeros()));
         scene.add(Particle::new(Vec3::new(0.0, -1.1, 0.0), 2.0));
         scene.constraints.push(Constraint::stick(0, 1, 1.0));
-        scene.planes.push(Plane {
-            normal: Vec3::y(),
-            offset: -1.0,
-            friction: 0.0,
-            restitution: 0.0,
-        });
+        scene.planes.push(Plane { normal: Vec3::y(), offset: -1.0, friction: 0.0, restitution: 0.0 });
         let mut state = scene.initial_state(0.1);
         state.x_prev[1] = Vec3::new(-0.1, -1.1, 0.0); // v = (1, 0, 0) m/s
         let m = measure(&scene, &state, 0.1);
@@ -178,9 +150,6 @@ mod tests {
         assert!((max_violation(&scene, &state.x, 0.0) - 0.1).abs() < 1e-12);
         scene.constraints[0].compliance = 0.01;
         let elastic = measure(&scene, &state, 0.1).potential_energy - m.potential_energy;
-        assert!(
-            (elastic - 0.5 * 0.01 / 0.01).abs() < 1e-12,
-            "½·0.1²/0.01 = 0.5 J, got {elastic}"
-        );
+        assert!((elastic - 0.5 * 0.01 / 0.01).abs() < 1e-12, "½·0.1²/0.01 = 0.5 J, got {elastic}");
     }
 }

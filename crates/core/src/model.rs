@@ -22,22 +22,12 @@ pub struct Particle {
 impl Particle {
     /// A movable particle of mass `mass` (kg) at rest at `x`.
     pub fn new(x: Vec3, mass: f64) -> Self {
-        Self {
-            x,
-            v: Vec3::zeros(),
-            w: 1.0 / mass,
-            radius: 0.0,
-        }
+        Self { x, v: Vec3::zeros(), w: 1.0 / mass, radius: 0.0 }
     }
 
     /// An immovable particle (`w = 0`) at `x`.
     pub fn fixed(x: Vec3) -> Self {
-        Self {
-            x,
-            v: Vec3::zeros(),
-            w: 0.0,
-            radius: 0.0,
-        }
+        Self { x, v: Vec3::zeros(), w: 0.0, radius: 0.0 }
     }
 
     /// The mass (kg); infinite for immovable particles.
@@ -102,53 +92,22 @@ pub struct Constraint {
 impl Constraint {
     /// A rigid equality stick between `a` and `b`.
     pub fn stick(a: usize, b: usize, rest: f64) -> Self {
-        Self {
-            kind: Kind::Stick {
-                a,
-                b,
-                rest,
-                sense: Sense::Equal,
-            },
-            compliance: 0.0,
-        }
+        Self { kind: Kind::Stick { a, b, rest, sense: Sense::Equal }, compliance: 0.0 }
     }
 
     /// A rigid unilateral stick: `|xb − xa| ≥ rest`.
     pub fn min_distance(a: usize, b: usize, rest: f64) -> Self {
-        Self {
-            kind: Kind::Stick {
-                a,
-                b,
-                rest,
-                sense: Sense::AtLeast,
-            },
-            compliance: 0.0,
-        }
+        Self { kind: Kind::Stick { a, b, rest, sense: Sense::AtLeast }, compliance: 0.0 }
     }
 
     /// A rigid unilateral stick: `|xb − xa| ≤ rest`.
     pub fn max_distance(a: usize, b: usize, rest: f64) -> Self {
-        Self {
-            kind: Kind::Stick {
-                a,
-                b,
-                rest,
-                sense: Sense::AtMost,
-            },
-            compliance: 0.0,
-        }
+        Self { kind: Kind::Stick { a, b, rest, sense: Sense::AtMost }, compliance: 0.0 }
     }
 
     /// A static pin of particle `a` at `target`.
     pub fn pin(a: usize, target: Vec3) -> Self {
-        Self {
-            kind: Kind::Pin {
-                a,
-                target,
-                velocity: Vec3::zeros(),
-            },
-            compliance: 0.0,
-        }
+        Self { kind: Kind::Pin { a, target, velocity: Vec3::zeros() }, compliance: 0.0 }
     }
 
     /// The same constraint with compliance `alpha` (m/N).
@@ -159,13 +118,7 @@ impl Constraint {
 
     /// Whether it is an inequality (`C ≥ 0`) rather than an equality (`C = 0`).
     pub fn is_unilateral(&self) -> bool {
-        matches!(
-            self.kind,
-            Kind::Stick {
-                sense: Sense::AtLeast | Sense::AtMost,
-                ..
-            }
-        )
+        matches!(self.kind, Kind::Stick { sense: Sense::AtLeast | Sense::AtMost, .. })
     }
 
     /// The particles it touches.
@@ -300,16 +253,10 @@ impl Scene {
             return err("gravity".into(), "must be finite".into());
         }
         if !(self.damping >= 0.0 && self.damping < 1.0) {
-            return err(
-                "damping".into(),
-                format!("{} is outside [0, 1)", self.damping),
-            );
+            return err("damping".into(), format!("{} is outside [0, 1)", self.damping));
         }
         if !(self.dt > 0.0 && self.dt.is_finite()) {
-            return err(
-                "dt".into(),
-                format!("{} must be a positive number of seconds", self.dt),
-            );
+            return err("dt".into(), format!("{} must be a positive number of seconds", self.dt));
         }
         for (i, p) in self.particles.iter().enumerate() {
             if !finite3(&p.x) {
@@ -319,24 +266,15 @@ impl Scene {
                 return err(format!("particle[{i}].v"), "must be finite".into());
             }
             if !(p.w >= 0.0 && p.w.is_finite()) {
-                return err(
-                    format!("particle[{i}].mass"),
-                    "must be positive (or set fixed = true)".into(),
-                );
+                return err(format!("particle[{i}].mass"), "must be positive (or set fixed = true)".into());
             }
             if !(p.radius >= 0.0 && p.radius.is_finite()) {
-                return err(
-                    format!("particle[{i}].radius"),
-                    format!("{} must be ≥ 0", p.radius),
-                );
+                return err(format!("particle[{i}].radius"), format!("{} must be ≥ 0", p.radius));
             }
         }
         for (j, c) in self.constraints.iter().enumerate() {
             if !(c.compliance >= 0.0 && c.compliance.is_finite()) {
-                return err(
-                    format!("constraint[{j}].compliance"),
-                    format!("{} must be ≥ 0", c.compliance),
-                );
+                return err(format!("constraint[{j}].compliance"), format!("{} must be ≥ 0", c.compliance));
             }
             match &c.kind {
                 Kind::Stick { a, b, rest, .. } => {
@@ -349,26 +287,20 @@ impl Scene {
                         }
                     }
                     if a == b {
-                        return err(
-                            format!("constraint[{j}].b"),
-                            "a stick needs two different particles".into(),
-                        );
+                        return err(format!("constraint[{j}].b"), "a stick needs two different particles".into());
                     }
                     if !(*rest > 0.0 && rest.is_finite()) {
-                        return err(format!("constraint[{j}].rest"), format!("{rest} must be a positive length (a zero-length stick has no direction)"));
+                        return err(
+                            format!("constraint[{j}].rest"),
+                            format!("{rest} must be a positive length (a zero-length stick has no direction)"),
+                        );
                     }
                 }
-                Kind::Pin {
-                    a,
-                    target,
-                    velocity,
-                } => {
+                Kind::Pin { a, target, velocity } => {
                     if *a >= n {
                         return err(
                             format!("constraint[{j}].a"),
-                            format!(
-                                "particle index {a} out of range (the scene has {n} particles)"
-                            ),
+                            format!("particle index {a} out of range (the scene has {n} particles)"),
                         );
                     }
                     if !finite3(target) {
@@ -382,10 +314,7 @@ impl Scene {
         }
         let material = |field: String, mu: f64, e: f64| -> Result<(), ModelError> {
             if !(mu >= 0.0 && mu.is_finite()) {
-                return Err(ModelError {
-                    field: format!("{field}.friction"),
-                    problem: format!("{mu} must be ≥ 0"),
-                });
+                return Err(ModelError { field: format!("{field}.friction"), problem: format!("{mu} must be ≥ 0") });
             }
             if !(0.0..=1.0).contains(&e) {
                 return Err(ModelError {
@@ -397,10 +326,7 @@ impl Scene {
         };
         for (k, p) in self.planes.iter().enumerate() {
             if !finite3(&p.normal) || p.normal.norm() < 1e-12 {
-                return err(
-                    format!("plane[{k}].normal"),
-                    "must be a finite, non-zero vector".into(),
-                );
+                return err(format!("plane[{k}].normal"), "must be a finite, non-zero vector".into());
             }
             if !p.offset.is_finite() {
                 return err(format!("plane[{k}].offset"), "must be finite".into());
@@ -412,10 +338,7 @@ impl Scene {
                 return err(format!("sphere[{k}].center"), "must be finite".into());
             }
             if !(s.radius > 0.0 && s.radius.is_finite()) {
-                return err(
-                    format!("sphere[{k}].radius"),
-                    format!("{} must be positive", s.radius),
-                );
+                return err(format!("sphere[{k}].radius"), format!("{} must be positive", s.radius));
             }
             material(format!("sphere[{k}]"), s.friction, s.restitution)?;
         }
@@ -462,9 +385,6 @@ pub struct State {
 impl State {
     /// Whether every coordinate is finite.
     pub fn is_finite(&self) -> bool {
-        self.x
-            .iter()
-            .chain(self.x_prev.iter())
-            .all(|v| v.iter().all(|c| c.is_finite()))
+        self.x.iter().chain(self.x_prev.iter()).all(|v| v.iter().all(|c| c.is_finite()))
     }
 }

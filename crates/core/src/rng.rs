@@ -75,10 +75,7 @@ mod tests {
         let mut s = v.clone();
         s.sort_unstable();
         assert_eq!(s, (0..50).collect::<Vec<_>>());
-        assert_ne!(
-            v, s,
-            "50 items shuffled into identity is astronomically unlikely"
-        );
+        assert_ne!(v, s, "50 items shuffled into identity is astronomically unlikely");
     }
 
     #[test]

@@ -64,7 +64,9 @@ impl std::fmt::Display for SimError {
                 f,
                 "the simulation diverged (NaN or Inf) in frame {frame}, substep {substep}, under solver `{solver}`"
             ),
-            SimError::Solver { frame, solver, error } => write!(f, "solver `{solver}` failed in frame {frame}: {error}"),
+            SimError::Solver { frame, solver, error } => {
+                write!(f, "solver `{solver}` failed in frame {frame}: {error}")
+            }
         }
     }
 }
@@ -85,12 +87,7 @@ pub struct Simulation<'a> {
 
 impl<'a> Simulation<'a> {
     /// Starts at the scene's initial state with `substeps` steps per frame of `dt` seconds.
-    pub fn new(
-        scene: &'a Scene,
-        solver: &'a mut dyn Solver,
-        dt: f64,
-        substeps: u32,
-    ) -> Result<Self, SolveError> {
+    pub fn new(scene: &'a Scene, solver: &'a mut dyn Solver, dt: f64, substeps: u32) -> Result<Self, SolveError> {
         let h = dt / substeps.max(1) as f64;
         let state = scene.initial_state(h);
         Self::from_state(scene, solver, state, dt, substeps, 0)
@@ -107,15 +104,7 @@ impl<'a> Simulation<'a> {
     ) -> Result<Self, SolveError> {
         solver.prepare(scene)?;
         let substeps = substeps.max(1);
-        Ok(Self {
-            scene,
-            solver,
-            kinematic: kinematic_pins(scene),
-            state,
-            substeps,
-            h: dt / substeps as f64,
-            frame,
-        })
+        Ok(Self { scene, solver, kinematic: kinematic_pins(scene), state, substeps, h: dt / substeps as f64, frame })
     }
 
     /// The step length `h` (s).
@@ -131,10 +120,7 @@ impl<'a> Simulation<'a> {
     /// Advances one frame.
     pub fn step_frame(&mut self, observer: &mut dyn Observer) -> Result<FrameReport, SimError> {
         let frame = self.frame + 1;
-        let ctx = StepContext {
-            scene: self.scene,
-            h: self.h,
-        };
+        let ctx = StepContext { scene: self.scene, h: self.h };
         let mut report = FrameReport {
             frame,
             time: 0.0,
@@ -150,14 +136,10 @@ impl<'a> Simulation<'a> {
             let t0 = Instant::now();
             predict(self.scene, &self.kinematic, &mut self.state, self.h);
             let t1 = Instant::now();
-            let info: SolveInfo =
-                self.solver
-                    .solve(&ctx, &mut self.state, observer)
-                    .map_err(|error| SimError::Solver {
-                        frame,
-                        solver: self.solver.name().to_string(),
-                        error,
-                    })?;
+            let info: SolveInfo = self
+                .solver
+                .solve(&ctx, &mut self.state, observer)
+                .map_err(|error| SimError::Solver { frame, solver: self.solver.name().to_string(), error })?;
             let t2 = Instant::now();
             report.integrate_seconds += (t1 - t0).as_secs_f64();
             report.solve_seconds += (t2 - t1).as_secs_f64();
@@ -165,11 +147,7 @@ impl<'a> Simulation<'a> {
             report.residual = info.residual;
             report.converged &= info.converged;
             if !self.state.is_finite() {
-                return Err(SimError::Diverged {
-                    frame,
-                    substep,
-                    solver: self.solver.name().to_string(),
-                });
+                return Err(SimError::Diverged { frame, substep, solver: self.solver.name().to_string() });
             }
         }
         self.frame = frame;

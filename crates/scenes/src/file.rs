@@ -219,19 +219,16 @@ fn a3(v: &Vec3) -> [f64; 3] {
 /// Reads and validates a scene file.
 pub fn load(path: &Path) -> Result<Scene, SceneError> {
     let source = path.display().to_string();
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| SceneError::new(&source, None, format!("cannot read: {e}")))?;
+    let text =
+        std::fs::read_to_string(path).map_err(|e| SceneError::new(&source, None, format!("cannot read: {e}")))?;
     parse(&text, &source)
 }
 
 /// Parses and validates scene-file text; `source` names it in errors.
 pub fn parse(text: &str, source: &str) -> Result<Scene, SceneError> {
-    let file: SceneFile = toml::from_str(text)
-        .map_err(|e| SceneError::new(source, None, e.to_string().trim_end()))?;
+    let file: SceneFile = toml::from_str(text).map_err(|e| SceneError::new(source, None, e.to_string().trim_end()))?;
     let scene = file.to_scene(source)?;
-    scene
-        .validate()
-        .map_err(|e| SceneError::new(source, Some(e.field), e.problem))?;
+    scene.validate().map_err(|e| SceneError::new(source, Some(e.field), e.problem))?;
     Ok(scene)
 }
 
@@ -255,12 +252,7 @@ impl SceneFile {
                     format!("{} must be positive (or set fixed = true)", p.mass),
                 ));
             };
-            scene.particles.push(Particle {
-                x: v3(p.x),
-                v: v3(p.v),
-                w,
-                radius: p.radius,
-            });
+            scene.particles.push(Particle { x: v3(p.x), v: v3(p.v), w, radius: p.radius });
         }
         let n = scene.particles.len();
         let index = |j: usize, name: &str, i: i64| -> Result<usize, SceneError> {
@@ -284,37 +276,20 @@ impl SceneFile {
                         ));
                     }
                     let target = c.target.ok_or_else(|| {
-                        err(
-                            format!("constraint[{j}].target"),
-                            "missing: a pin needs target = [x, y, z]".into(),
-                        )
+                        err(format!("constraint[{j}].target"), "missing: a pin needs target = [x, y, z]".into())
                     })?;
-                    Kind::Pin {
-                        a,
-                        target: v3(target),
-                        velocity: v3(c.velocity.unwrap_or([0.0; 3])),
-                    }
+                    Kind::Pin { a, target: v3(target), velocity: v3(c.velocity.unwrap_or([0.0; 3])) }
                 }
                 stick => {
                     if c.target.is_some() || c.velocity.is_some() {
-                        return Err(err(
-                            format!("constraint[{j}]"),
-                            "target and velocity belong to pins".into(),
-                        ));
+                        return Err(err(format!("constraint[{j}]"), "target and velocity belong to pins".into()));
                     }
                     let b = index(
                         j,
                         "b",
-                        c.b.ok_or_else(|| {
-                            err(
-                                format!("constraint[{j}].b"),
-                                "missing: a stick needs a and b".into(),
-                            )
-                        })?,
+                        c.b.ok_or_else(|| err(format!("constraint[{j}].b"), "missing: a stick needs a and b".into()))?,
                     )?;
-                    let rest = c
-                        .rest
-                        .unwrap_or_else(|| (scene.particles[b].x - scene.particles[a].x).norm());
+                    let rest = c.rest.unwrap_or_else(|| (scene.particles[b].x - scene.particles[a].x).norm());
                     let sense = match stick {
                         ConstraintType::Distance => Sense::Equal,
                         ConstraintType::MinDistance => Sense::AtLeast,
@@ -323,10 +298,7 @@ impl SceneFile {
                     Kind::Stick { a, b, rest, sense }
                 }
             };
-            scene.constraints.push(Constraint {
-                kind,
-                compliance: c.compliance,
-            });
+            scene.constraints.push(Constraint { kind, compliance: c.compliance });
         }
         for p in &self.planes {
             let n = v3(p.normal);
@@ -347,12 +319,8 @@ impl SceneFile {
             });
         }
         if let Some(b) = &self.bounds {
-            scene.bounds = Some(BoxCollider {
-                min: v3(b.min),
-                max: v3(b.max),
-                friction: b.friction,
-                restitution: b.restitution,
-            });
+            scene.bounds =
+                Some(BoxCollider { min: v3(b.min), max: v3(b.max), friction: b.friction, restitution: b.restitution });
         }
         Ok(scene)
     }
@@ -392,11 +360,7 @@ impl SceneFile {
                         target: None,
                         velocity: None,
                     },
-                    Kind::Pin {
-                        a,
-                        target,
-                        velocity,
-                    } => ConstraintFile {
+                    Kind::Pin { a, target, velocity } => ConstraintFile {
                         kind: ConstraintType::Pin,
                         a: a as i64,
                         b: None,
@@ -467,15 +431,7 @@ b = 1
         assert_eq!(s.damping, 0.0);
         assert_eq!(s.particles[0].w, 0.0);
         assert_eq!(s.particles[1].w, 1.0);
-        assert_eq!(
-            s.constraints[0].kind,
-            Kind::Stick {
-                a: 0,
-                b: 1,
-                rest: 1.0,
-                sense: Sense::Equal
-            }
-        );
+        assert_eq!(s.constraints[0].kind, Kind::Stick { a: 0, b: 1, rest: 1.0, sense: Sense::Equal });
     }
 
     #[test]
@@ -492,12 +448,24 @@ b = 1
     #[test]
     fn bad_files_name_the_file_field_and_problem() {
         let cases = [
-            (PENDULUM.replace("b = 1", "b = 7"), "bad.toml: constraint[0].b: particle index 7 out of range (the scene has 2 particles)"),
+            (
+                PENDULUM.replace("b = 1", "b = 7"),
+                "bad.toml: constraint[0].b: particle index 7 out of range (the scene has 2 particles)",
+            ),
             (PENDULUM.replace("b = 1", "b = -1"), "bad.toml: constraint[0].b: particle index -1 out of range"),
-            (PENDULUM.replace("x = [1.0, 0.0, 0.0]", "x = [1.0, 0.0, 0.0]\nmass = -2.0"), "bad.toml: particle[1].mass: -2 must be positive"),
-            (PENDULUM.replace("x = [1.0, 0.0, 0.0]", "x = [1.0, 0.0, 0.0]\nmass = 0.0"), "bad.toml: particle[1].mass: 0 must be positive"),
+            (
+                PENDULUM.replace("x = [1.0, 0.0, 0.0]", "x = [1.0, 0.0, 0.0]\nmass = -2.0"),
+                "bad.toml: particle[1].mass: -2 must be positive",
+            ),
+            (
+                PENDULUM.replace("x = [1.0, 0.0, 0.0]", "x = [1.0, 0.0, 0.0]\nmass = 0.0"),
+                "bad.toml: particle[1].mass: 0 must be positive",
+            ),
             (PENDULUM.replace("x = [1.0, 0.0, 0.0]", "x = [1.0, nan, 0.0]"), "bad.toml: particle[1].x: must be finite"),
-            (PENDULUM.replace("x = [1.0, 0.0, 0.0]", "x = [0.0, 0.0, 0.0]"), "bad.toml: constraint[0].rest: 0 must be a positive length"),
+            (
+                PENDULUM.replace("x = [1.0, 0.0, 0.0]", "x = [0.0, 0.0, 0.0]"),
+                "bad.toml: constraint[0].rest: 0 must be a positive length",
+            ),
             (PENDULUM.replace("dt = 0.01", "dt = -1.0"), "bad.toml: dt: -1 must be a positive"),
             (PENDULUM.replace("dt = 0.01", "damping = 1.5"), "bad.toml: damping: 1.5 is outside [0, 1)"),
             (PENDULUM.replace("b = 1", "b = 1\nstiffnes = 2"), "unknown field `stiffnes`"),

@@ -31,16 +31,8 @@ pub struct SceneError {
 
 impl SceneError {
     /// An error in `source` at `field`.
-    pub fn new(
-        source: impl Into<String>,
-        field: Option<String>,
-        problem: impl Into<String>,
-    ) -> Self {
-        Self {
-            source: source.into(),
-            field,
-            problem: problem.into(),
-        }
+    pub fn new(source: impl Into<String>, field: Option<String>, problem: impl Into<String>) -> Self {
+        Self { source: source.into(), field, problem: problem.into() }
     }
 }
 
@@ -67,55 +59,32 @@ pub fn resolve(name_or_file: &str, sets: &[String]) -> Result<Scene, SceneError>
     let overrides = params::parse_sets(name_or_file, sets)?;
     let is_file = Path::new(name_or_file).exists() || name_or_file.ends_with(".toml");
     let (mut scene, source) = if is_file {
-        if let Some((key, _)) = overrides
-            .iter()
-            .find(|(k, _)| !COMMON_KEYS.contains(&k.as_str()))
-        {
+        if let Some((key, _)) = overrides.iter().find(|(k, _)| !COMMON_KEYS.contains(&k.as_str())) {
             return Err(SceneError::new(
                 name_or_file,
                 Some(key.clone()),
-                format!(
-                    "a scene file accepts only --set {} (edit the file for anything else)",
-                    COMMON_KEYS.join(", ")
-                ),
+                format!("a scene file accepts only --set {} (edit the file for anything else)", COMMON_KEYS.join(", ")),
             ));
         }
-        (
-            file::load(Path::new(name_or_file))?,
-            name_or_file.to_string(),
-        )
+        (file::load(Path::new(name_or_file))?, name_or_file.to_string())
     } else {
         let b = builtin::find(name_or_file).ok_or_else(|| {
             let names: Vec<&str> = builtins().iter().map(|b| b.name).collect();
             SceneError::new(
                 format!("scene `{name_or_file}`"),
                 None,
-                format!(
-                    "no such file, and not a builtin (builtins: {})",
-                    names.join(", ")
-                ),
+                format!("no such file, and not a builtin (builtins: {})", names.join(", ")),
             )
         })?;
         let source = format!("builtin {}", b.name);
-        let specific: Vec<(String, Value)> = overrides
-            .iter()
-            .filter(|(k, _)| !COMMON_KEYS.contains(&k.as_str()))
-            .cloned()
-            .collect();
+        let specific: Vec<(String, Value)> =
+            overrides.iter().filter(|(k, _)| !COMMON_KEYS.contains(&k.as_str())).cloned().collect();
         let params = Params::resolve(&source, &(b.params)(), &specific)?;
-        (
-            (b.build)(&params).map_err(|e| SceneError::new(&source, e.field, e.problem))?,
-            source,
-        )
+        ((b.build)(&params).map_err(|e| SceneError::new(&source, e.field, e.problem))?, source)
     };
-    for (key, value) in overrides
-        .iter()
-        .filter(|(k, _)| COMMON_KEYS.contains(&k.as_str()))
-    {
+    for (key, value) in overrides.iter().filter(|(k, _)| COMMON_KEYS.contains(&k.as_str())) {
         params::apply_common(&mut scene, &source, key, value)?;
     }
-    scene
-        .validate()
-        .map_err(|e| SceneError::new(&source, Some(e.field), e.problem))?;
+    scene.validate().map_err(|e| SceneError::new(&source, Some(e.field), e.problem))?;
     Ok(scene)
 }

@@ -76,27 +76,15 @@ pub struct ParamSpec {
 impl ParamSpec {
     /// A numeric parameter.
     pub fn num(name: &'static str, default: f64, doc: &'static str) -> Self {
-        Self {
-            name,
-            default: Value::Num(default),
-            doc,
-        }
+        Self { name, default: Value::Num(default), doc }
     }
     /// A flag.
     pub fn flag(name: &'static str, default: bool, doc: &'static str) -> Self {
-        Self {
-            name,
-            default: Value::Bool(default),
-            doc,
-        }
+        Self { name, default: Value::Bool(default), doc }
     }
     /// A word.
     pub fn word(name: &'static str, default: &str, doc: &'static str) -> Self {
-        Self {
-            name,
-            default: Value::Str(default.to_string()),
-            doc,
-        }
+        Self { name, default: Value::Str(default.to_string()), doc }
     }
 }
 
@@ -119,32 +107,19 @@ pub struct ParamError {
 impl ParamError {
     /// An error about parameter `field`.
     pub fn new(field: &str, problem: impl Into<String>) -> Self {
-        Self {
-            field: Some(field.to_string()),
-            problem: problem.into(),
-        }
+        Self { field: Some(field.to_string()), problem: problem.into() }
     }
 }
 
 impl Params {
     /// Checks `overrides` against `specs` (unknown keys and wrong types are errors) and fills in
     /// defaults.
-    pub fn resolve(
-        source: &str,
-        specs: &[ParamSpec],
-        overrides: &[(String, Value)],
-    ) -> Result<Params, SceneError> {
-        let mut values: BTreeMap<String, Value> = specs
-            .iter()
-            .map(|s| (s.name.to_string(), s.default.clone()))
-            .collect();
+    pub fn resolve(source: &str, specs: &[ParamSpec], overrides: &[(String, Value)]) -> Result<Params, SceneError> {
+        let mut values: BTreeMap<String, Value> =
+            specs.iter().map(|s| (s.name.to_string(), s.default.clone())).collect();
         for (key, value) in overrides {
             let Some(spec) = specs.iter().find(|s| s.name == key) else {
-                let known: Vec<&str> = specs
-                    .iter()
-                    .map(|s| s.name)
-                    .chain(crate::COMMON_KEYS)
-                    .collect();
+                let known: Vec<&str> = specs.iter().map(|s| s.name).chain(crate::COMMON_KEYS).collect();
                 return Err(SceneError::new(
                     source,
                     Some(key.clone()),
@@ -160,10 +135,7 @@ impl Params {
             }
             values.insert(key.clone(), value.clone());
         }
-        Ok(Params {
-            source: source.to_string(),
-            values,
-        })
+        Ok(Params { source: source.to_string(), values })
     }
 
     /// Defaults only.
@@ -215,10 +187,7 @@ impl Params {
         if x.fract() == 0.0 && x >= min as f64 && x <= max as f64 {
             Ok(x as usize)
         } else {
-            Err(ParamError::new(
-                key,
-                format!("{x} must be a whole number in {min}..={max}"),
-            ))
+            Err(ParamError::new(key, format!("{x} must be a whole number in {min}..={max}")))
         }
     }
 
@@ -234,10 +203,7 @@ impl Params {
     pub fn word(&self, key: &str, allowed: &[&str]) -> Result<String, ParamError> {
         match self.values.get(key) {
             Some(Value::Str(s)) if allowed.contains(&s.as_str()) => Ok(s.clone()),
-            Some(Value::Str(s)) => Err(ParamError::new(
-                key,
-                format!("\"{s}\" is not one of {}", allowed.join(", ")),
-            )),
+            Some(Value::Str(s)) => Err(ParamError::new(key, format!("\"{s}\" is not one of {}", allowed.join(", ")))),
             _ => panic!("builtin reads undeclared word `{key}`"),
         }
     }
@@ -249,11 +215,7 @@ pub fn parse_sets(source: &str, sets: &[String]) -> Result<Vec<(String, Value)>,
     let mut out = Vec::new();
     for s in sets {
         let Some((key, raw)) = s.split_once('=') else {
-            return Err(SceneError::new(
-                source,
-                None,
-                format!("--set `{s}`: expected key=value"),
-            ));
+            return Err(SceneError::new(source, None, format!("--set `{s}`: expected key=value")));
         };
         let key = key.trim().to_string();
         let raw = raw.trim();
@@ -263,11 +225,7 @@ pub fn parse_sets(source: &str, sets: &[String]) -> Result<Vec<(String, Value)>,
             .and_then(Value::from_toml);
         let value = match parsed {
             Some(v) => v,
-            None if !raw.is_empty()
-                && raw
-                    .chars()
-                    .all(|c| c.is_alphanumeric() || c == '_' || c == '-') =>
-            {
+            None if !raw.is_empty() && raw.chars().all(|c| c.is_alphanumeric() || c == '_' || c == '-') => {
                 Value::Str(raw.to_string())
             }
             None => {
@@ -284,19 +242,8 @@ pub fn parse_sets(source: &str, sets: &[String]) -> Result<Vec<(String, Value)>,
 }
 
 /// Applies one of [`crate::COMMON_KEYS`] to a built scene.
-pub fn apply_common(
-    scene: &mut Scene,
-    source: &str,
-    key: &str,
-    value: &Value,
-) -> Result<(), SceneError> {
-    let bad = |what: &str| {
-        SceneError::new(
-            source,
-            Some(key.to_string()),
-            format!("expected {what}, got {value}"),
-        )
-    };
+pub fn apply_common(scene: &mut Scene, source: &str, key: &str, value: &Value) -> Result<(), SceneError> {
+    let bad = |what: &str| SceneError::new(source, Some(key.to_string()), format!("expected {what}, got {value}"));
     match (key, value) {
         ("dt", Value::Num(x)) => scene.dt = *x,
         ("damping", Value::Num(x)) => scene.damping = *x,
@@ -315,13 +262,7 @@ mod tests {
     fn sets_parse_as_toml_or_words() {
         let v = parse_sets(
             "t",
-            &[
-                "n=12".into(),
-                "pin=top".into(),
-                "shear=false".into(),
-                "gravity=[0, -1, 0]".into(),
-                "k = 0.5".into(),
-            ],
+            &["n=12".into(), "pin=top".into(), "shear=false".into(), "gravity=[0, -1, 0]".into(), "k = 0.5".into()],
         )
         .unwrap();
         assert_eq!(v[0], ("n".into(), Value::Num(12.0)));
@@ -338,8 +279,7 @@ mod tests {
         let e = Params::resolve("builtin x", &specs, &[("m".into(), Value::Num(1.0))]).unwrap_err();
         assert_eq!(e.field.as_deref(), Some("m"));
         assert!(e.problem.contains("unknown parameter"));
-        let e =
-            Params::resolve("builtin x", &specs, &[("n".into(), Value::Bool(true))]).unwrap_err();
+        let e = Params::resolve("builtin x", &specs, &[("n".into(), Value::Bool(true))]).unwrap_err();
         assert!(e.to_string().contains("expected a number"), "{e}");
     }
 }

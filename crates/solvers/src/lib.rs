@@ -30,10 +30,7 @@ pub struct ConfigError {
 impl ConfigError {
     /// A new error for `field`.
     pub fn new(field: impl Into<String>, problem: impl Into<String>) -> Self {
-        Self {
-            field: field.into(),
-            problem: problem.into(),
-        }
+        Self { field: field.into(), problem: problem.into() }
     }
 }
 
@@ -92,28 +89,17 @@ pub fn presets() -> Vec<Preset> {
         Preset {
             name: "jacobi",
             summary: "Jacobi relaxation with per-particle averaging, 10 iterations, ω = 1.5",
-            config: SolverConfig::Relax(RelaxConfig {
-                mode: Mode::Jacobi,
-                omega: 1.5,
-                ..relax.clone()
-            }),
+            config: SolverConfig::Relax(RelaxConfig { mode: Mode::Jacobi, omega: 1.5, ..relax.clone() }),
         },
         Preset {
             name: "sor",
             summary: "Gauss-Seidel with over-relaxation ω = 1.5, 10 iterations",
-            config: SolverConfig::Relax(RelaxConfig {
-                omega: 1.5,
-                ..relax.clone()
-            }),
+            config: SolverConfig::Relax(RelaxConfig { omega: 1.5, ..relax.clone() }),
         },
         Preset {
             name: "xpbd",
-            summary:
-                "Gauss-Seidel with XPBD compliance (λ accumulated over the step), 10 iterations",
-            config: SolverConfig::Relax(RelaxConfig {
-                xpbd: true,
-                ..relax
-            }),
+            summary: "Gauss-Seidel with XPBD compliance (λ accumulated over the step), 10 iterations",
+            config: SolverConfig::Relax(RelaxConfig { xpbd: true, ..relax }),
         },
     ]
 }

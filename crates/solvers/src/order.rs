@@ -47,17 +47,8 @@ impl Ordering {
                 (idx, count)
             }
         };
-        let backward = if order == Order::Symmetric {
-            forward.iter().rev().copied().collect()
-        } else {
-            Vec::new()
-        };
-        Self {
-            order,
-            forward,
-            backward,
-            colors,
-        }
+        let backward = if order == Order::Symmetric { forward.iter().rev().copied().collect() } else { Vec::new() };
+        Self { order, forward, backward, colors }
     }
 
     /// The number of colours (for `Colored`; 0 otherwise).
@@ -82,8 +73,7 @@ pub fn greedy_coloring(pairs: &[[usize; 2]], n_particles: usize) -> Vec<usize> {
     let mut used: Vec<Vec<u64>> = vec![Vec::new(); n_particles];
     let mut colors = Vec::with_capacity(pairs.len());
     for &[a, b] in pairs {
-        let taken =
-            |c: usize, set: &Vec<u64>| set.get(c / 64).is_some_and(|w| w & (1 << (c % 64)) != 0);
+        let taken = |c: usize, set: &Vec<u64>| set.get(c / 64).is_some_and(|w| w & (1 << (c % 64)) != 0);
         let mut c = 0;
         while taken(c, &used[a]) || taken(c, &used[b]) {
             c += 1;

@@ -58,9 +58,7 @@ use solverlab_core::constraint::{delta_lambda, for_each_contact, seed_friction, 
 use solverlab_core::metrics::max_violation;
 use solverlab_core::model::{Kind, Scene, Sense, State};
 use solverlab_core::rng::Rng;
-use solverlab_core::solver::{
-    IterationReport, Observer, SolveError, SolveInfo, Solver, StepContext,
-};
+use solverlab_core::solver::{IterationReport, Observer, SolveError, SolveInfo, Solver, StepContext};
 use solverlab_core::Vec3;
 
 use crate::order::{Order, Ordering};
@@ -128,64 +126,43 @@ impl RelaxConfig {
     /// Checks every parameter's range.
     pub fn validate(&self) -> Result<(), ConfigError> {
         if self.iterations < 1 {
-            return Err(ConfigError::new(
-                "iterations",
-                format!("{} must be at least 1", self.iterations),
-            ));
+            return Err(ConfigError::new("iterations", format!("{} must be at least 1", self.iterations)));
         }
         if !(self.omega > 0.0 && self.omega < 2.0) {
             return Err(ConfigError::new(
                 "omega",
-                format!(
-                    "{} is outside (0, 2), where relaxation can converge",
-                    self.omega
-                ),
+                format!("{} is outside (0, 2), where relaxation can converge", self.omega),
             ));
         }
         if !(self.tolerance >= 0.0 && self.tolerance.is_finite()) {
-            return Err(ConfigError::new(
-                "tolerance",
-                format!("{} must be a finite number ≥ 0 (m)", self.tolerance),
-            ));
+            return Err(ConfigError::new("tolerance", format!("{} must be a finite number ≥ 0 (m)", self.tolerance)));
         }
         if !(self.stiffness > 0.0 && self.stiffness <= 1.0) {
-            return Err(ConfigError::new(
-                "stiffness",
-                format!("{} is outside (0, 1]", self.stiffness),
-            ));
+            return Err(ConfigError::new("stiffness", format!("{} is outside (0, 1]", self.stiffness)));
         }
         Ok(())
     }
 }
 
 /// One row group the sweep visits: a stick (one row) or a pin on a movable particle (three).
+///
+/// Kept small (32 bytes) because a sweep streams through all of them: pin data lives out of line
+/// in [`PinData`], and indices are `u32`.
 #[derive(Clone, Copy, Debug)]
 enum Item {
-    Stick {
-        a: usize,
-        b: usize,
-        rest: f64,
-        sense: Sense,
-        alpha: f64,
-        row: usize,
-        constraint: usize,
-    },
-    Pin {
-        a: usize,
-        target: Vec3,
-        velocity: Vec3,
-        alpha: f64,
-        row: usize,
-    },
+    Stick { a: u32, b: u32, row: u32, sense: Sense, rest: f64, alpha: f64 },
+    Pin { pin: u32, row: u32 },
 }
 
-impl Item {
-    fn particles(&self) -> [usize; 2] {
-        match *self {
-            Item::Stick { a, b, .. } => [a, b],
-            Item::Pin { a, .. } => [a, a],
-        }
-    }
+const _: () = assert!(std::mem::size_of::<Item>() <= 32, "a sweep streams through every Item");
+
+/// A pin on a movable particle.
+#[derive(Clone, Copy, Debug)]
+struct PinData {
+    a: usize,
+    target: Vec3,
+    velocity: Vec3,
+    alpha: f64,
 }
 
 /// The relaxation solver. Build it with [`RelaxSolver::new`].
@@ -193,6 +170,7 @@ pub struct RelaxSolver {
     cfg: RelaxConfig,
     label: String,
     items: Vec<Item>,
+    pins: Vec<PinData>,
     w: Vec<f64>,
     radius: Vec<f64>,
     lambda: Vec<f64>,
@@ -215,6 +193,7 @@ impl RelaxSolver {
             cfg,
             label: label.into(),
             items: Vec::new(),
+            pins: Vec::new(),
             w: Vec::new(),
             radius: Vec::new(),
             lambda: Vec::new(),
@@ -225,6 +204,13 @@ impl RelaxSolver {
             dl: Vec::new(),
             predicted: Vec::new(),
         })
+    }
+
+    fn particles_of(&self, item: &Item) -> [usize; 2] {
+        match *item {
+            Item::Stick { a, b, .. } => [a as usize, b as usize],
+            Item::Pin { pin, .. } => [self.pins[pin as usize].a; 2],
+        }
     }
 
     /// The settings.
@@ -266,38 +252,16 @@ impl RelaxSolver {
 
     /// Computes `Δλ` of one row and its residual contribution, from the current positions.
     #[inline]
-    fn stick_delta(
-        &self,
-        x: &[Vec3],
-        item: &Item,
-        alpha_tilde: f64,
-        step: u64,
-    ) -> (Vec3, f64, f64) {
-        let Item::Stick {
-            a,
-            b,
-            rest,
-            sense,
-            row,
-            constraint,
-            ..
-        } = *item
-        else {
-            unreachable!()
-        };
+    fn stick_delta(&self, x: &[Vec3], item: &Item, alpha_tilde: f64, step: u64) -> (Vec3, f64, f64) {
+        let Item::Stick { a, b, rest, sense, row, .. } = *item else { unreachable!() };
+        let (a, b, row) = (a as usize, b as usize, row as usize);
         let seed = self.cfg.seed;
         let r = stick_row(&x[a], &x[b], rest, sense, self.cfg.sqrt_approx, || {
-            Rng::new(seed ^ ((constraint as u64) << 24) ^ step.rotate_left(48)).unit_vector()
+            Rng::new(seed ^ ((row as u64) << 24) ^ step.rotate_left(48)).unit_vector()
         });
         let denom = self.w[a] + self.w[b] + alpha_tilde;
         let lambda = if self.cfg.xpbd { self.lambda[row] } else { 0.0 };
-        let dl = delta_lambda(
-            r.c,
-            self.w[a] + self.w[b],
-            alpha_tilde,
-            lambda,
-            sense != Sense::Equal,
-        );
+        let dl = delta_lambda(r.c, self.w[a] + self.w[b], alpha_tilde, lambda, sense != Sense::Equal);
         (r.normal, dl, (dl * denom).abs())
     }
 
@@ -309,55 +273,53 @@ impl RelaxSolver {
         }
     }
 
+    /// The three rows of pin `pin` (starting at multiplier `row`): `C_k = x_k − goal_k`, `∇C = e_k`.
+    /// Returns the residual; adds `w·Δλ·scale` to `out` for each axis and stores `Δλ·scale`.
+    fn pin_rows(&mut self, x: &Vec3, pin: u32, row: u32, time: f64, h: f64, scale: f64) -> (Vec3, f64) {
+        let PinData { a, target, velocity, alpha } = self.pins[pin as usize];
+        let row = row as usize;
+        let at = self.alpha_tilde(alpha, h);
+        let goal = target + velocity * time;
+        let mut dx = Vec3::zeros();
+        let mut residual: f64 = 0.0;
+        for k in 0..3 {
+            let lambda = if self.cfg.xpbd { self.lambda[row + k] } else { 0.0 };
+            let dl = delta_lambda(x[k] - goal[k], self.w[a], at, lambda, false);
+            residual = residual.max((dl * (self.w[a] + at)).abs());
+            self.dl[row + k] = dl * scale;
+            dx[k] = self.w[a] * dl * scale;
+        }
+        (dx, residual)
+    }
+
     /// One Gauss-Seidel sweep over the items in `order`; returns the residual.
-    fn gauss_seidel_sweep(
-        &mut self,
-        state: &mut State,
-        order: &[usize],
-        h: f64,
-        scale: f64,
-    ) -> f64 {
+    fn gauss_seidel_sweep(&mut self, state: &mut State, order: &[usize], h: f64, scale: f64) -> f64 {
         let mut residual: f64 = 0.0;
         let time = state.time;
         for &j in order {
             let item = self.items[j];
             match item {
-                Item::Stick {
-                    a, b, alpha, row, ..
-                } => {
-                    let at = self.alpha_tilde(alpha, h);
-                    let (n, dl, res) = self.stick_delta(&state.x, &item, at, state.step);
+                Item::Stick { a, b, alpha, row, .. } => {
+                    let (a, b) = (a as usize, b as usize);
                     if self.w[a] + self.w[b] == 0.0 {
                         continue;
                     }
+                    let at = self.alpha_tilde(alpha, h);
+                    let (n, dl, res) = self.stick_delta(&state.x, &item, at, state.step);
                     residual = residual.max(res);
                     let dl = dl * scale;
-                    self.lambda[row] += dl;
+                    self.lambda[row as usize] += dl;
                     state.x[a] -= n * (self.w[a] * dl);
                     state.x[b] += n * (self.w[b] * dl);
                 }
-                Item::Pin {
-                    a,
-                    target,
-                    velocity,
-                    alpha,
-                    row,
-                } => {
-                    let at = self.alpha_tilde(alpha, h);
-                    let goal = target + velocity * time;
+                Item::Pin { pin, row } => {
+                    let a = self.pins[pin as usize].a;
+                    let (dx, res) = self.pin_rows(&state.x[a], pin, row, time, h, scale);
+                    residual = residual.max(res);
                     for k in 0..3 {
-                        let lambda = if self.cfg.xpbd {
-                            self.lambda[row + k]
-                        } else {
-                            0.0
-                        };
-                        let c = state.x[a][k] - goal[k];
-                        let dl = delta_lambda(c, self.w[a], at, lambda, false);
-                        residual = residual.max((dl * (self.w[a] + at)).abs());
-                        let dl = dl * scale;
-                        self.lambda[row + k] += dl;
-                        state.x[a][k] += self.w[a] * dl;
+                        self.lambda[row as usize + k] += self.dl[row as usize + k];
                     }
+                    state.x[a] += dx;
                 }
             }
         }
@@ -374,49 +336,30 @@ impl RelaxSolver {
         for j in 0..self.items.len() {
             let item = self.items[j];
             match item {
-                Item::Stick {
-                    a,
-                    b,
-                    alpha,
-                    row,
-                    rest: _,
-                    sense,
-                    ..
-                } => {
+                Item::Stick { a, b, alpha, row, sense, .. } => {
+                    let (a, b) = (a as usize, b as usize);
+                    self.dl[row as usize] = 0.0;
+                    if self.w[a] + self.w[b] == 0.0 {
+                        continue;
+                    }
                     let at = self.alpha_tilde(alpha, h);
                     let (n, dl, res) = self.stick_delta(&state.x, &item, at, state.step);
-                    self.dl[row] = dl * scale;
-                    if self.w[a] + self.w[b] == 0.0 || (dl == 0.0 && sense != Sense::Equal) {
+                    if dl == 0.0 && sense != Sense::Equal {
                         continue;
                     }
                     residual = residual.max(res);
                     let dl = dl * scale;
+                    self.dl[row as usize] = dl;
                     self.dx[a] -= n * (self.w[a] * dl);
                     self.dx[b] += n * (self.w[b] * dl);
                     self.count[a] += 1;
                     self.count[b] += 1;
                 }
-                Item::Pin {
-                    a,
-                    target,
-                    velocity,
-                    alpha,
-                    row,
-                } => {
-                    let at = self.alpha_tilde(alpha, h);
-                    let goal = target + velocity * time;
-                    for k in 0..3 {
-                        let lambda = if self.cfg.xpbd {
-                            self.lambda[row + k]
-                        } else {
-                            0.0
-                        };
-                        let dl =
-                            delta_lambda(state.x[a][k] - goal[k], self.w[a], at, lambda, false);
-                        residual = residual.max((dl * (self.w[a] + at)).abs());
-                        self.dl[row + k] = dl * scale;
-                        self.dx[a][k] += self.w[a] * dl * scale;
-                    }
+                Item::Pin { pin, row } => {
+                    let a = self.pins[pin as usize].a;
+                    let (dx, res) = self.pin_rows(&state.x[a], pin, row, time, h, scale);
+                    residual = residual.max(res);
+                    self.dx[a] += dx;
                     self.count[a] += 1;
                 }
             }
@@ -429,11 +372,11 @@ impl RelaxSolver {
         }
         if self.cfg.xpbd {
             for item in &self.items {
-                let [a, b] = item.particles();
+                let [a, b] = self.particles_of(item);
                 let share = omega / self.count[a].max(self.count[b]).max(1) as f64;
                 let (row, rows) = match *item {
-                    Item::Stick { row, .. } => (row, 1),
-                    Item::Pin { row, .. } => (row, 3),
+                    Item::Stick { row, .. } => (row as usize, 1),
+                    Item::Pin { row, .. } => (row as usize, 3),
                 };
                 for r in row..row + rows {
                     self.lambda[r] += self.dl[r] * share;
@@ -452,45 +395,40 @@ impl Solver for RelaxSolver {
     fn prepare(&mut self, scene: &Scene) -> Result<(), SolveError> {
         self.w = scene.inverse_masses();
         self.radius = scene.particles.iter().map(|p| p.radius).collect();
+        if scene.particles.len() > u32::MAX as usize || scene.constraints.len() > (u32::MAX / 3) as usize {
+            return Err(SolveError("relax: more than 2³² particles or 2³⁰ constraints".into()));
+        }
         self.items.clear();
-        let mut rows = 0;
-        for (j, c) in scene.constraints.iter().enumerate() {
+        self.pins.clear();
+        let mut rows = 0u32;
+        for c in &scene.constraints {
             match c.kind {
                 Kind::Stick { a, b, rest, sense } => {
                     self.items.push(Item::Stick {
-                        a,
-                        b,
+                        a: a as u32,
+                        b: b as u32,
                         rest,
                         sense,
                         alpha: c.compliance,
                         row: rows,
-                        constraint: j,
                     });
                     rows += 1;
                 }
-                Kind::Pin {
-                    a,
-                    target,
-                    velocity,
-                } => {
+                Kind::Pin { a, target, velocity } => {
                     if scene.particles[a].w > 0.0 {
-                        self.items.push(Item::Pin {
-                            a,
-                            target,
-                            velocity,
-                            alpha: c.compliance,
-                            row: rows,
-                        });
+                        self.items.push(Item::Pin { pin: self.pins.len() as u32, row: rows });
+                        self.pins.push(PinData { a, target, velocity, alpha: c.compliance });
                         rows += 3;
                     }
                 }
             }
         }
+        let rows = rows as usize;
         self.lambda = vec![0.0; rows];
         self.dl = vec![0.0; rows];
         self.dx = vec![Vec3::zeros(); scene.particles.len()];
         self.count = vec![0; scene.particles.len()];
-        let pairs: Vec<[usize; 2]> = self.items.iter().map(Item::particles).collect();
+        let pairs: Vec<[usize; 2]> = self.items.iter().map(|i| self.particles_of(i)).collect();
         self.ordering = Ordering::new(self.cfg.order, &pairs, scene.particles.len());
         self.rng = Rng::new(self.cfg.seed);
         Ok(())
@@ -521,11 +459,7 @@ impl Solver for RelaxSolver {
         let mut info = SolveInfo::default();
         let want_violation = observer.wants_violation();
         for it in 1..=n_iter {
-            let mut residual = if scene.has_colliders() {
-                self.project_colliders(scene, state)
-            } else {
-                0.0
-            };
+            let mut residual = if scene.has_colliders() { self.project_colliders(scene, state) } else { 0.0 };
             residual = residual.max(match self.cfg.mode {
                 Mode::GaussSeidel => {
                     let mut ordering = std::mem::take(&mut self.ordering);
@@ -576,21 +510,13 @@ pub fn apply_restitution(scene: &Scene, predicted: &[Vec3], state: &mut State, h
         }
         let x = state.x[i];
         let mut x_prev = state.x_prev[i];
-        for_each_contact(
-            &scene.planes,
-            &scene.spheres,
-            scene.bounds.as_ref(),
-            &x,
-            p.radius,
-            1e-9,
-            |c| {
-                let approach = (predicted[i] - x_prev).dot(&c.normal);
-                if c.restitution > 0.0 && -approach > threshold {
-                    let now = (x - x_prev).dot(&c.normal);
-                    x_prev += c.normal * (now + c.restitution * approach);
-                }
-            },
-        );
+        for_each_contact(&scene.planes, &scene.spheres, scene.bounds.as_ref(), &x, p.radius, 1e-9, |c| {
+            let approach = (predicted[i] - x_prev).dot(&c.normal);
+            if c.restitution > 0.0 && -approach > threshold {
+                let now = (x - x_prev).dot(&c.normal);
+                x_prev += c.normal * (now + c.restitution * approach);
+            }
+        });
         state.x_prev[i] = x_prev;
     }
 }

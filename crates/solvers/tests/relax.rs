@@ -20,10 +20,7 @@ fn scene(name: &str, sets: &[&str]) -> Scene {
 /// Solves one step from `state` (already predicted) and returns the iterations used.
 fn solve_from(solver: &mut dyn Solver, scene: &Scene, state: &mut State, h: f64) -> usize {
     solver.prepare(scene).unwrap();
-    solver
-        .solve(&StepContext { scene, h }, state, &mut NullObserver)
-        .unwrap()
-        .iterations
+    solver.solve(&StepContext { scene, h }, state, &mut NullObserver).unwrap().iterations
 }
 
 #[test]
@@ -34,36 +31,13 @@ fn one_projection_satisfies_a_lone_stick_exactly_for_uneven_masses() {
         s.add(Particle::new(Vec3::new(1.7, -0.4, 0.9), mb));
         s.constraints.push(Constraint::stick(0, 1, 1.0));
         let mut state = s.initial_state(0.01);
-        let before = state
-            .x
-            .iter()
-            .zip(&s.particles)
-            .map(|(x, p)| x / p.w)
-            .sum::<Vec3>();
-        solve_from(
-            &mut relax(RelaxConfig {
-                iterations: 1,
-                ..Default::default()
-            }),
-            &s,
-            &mut state,
-            0.01,
-        );
+        let before = state.x.iter().zip(&s.particles).map(|(x, p)| x / p.w).sum::<Vec3>();
+        solve_from(&mut relax(RelaxConfig { iterations: 1, ..Default::default() }), &s, &mut state, 0.01);
         assert!(((state.x[1] - state.x[0]).norm() - 1.0).abs() < 1e-14);
-        let after = state
-            .x
-            .iter()
-            .zip(&s.particles)
-            .map(|(x, p)| x / p.w)
-            .sum::<Vec3>();
-        assert!(
-            (before - after).norm() < 1e-13,
-            "the mass centre does not move"
-        );
+        let after = state.x.iter().zip(&s.particles).map(|(x, p)| x / p.w).sum::<Vec3>();
+        assert!((before - after).norm() < 1e-13, "the mass centre does not move");
         // The heavier particle moves less, in proportion to w.
-        let moved: Vec<f64> = (0..2)
-            .map(|i| (state.x[i] - s.particles[i].x).norm())
-            .collect();
+        let moved: Vec<f64> = (0..2).map(|i| (state.x[i] - s.particles[i].x).norm()).collect();
         assert!((moved[0] / moved[1] - mb / ma).abs() < 1e-9);
     }
 }
@@ -75,15 +49,7 @@ fn immovable_particle_never_moves_and_the_other_takes_the_whole_correction() {
     s.add(Particle::new(Vec3::new(2.0, 0.0, 0.0), 1.0));
     s.constraints.push(Constraint::stick(0, 1, 1.0));
     let mut state = s.initial_state(0.01);
-    solve_from(
-        &mut relax(RelaxConfig {
-            iterations: 1,
-            ..Default::default()
-        }),
-        &s,
-        &mut state,
-        0.01,
-    );
+    solve_from(&mut relax(RelaxConfig { iterations: 1, ..Default::default() }), &s, &mut state, 0.01);
     assert_eq!(state.x[0], Vec3::zeros());
     assert_eq!(state.x[1], Vec3::new(1.0, 0.0, 0.0));
 }
@@ -100,32 +66,16 @@ fn coinciding_particles_are_dislocated_not_nan() {
     // (a Newton step from the rest length) needs a few more from so far away.
     for (sqrt_approx, iterations) in [(false, 1), (true, 20)] {
         let mut st = state.clone();
-        solve_from(
-            &mut relax(RelaxConfig {
-                iterations,
-                sqrt_approx,
-                ..Default::default()
-            }),
-            &s,
-            &mut st,
-            0.01,
-        );
+        solve_from(&mut relax(RelaxConfig { iterations, sqrt_approx, ..Default::default() }), &s, &mut st, 0.01);
         assert!(st.is_finite());
-        assert!(
-            ((st.x[1] - st.x[0]).norm() - 1.0).abs() < 1e-6,
-            "{:?}",
-            st.x
-        );
+        assert!(((st.x[1] - st.x[0]).norm() - 1.0).abs() < 1e-6, "{:?}", st.x);
     }
 }
 
 /// A pinned vertical chain at rest, each particle then pushed by a seeded random offset of up to
 /// 1 % of a link: the kind of error a Verlet step leaves.
 fn perturbed_chain(links: usize) -> (Scene, State) {
-    let s = scene(
-        "chain",
-        &[&format!("links={links}"), "start=vertical", "length=1"],
-    );
+    let s = scene("chain", &[&format!("links={links}"), "start=vertical", "length=1"]);
     let mut state = s.initial_state(0.01);
     let mut rng = Rng::new(42);
     for x in state.x.iter_mut().skip(1) {
@@ -136,18 +86,9 @@ fn perturbed_chain(links: usize) -> (Scene, State) {
 
 fn sweeps_to_tolerance(mode: Mode, omega: f64, links: usize) -> usize {
     let (s, mut state) = perturbed_chain(links);
-    let cfg = RelaxConfig {
-        mode,
-        omega,
-        iterations: 200_000,
-        tolerance: 1e-6,
-        ..Default::default()
-    };
+    let cfg = RelaxConfig { mode, omega, iterations: 200_000, tolerance: 1e-6, ..Default::default() };
     let n = solve_from(&mut relax(cfg), &s, &mut state, 0.01);
-    assert!(
-        max_violation(&s, &state.x, 0.0) < 1e-5,
-        "{mode:?} ω={omega} did not converge"
-    );
+    assert!(max_violation(&s, &state.x, 0.0) < 1e-5, "{mode:?} ω={omega} did not converge");
     n
 }
 
@@ -178,10 +119,7 @@ fn jacobi_converges_on_a_chain_with_a_suitable_omega() {
 
 #[test]
 fn momentum_is_conserved_for_a_free_tetrahedron_without_gravity() {
-    let s = scene(
-        "tetrahedron",
-        &["size=0", "gravity=[0, 0, 0]", "spin=5", "speed=1"],
-    );
+    let s = scene("tetrahedron", &["size=0", "gravity=[0, 0, 0]", "spin=5", "speed=1"]);
     for name in ["gs", "jacobi", "sor", "xpbd"] {
         let mut solver = build(&preset(name).unwrap().config, name).unwrap();
         let mut sim = Simulation::new(&s, solver.as_mut(), s.dt, 1).unwrap();
@@ -200,9 +138,7 @@ fn momentum_is_conserved_for_a_free_tetrahedron_without_gravity() {
 #[test]
 fn pinned_particles_never_move_under_any_preset() {
     let s = scene("cloth", &["nx=8", "ny=8", "pin=top"]);
-    let fixed: Vec<usize> = (0..s.particles.len())
-        .filter(|&i| s.particles[i].w == 0.0)
-        .collect();
+    let fixed: Vec<usize> = (0..s.particles.len()).filter(|&i| s.particles[i].w == 0.0).collect();
     assert_eq!(fixed.len(), 8);
     for p in solverlab_solvers::presets() {
         let mut solver = build(&p.config, p.name).unwrap();
@@ -210,11 +146,7 @@ fn pinned_particles_never_move_under_any_preset() {
         for _ in 0..60 {
             sim.step_frame(&mut NullObserver).unwrap();
             for &i in &fixed {
-                assert_eq!(
-                    sim.state.x[i], s.particles[i].x,
-                    "{}: particle {i} moved",
-                    p.name
-                );
+                assert_eq!(sim.state.x[i], s.particles[i].x, "{}: particle {i} moved", p.name);
             }
         }
     }
@@ -222,55 +154,26 @@ fn pinned_particles_never_move_under_any_preset() {
 
 /// Max stretch of a hanging compliant chain after 1 s, for a given solver.
 fn hanging_stretch(cfg: RelaxConfig) -> f64 {
-    let s = scene(
-        "chain",
-        &[
-            "links=10",
-            "start=vertical",
-            "length=0.1",
-            "compliance=1e-4",
-        ],
-    );
+    let s = scene("chain", &["links=10", "start=vertical", "length=0.1", "compliance=1e-4"]);
     let mut solver = relax(cfg);
     let mut sim = Simulation::new(&s, &mut solver, s.dt, 1).unwrap();
     let mut last = 0.0;
     for _ in 0..60 {
-        last = sim
-            .step_frame(&mut NullObserver)
-            .unwrap()
-            .metrics
-            .max_stretch;
+        last = sim.step_frame(&mut NullObserver).unwrap().metrics.max_stretch;
     }
     last - 1.0
 }
 
 #[test]
 fn xpbd_stretch_is_independent_of_the_iteration_count_while_pbd_stretch_is_not() {
-    let xpbd = |n| {
-        hanging_stretch(RelaxConfig {
-            xpbd: true,
-            iterations: n,
-            ..Default::default()
-        })
-    };
-    let pbd = |n| {
-        hanging_stretch(RelaxConfig {
-            stiffness: 0.05,
-            iterations: n,
-            ..Default::default()
-        })
-    };
+    let xpbd = |n| hanging_stretch(RelaxConfig { xpbd: true, iterations: n, ..Default::default() });
+    let pbd = |n| hanging_stretch(RelaxConfig { stiffness: 0.05, iterations: n, ..Default::default() });
     let (x20, x80) = (xpbd(20), xpbd(80));
     let (p20, p80) = (pbd(20), pbd(80));
-    eprintln!(
-        "stretch − 1: XPBD 20 it {x20:.3e}, 80 it {x80:.3e}; PBD 20 it {p20:.3e}, 80 it {p80:.3e}"
-    );
+    eprintln!("stretch − 1: XPBD 20 it {x20:.3e}, 80 it {x80:.3e}; PBD 20 it {p20:.3e}, 80 it {p80:.3e}");
     assert!(x20 > 1e-3, "the compliant chain does stretch visibly");
     assert!(((x20 - x80) / x80).abs() < 0.02, "XPBD: {x20} vs {x80}");
-    assert!(
-        p20 / p80 > 2.0,
-        "PBD gets stiffer with iterations: {p20} vs {p80}"
-    );
+    assert!(p20 / p80 > 2.0, "PBD gets stiffer with iterations: {p20} vs {p80}");
 }
 
 #[test]
@@ -285,13 +188,7 @@ fn contacts_never_pull_a_particle_into_a_collider() {
     for _ in 0..300 {
         solverlab_core::integrate::predict(&s, &[], &mut state, s.dt);
         let predicted = state.x.clone();
-        solver
-            .solve(
-                &StepContext { scene: &s, h: s.dt },
-                &mut state,
-                &mut NullObserver,
-            )
-            .unwrap();
+        solver.solve(&StepContext { scene: &s, h: s.dt }, &mut state, &mut NullObserver).unwrap();
         let b = s.bounds.as_ref().unwrap();
         for (p, x) in predicted.iter().zip(&state.x) {
             for k in 0..3 {
@@ -310,20 +207,9 @@ fn contacts_never_pull_a_particle_into_a_collider() {
 fn every_order_converges_to_the_same_chain_configuration() {
     let (s, state) = perturbed_chain(12);
     let mut results = Vec::new();
-    for order in [
-        Order::Natural,
-        Order::Reversed,
-        Order::Symmetric,
-        Order::Shuffled,
-        Order::Colored,
-    ] {
+    for order in [Order::Natural, Order::Reversed, Order::Symmetric, Order::Shuffled, Order::Colored] {
         let mut st = state.clone();
-        let cfg = RelaxConfig {
-            order,
-            iterations: 100_000,
-            tolerance: 1e-12,
-            ..Default::default()
-        };
+        let cfg = RelaxConfig { order, iterations: 100_000, tolerance: 1e-12, ..Default::default() };
         solve_from(&mut relax(cfg), &s, &mut st, 0.01);
         assert!(max_violation(&s, &st.x, 0.0) < 1e-11, "{order:?}");
         results.push(st.x);
@@ -331,11 +217,7 @@ fn every_order_converges_to_the_same_chain_configuration() {
     // The projection is not unique (any point on the constraint manifold is a solution), but the
     // orders should land close together for a small perturbation.
     for r in &results[1..] {
-        let d: f64 = r
-            .iter()
-            .zip(&results[0])
-            .map(|(a, b)| (a - b).norm())
-            .fold(0.0, f64::max);
+        let d: f64 = r.iter().zip(&results[0]).map(|(a, b)| (a - b).norm()).fold(0.0, f64::max);
         assert!(d < 1e-3, "{d}");
     }
 }
@@ -343,15 +225,8 @@ fn every_order_converges_to_the_same_chain_configuration() {
 #[test]
 fn same_inputs_give_bit_identical_states_for_every_preset_and_shuffled_order() {
     let s = scene("cloth", &["nx=10", "ny=10"]);
-    let mut configs: Vec<SolverConfig> = solverlab_solvers::presets()
-        .into_iter()
-        .map(|p| p.config)
-        .collect();
-    configs.push(SolverConfig::Relax(RelaxConfig {
-        order: Order::Shuffled,
-        seed: 9,
-        ..Default::default()
-    }));
+    let mut configs: Vec<SolverConfig> = solverlab_solvers::presets().into_iter().map(|p| p.config).collect();
+    configs.push(SolverConfig::Relax(RelaxConfig { order: Order::Shuffled, seed: 9, ..Default::default() }));
     for cfg in configs {
         let run = || {
             let mut solver = build(&cfg, "det").unwrap();
@@ -369,12 +244,7 @@ fn same_inputs_give_bit_identical_states_for_every_preset_and_shuffled_order() {
 fn shuffled_order_depends_on_its_seed() {
     let s = scene("cloth", &["nx=10", "ny=10"]);
     let run = |seed| {
-        let cfg = RelaxConfig {
-            order: Order::Shuffled,
-            seed,
-            iterations: 2,
-            ..Default::default()
-        };
+        let cfg = RelaxConfig { order: Order::Shuffled, seed, iterations: 2, ..Default::default() };
         let mut solver = relax(cfg);
         let mut sim = Simulation::new(&s, &mut solver, s.dt, 1).unwrap();
         for _ in 0..20 {
@@ -388,19 +258,9 @@ fn shuffled_order_depends_on_its_seed() {
 #[test]
 fn tolerance_stops_early_and_reports_convergence() {
     let (s, mut state) = perturbed_chain(10);
-    let mut solver = relax(RelaxConfig {
-        iterations: 100_000,
-        tolerance: 1e-8,
-        ..Default::default()
-    });
+    let mut solver = relax(RelaxConfig { iterations: 100_000, tolerance: 1e-8, ..Default::default() });
     solver.prepare(&s).unwrap();
-    let info = solver
-        .solve(
-            &StepContext { scene: &s, h: 0.01 },
-            &mut state,
-            &mut NullObserver,
-        )
-        .unwrap();
+    let info = solver.solve(&StepContext { scene: &s, h: 0.01 }, &mut state, &mut NullObserver).unwrap();
     assert!(info.converged);
     assert!(info.residual <= 1e-8);
     assert!(info.iterations < 100_000);
@@ -410,12 +270,7 @@ fn tolerance_stops_early_and_reports_convergence() {
 fn sqrt_approximation_converges_to_the_same_lengths() {
     let (s, mut state) = perturbed_chain(10);
     solve_from(
-        &mut relax(RelaxConfig {
-            sqrt_approx: true,
-            iterations: 100_000,
-            tolerance: 1e-12,
-            ..Default::default()
-        }),
+        &mut relax(RelaxConfig { sqrt_approx: true, iterations: 100_000, tolerance: 1e-12, ..Default::default() }),
         &s,
         &mut state,
         0.01,

@@ -26,16 +26,8 @@ fn params() -> Vec<ParamSpec> {
         ParamSpec::num("length", 0.1, "rest length of each stick (m)"),
         ParamSpec::num("mass", 1.0, "mass of each movable particle (kg)"),
         ParamSpec::num("ratio", 1.0, "mass of the end particle divided by `mass`"),
-        ParamSpec::word(
-            "start",
-            "horizontal",
-            "horizontal (swings down) | vertical (hangs at rest)",
-        ),
-        ParamSpec::num(
-            "compliance",
-            0.0,
-            "compliance of every stick (m/N), used by XPBD",
-        ),
+        ParamSpec::word("start", "horizontal", "horizontal (swings down) | vertical (hangs at rest)"),
+        ParamSpec::num("compliance", 0.0, "compliance of every stick (m/N), used by XPBD"),
     ]
 }
 
@@ -44,11 +36,7 @@ fn build(p: &Params) -> Result<Scene, ParamError> {
     let len = p.positive("length")?;
     let mass = p.positive("mass")?;
     let ratio = p.positive("ratio")?;
-    let dir = if p.word("start", &["horizontal", "vertical"])? == "horizontal" {
-        Vec3::x()
-    } else {
-        -Vec3::y()
-    };
+    let dir = if p.word("start", &["horizontal", "vertical"])? == "horizontal" { Vec3::x() } else { -Vec3::y() };
     let alpha = p.non_negative("compliance")?;
     let mut scene = Scene::new("chain");
     scene.add(Particle::fixed(Vec3::zeros()));

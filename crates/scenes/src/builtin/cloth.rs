@@ -28,27 +28,11 @@ fn params() -> Vec<ParamSpec> {
         ParamSpec::num("spacing", 0.05, "grid spacing (m)"),
         ParamSpec::num("mass", 0.01, "mass of each particle (kg)"),
         ParamSpec::flag("shear", true, "add diagonal (shear) sticks"),
-        ParamSpec::flag(
-            "bending",
-            false,
-            "add bending sticks that skip one particle",
-        ),
-        ParamSpec::word(
-            "pin",
-            "corners",
-            "corners (two corners of row 0) | top (all of row 0) | four | none",
-        ),
-        ParamSpec::word(
-            "layout",
-            "horizontal",
-            "horizontal (x–z sheet) | vertical (hanging in x–y)",
-        ),
+        ParamSpec::flag("bending", false, "add bending sticks that skip one particle"),
+        ParamSpec::word("pin", "corners", "corners (two corners of row 0) | top (all of row 0) | four | none"),
+        ParamSpec::word("layout", "horizontal", "horizontal (x–z sheet) | vertical (hanging in x–y)"),
         ParamSpec::num("height", 1.0, "height of row 0 (m)"),
-        ParamSpec::num(
-            "compliance",
-            0.0,
-            "compliance of every stick (m/N), used by XPBD",
-        ),
+        ParamSpec::num("compliance", 0.0, "compliance of every stick (m/N), used by XPBD"),
     ]
 }
 
@@ -65,22 +49,14 @@ fn build(p: &Params) -> Result<Scene, ParamError> {
     for j in 0..ny {
         for i in 0..nx {
             let (u, v) = (i as f64 * s, j as f64 * s);
-            let x = if vertical {
-                Vec3::new(u, height - v, 0.0)
-            } else {
-                Vec3::new(u, height, v)
-            };
+            let x = if vertical { Vec3::new(u, height - v, 0.0) } else { Vec3::new(u, height, v) };
             let fixed = match pin.as_str() {
                 "corners" => j == 0 && (i == 0 || i == nx - 1),
                 "top" => j == 0,
                 "four" => (j == 0 || j == ny - 1) && (i == 0 || i == nx - 1),
                 _ => false,
             };
-            scene.add(if fixed {
-                Particle::fixed(x)
-            } else {
-                Particle::new(x, mass)
-            });
+            scene.add(if fixed { Particle::fixed(x) } else { Particle::new(x, mass) });
         }
     }
     let id = |i: usize, j: usize| j * nx + i;

@@ -55,6 +55,5 @@ pub fn find(name: &str) -> Option<Builtin> {
 /// Builds a builtin with its default parameters.
 pub fn default_scene(name: &str) -> Scene {
     let b = find(name).unwrap_or_else(|| panic!("no builtin `{name}`"));
-    (b.build)(&Params::defaults(&(b.params)()))
-        .unwrap_or_else(|e| panic!("builtin `{name}` defaults: {:?}", e.problem))
+    (b.build)(&Params::defaults(&(b.params)())).unwrap_or_else(|e| panic!("builtin `{name}` defaults: {:?}", e.problem))
 }

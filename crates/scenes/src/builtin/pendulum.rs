@@ -19,11 +19,7 @@ pub const BUILTIN: Builtin = Builtin {
 fn params() -> Vec<ParamSpec> {
     vec![
         ParamSpec::num("length", 1.0, "stick length (m)"),
-        ParamSpec::num(
-            "angle",
-            90.0,
-            "initial angle from straight down (degrees); 90 starts horizontal",
-        ),
+        ParamSpec::num("angle", 90.0, "initial angle from straight down (degrees); 90 starts horizontal"),
         ParamSpec::num("mass", 1.0, "bob mass (kg)"),
     ]
 }
@@ -33,10 +29,7 @@ fn build(p: &Params) -> Result<Scene, ParamError> {
     let theta = p.num("angle").to_radians();
     let mut scene = Scene::new("pendulum");
     let pivot = scene.add(Particle::fixed(Vec3::zeros()));
-    let bob = scene.add(Particle::new(
-        Vec3::new(len * theta.sin(), -len * theta.cos(), 0.0),
-        p.positive("mass")?,
-    ));
+    let bob = scene.add(Particle::new(Vec3::new(len * theta.sin(), -len * theta.cos(), 0.0), p.positive("mass")?));
     scene.stick(pivot, bob);
     Ok(scene)
 }

@@ -24,16 +24,8 @@ fn params() -> Vec<ParamSpec> {
         ParamSpec::num("segment", 0.1, "rung spacing along the stem (m)"),
         ParamSpec::num("width", 0.04, "stem width (m)"),
         ParamSpec::num("mass", 0.01, "mass of each particle (kg)"),
-        ParamSpec::num(
-            "push",
-            1.0,
-            "initial sideways speed of the top rung (m/s), falling off linearly to the base",
-        ),
-        ParamSpec::flag(
-            "support",
-            true,
-            "add the support sticks (without them the stem folds)",
-        ),
+        ParamSpec::num("push", 1.0, "initial sideways speed of the top rung (m/s), falling off linearly to the base"),
+        ParamSpec::flag("support", true, "add the support sticks (without them the stem folds)"),
     ]
 }
 
@@ -48,11 +40,7 @@ fn build(p: &Params) -> Result<Scene, ParamError> {
     for r in 0..=n {
         for side in 0..2 {
             let x = Vec3::new(side as f64 * width, r as f64 * seg, 0.0);
-            let mut particle = if r == 0 {
-                Particle::fixed(x)
-            } else {
-                Particle::new(x, mass)
-            };
+            let mut particle = if r == 0 { Particle::fixed(x) } else { Particle::new(x, mass) };
             particle.v = Vec3::new(0.0, 0.0, push * r as f64 / n as f64);
             if r == 0 {
                 particle.v = Vec3::zeros();

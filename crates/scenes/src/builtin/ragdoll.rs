@@ -27,22 +27,10 @@ pub const RIGHT_KNEE: usize = 12;
 
 fn params() -> Vec<ParamSpec> {
     vec![
-        ParamSpec::num(
-            "height",
-            0.2,
-            "initial height of the feet above the floor (m)",
-        ),
-        ParamSpec::num(
-            "push",
-            3.0,
-            "speed of the blow at the right shoulder, along −z (m/s)",
-        ),
+        ParamSpec::num("height", 0.2, "initial height of the feet above the floor (m)"),
+        ParamSpec::num("push", 3.0, "speed of the blow at the right shoulder, along −z (m/s)"),
         ParamSpec::num("friction", 0.5, "floor friction μ"),
-        ParamSpec::num(
-            "knee_gap",
-            0.12,
-            "minimum distance between the knees, and between the feet (m)",
-        ),
+        ParamSpec::num("knee_gap", 0.12, "minimum distance between the knees, and between the feet (m)"),
         ParamSpec::num("mass", 5.0, "mass of each particle (kg)"),
     ]
 }
@@ -102,11 +90,7 @@ fn build(p: &Params) -> Result<Scene, ParamError> {
     // Angle limits as minimum distances (§6, Figure 8): elbows and knees cannot fold shut, the
     // head cannot fold onto the chest, knees and feet cannot pass through each other.
     let limit = |scene: &Scene, a: usize, b: usize, fraction: f64| {
-        Constraint::min_distance(
-            a,
-            b,
-            fraction * (scene.particles[b].x - scene.particles[a].x).norm(),
-        )
+        Constraint::min_distance(a, b, fraction * (scene.particles[b].x - scene.particles[a].x).norm())
     };
     let limits = [
         limit(&scene, 2, 6, 0.45),
@@ -116,12 +100,8 @@ fn build(p: &Params) -> Result<Scene, ParamError> {
         limit(&scene, 0, 8, 0.85),
     ];
     scene.constraints.extend(limits);
-    scene
-        .constraints
-        .push(Constraint::min_distance(LEFT_KNEE, RIGHT_KNEE, gap));
-    scene
-        .constraints
-        .push(Constraint::min_distance(13, 14, gap));
+    scene.constraints.push(Constraint::min_distance(LEFT_KNEE, RIGHT_KNEE, gap));
+    scene.constraints.push(Constraint::min_distance(13, 14, gap));
     scene.planes.push(Plane {
         normal: Vec3::y(),
         offset: 0.0,

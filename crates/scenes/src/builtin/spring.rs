@@ -19,11 +19,7 @@ pub const BUILTIN: Builtin = Builtin {
 
 fn params() -> Vec<ParamSpec> {
     vec![
-        ParamSpec::num(
-            "compliance",
-            0.001,
-            "stick compliance α (m/N); stiffness k = 1/α",
-        ),
+        ParamSpec::num("compliance", 0.001, "stick compliance α (m/N); stiffness k = 1/α"),
         ParamSpec::num("rest", 1.0, "rest length (m)"),
         ParamSpec::num("start", 1.5, "initial length (m)"),
         ParamSpec::num("mass", 1.0, "particle mass (kg)"),
@@ -35,10 +31,7 @@ fn build(p: &Params) -> Result<Scene, ParamError> {
     let mut scene = Scene::new("spring");
     scene.gravity = Vec3::zeros();
     let anchor = scene.add(Particle::fixed(Vec3::zeros()));
-    let bob = scene.add(Particle::new(
-        Vec3::new(p.positive("start")?, 0.0, 0.0),
-        p.positive("mass")?,
-    ));
+    let bob = scene.add(Particle::new(Vec3::new(p.positive("start")?, 0.0, 0.0), p.positive("mass")?));
     let mut c = solverlab_core::Constraint::stick(anchor, bob, rest);
     c.compliance = p.non_negative("compliance")?;
     scene.constraints.push(c);

@@ -20,11 +20,7 @@ fn params() -> Vec<ParamSpec> {
     vec![
         ParamSpec::num("length", 1.0, "stick length (m)"),
         ParamSpec::num("size", 10.0, "box edge (m)"),
-        ParamSpec::num(
-            "spin",
-            3.0,
-            "opposite sideways speeds of the two ends (m/s)",
-        ),
+        ParamSpec::num("spin", 3.0, "opposite sideways speeds of the two ends (m/s)"),
         ParamSpec::num("friction", 0.0, "box friction μ"),
     ]
 }
@@ -33,10 +29,7 @@ fn build(p: &Params) -> Result<Scene, ParamError> {
     let length = p.positive("length")?;
     let size = p.positive("size")?;
     if length >= size {
-        return Err(ParamError::new(
-            "length",
-            format!("{length} m does not fit in a box of {size} m"),
-        ));
+        return Err(ParamError::new("length", format!("{length} m does not fit in a box of {size} m")));
     }
     let spin = p.non_negative("spin")?;
     let mut scene = Scene::new("stick-in-box");

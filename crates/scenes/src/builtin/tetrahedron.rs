@@ -21,11 +21,7 @@ fn params() -> Vec<ParamSpec> {
         ParamSpec::num("edge", 1.0, "edge length (m)"),
         ParamSpec::num("size", 10.0, "box edge (m); 0 removes the box"),
         ParamSpec::num("height", 5.0, "initial height of the centre (m)"),
-        ParamSpec::num(
-            "spin",
-            2.0,
-            "initial angular speed about the body's (1, 1, 0) axis (rad/s)",
-        ),
+        ParamSpec::num("spin", 2.0, "initial angular speed about the body's (1, 1, 0) axis (rad/s)"),
         ParamSpec::num("speed", 1.0, "initial sideways speed of the centre (m/s)"),
         ParamSpec::num("friction", 0.3, "box friction μ"),
         ParamSpec::num("mass", 1.0, "mass of each particle (kg)"),
@@ -64,10 +60,7 @@ fn build(p: &Params) -> Result<Scene, ParamError> {
     }
     if size > 0.0 {
         if edge >= size {
-            return Err(ParamError::new(
-                "edge",
-                format!("{edge} m does not fit in a box of {size} m"),
-            ));
+            return Err(ParamError::new("edge", format!("{edge} m does not fit in a box of {size} m")));
         }
         scene.bounds = Some(BoxCollider {
             min: Vec3::zeros(),
