@@ -12,7 +12,7 @@ use std::time::Instant;
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
 use solverlab_benches::{plain_gauss_seidel, plain_jacobi, PlainSticks};
 use solverlab_core::{NullObserver, Scene, Solver, State, StepContext};
-use solverlab_solvers::{Mode, RelaxConfig, RelaxSolver};
+use solverlab_solvers::{Mode, PgsConfig, PgsSolver, RelaxConfig, RelaxSolver};
 
 const ITERATIONS: usize = 10;
 
@@ -120,5 +120,59 @@ fn print_ratios(scene: &Scene, sticks: &PlainSticks, state: &State) {
     }
 }
 
-criterion_group!(benches, sweeps);
+fn pgs_solver(scene: &Scene, iterations: usize) -> PgsSolver {
+    let mut s = PgsSolver::new(PgsConfig { iterations: iterations as i64, ..Default::default() }, "bench").unwrap();
+    s.prepare(scene).unwrap();
+    s
+}
+
+fn chain(links: usize) -> Scene {
+    solverlab_scenes::resolve("chain", &[format!("links={links}"), "start=vertical".into()]).expect("chain builds")
+}
+
+/// PGS on the 128×128 cloth and a 1000-link chain: whole steps in criterion, and the marginal
+/// cost of one sweep per row, `(t(30 it) − t(10 it)) / (20 · rows)`, which leaves out gathering
+/// and preparing the rows.
+fn pgs(c: &mut Criterion) {
+    let mut group = c.benchmark_group("pgs_step_10_iterations");
+    group.sample_size(20);
+    for (name, scene) in [("cloth128", cloth(128)), ("chain1000", chain(1000))] {
+        let state = predicted(&scene);
+        let rows = scene.constraints.len();
+        group.throughput(Throughput::Elements((rows * ITERATIONS) as u64));
+        let mut solver = pgs_solver(&scene, ITERATIONS);
+        let ctx = StepContext { scene: &scene, h: scene.dt };
+        group.bench_function(name, |b| {
+            b.iter_batched_ref(|| state.clone(), |st| solver.solve(&ctx, st, &mut NullObserver).unwrap(), BatchSize::LargeInput)
+        });
+    }
+    group.finish();
+    for (name, scene) in [("cloth 128×128", cloth(128)), ("chain of 1000", chain(1000))] {
+        let state = predicted(&scene);
+        let ctx = StepContext { scene: &scene, h: scene.dt };
+        let time = |iterations: usize| {
+            let mut solver = pgs_solver(&scene, iterations);
+            let mut samples: Vec<f64> = (0..11)
+                .map(|_| {
+                    let mut st = state.clone();
+                    let t = Instant::now();
+                    solver.solve(&ctx, &mut st, &mut NullObserver).unwrap();
+                    t.elapsed().as_secs_f64()
+                })
+                .collect();
+            samples.sort_by(f64::total_cmp);
+            samples[samples.len() / 2]
+        };
+        let (t10, t30) = (time(10), time(30));
+        let rows = scene.constraints.len() as f64;
+        println!(
+            "pgs on {name} ({rows} rows): step with 10 iterations {:.3} ms; one sweep {:.2} ns per row; gather + prepare + integrate {:.3} ms",
+            t10 * 1e3,
+            (t30 - t10) / (20.0 * rows) * 1e9,
+            (t10 - 10.0 * (t30 - t10) / 20.0) * 1e3
+        );
+    }
+}
+
+criterion_group!(benches, sweeps, pgs);
 criterion_main!(benches);

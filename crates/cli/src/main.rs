@@ -42,9 +42,10 @@ enum Command {
         /// Frame step in seconds (default: the scene's dt).
         #[arg(long)]
         dt: Option<f64>,
-        /// Substeps per frame: each frame is this many steps of dt/substeps.
-        #[arg(long, default_value_t = 1)]
-        substeps: u32,
+        /// Substeps per frame: each frame is this many steps of dt/substeps (default: 1, or the
+        /// preset's own, e.g. 4 for soft-step).
+        #[arg(long)]
+        substeps: Option<u32>,
         /// Output directory.
         #[arg(long, default_value = "results/simulate")]
         out: PathBuf,
@@ -157,6 +158,7 @@ fn run(cli: Cli) -> Result<(), CliError> {
                 }
                 resolved.dt = dt;
             }
+            let substeps = substeps.unwrap_or(config.default_substeps());
             if substeps == 0 {
                 return Err(CliError::Input("--substeps: must be at least 1".into()));
             }

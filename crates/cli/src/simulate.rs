@@ -62,8 +62,8 @@ pub const STEP_COLUMNS: [&str; 16] = [
 ];
 
 /// Columns of `trace.csv`.
-pub const TRACE_COLUMNS: [&str; 7] =
-    ["frame", "substep", "outer", "iteration", "residual", "delta_lambda", "violation"];
+pub const TRACE_COLUMNS: [&str; 8] =
+    ["frame", "substep", "outer", "iteration", "residual", "residual_rms", "delta_lambda", "violation"];
 
 /// The `steps.csv` fields of one frame report.
 pub fn step_fields(r: &FrameReport) -> Vec<String> {
@@ -113,6 +113,7 @@ impl Observer for Recorder {
             r.outer.to_string(),
             r.iteration.to_string(),
             num(r.residual),
+            opt(r.residual_rms),
             opt(r.delta_lambda),
             opt(r.violation),
         ];

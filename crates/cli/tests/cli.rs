@@ -45,13 +45,13 @@ fn simulate_writes_the_four_files_with_the_documented_columns() {
     let header = |f: &str| std::fs::read_to_string(out.join(f)).unwrap().lines().next().unwrap().to_string();
     assert!(header("steps.csv").starts_with("frame,time,iterations,residual,converged,max_violation,rms_violation,max_penetration,max_stretch,kinetic_energy,potential_energy"));
     assert!(header("steps.csv").contains("solve_seconds"));
-    assert_eq!(header("trace.csv"), "frame,substep,outer,iteration,residual,delta_lambda,violation");
+    assert_eq!(header("trace.csv"), "frame,substep,outer,iteration,residual,residual_rms,delta_lambda,violation");
     assert_eq!(header("positions.csv"), "frame,particle,x,y,z");
     assert_eq!(csv_rows(&out.join("steps.csv")).len(), 11, "frame 0 and 10 frames");
     assert_eq!(csv_rows(&out.join("trace.csv")).len(), 10 * 2 * 10, "frames × substeps × iterations");
     assert_eq!(csv_rows(&out.join("positions.csv")).len(), 11 * 6);
     let trace = csv_rows(&out.join("trace.csv"));
-    assert!(trace.iter().all(|r| !r[6].is_empty()), "--violation fills the violation column");
+    assert!(trace.iter().all(|r| !r[7].is_empty()), "--violation fills the violation column");
     let meta: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("meta.json")).unwrap()).unwrap();
     assert_eq!(meta["status"], "ok");

@@ -20,6 +20,7 @@ pub mod integrate;
 pub mod metrics;
 pub mod model;
 pub mod rng;
+pub mod rows;
 pub mod sim;
 pub mod solver;
 

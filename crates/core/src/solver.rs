@@ -34,8 +34,10 @@ pub struct IterationReport {
     pub iteration: usize,
     /// 1-based outer iteration index for nested solvers; 1 for single-loop solvers.
     pub outer: usize,
-    /// The solver's residual after this iteration (documented per solver).
+    /// The solver's residual after this iteration (documented per solver; a maximum over rows).
     pub residual: f64,
+    /// The root mean square of the same per-row residuals, where the solver has them.
+    pub residual_rms: Option<f64>,
     /// `‖Δλ‖₂` over the iteration, where the solver has multipliers.
     pub delta_lambda: Option<f64>,
     /// The common position-level violation ([`crate::metrics::max_violation`]) after this

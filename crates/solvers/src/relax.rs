@@ -478,6 +478,7 @@ impl Solver for RelaxSolver {
                 iteration: it,
                 outer: 1,
                 residual,
+                residual_rms: None,
                 delta_lambda: None,
                 violation: want_violation.then(|| max_violation(scene, &state.x, state.time)),
             });

@@ -1,0 +1,245 @@
+//! Scalar constraint rows with stable ids: what the Jacobian-based solvers (PGS, CG, direct)
+//! gather from a scene at given positions.
+//!
+//! A row is one scalar `C(x)` with its gradient over one or two particles. Sticks give one row,
+//! pins on movable particles three (one per axis), and every collider a particle is near gives one
+//! contact row. Row ids are stable from frame to frame (they name the constraint, axis, particle
+//! and collider face, never a position in a list), so that warm starting can match multipliers
+//! when the set of active contacts changes.
+//!
+//! ```text
+//! stick:   C = ±(|xb − xa| − rest)       ∇a C = −n, ∇b C = n          (see constraint::stick_row)
+//! pin:     C = x_k − (target_k + velocity_k·t)   ∇C = e_k,   ∂C/∂t = −velocity_k
+//! contact: C = signed distance ≥ 0       ∇C = normal                   (see constraint::Contact)
+//! ```
+
+use crate::constraint::{for_each_contact, stick_row, ColliderRef};
+use crate::model::{Kind, Scene, Sense};
+use crate::Vec3;
+
+/// Equality (`C = 0`, any multiplier) or inequality (`C ≥ 0`, multiplier ≥ 0).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RowKind {
+    /// `C = 0`.
+    Equality,
+    /// `C ≥ 0`; the multiplier may only push.
+    Inequality,
+}
+
+/// Friction and restitution of a contact row.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ContactInfo {
+    /// Coulomb friction coefficient μ.
+    pub friction: f64,
+    /// Restitution e.
+    pub restitution: f64,
+    /// Which collider face.
+    pub collider: ColliderRef,
+}
+
+/// One scalar row.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Row {
+    /// Stable id (see [`constraint_row_id`], [`contact_row_id`]).
+    pub id: u64,
+    /// Number of particles (1 or 2).
+    pub n: usize,
+    /// The particles; only the first `n` are meaningful.
+    pub particles: [usize; 2],
+    /// `∇C` with respect to each particle.
+    pub grad: [Vec3; 2],
+    /// The value `C` (m); for inequalities `C ≥ 0` is allowed.
+    pub c: f64,
+    /// `∂C/∂t` (m/s): nonzero for moving pin targets.
+    pub dc_dt: f64,
+    /// Equality or inequality.
+    pub kind: RowKind,
+    /// Compliance α (m/N).
+    pub compliance: f64,
+    /// Contact data, for collider rows.
+    pub contact: Option<ContactInfo>,
+}
+
+impl Row {
+    /// `Σ wᵢ |∇ᵢC|²` for inverse masses `w`.
+    pub fn w_grad2(&self, w: &[f64]) -> f64 {
+        (0..self.n).map(|k| w[self.particles[k]] * self.grad[k].norm_squared()).sum()
+    }
+
+    /// `J·v` for per-particle vectors `v`.
+    pub fn dot(&self, v: &[Vec3]) -> f64 {
+        (0..self.n).map(|k| self.grad[k].dot(&v[self.particles[k]])).sum()
+    }
+}
+
+/// The id of row `axis` (0 for sticks, 0–2 for pins) of scene constraint `index`.
+pub fn constraint_row_id(index: usize, axis: usize) -> u64 {
+    ((index as u64) << 2) | axis as u64
+}
+
+/// The id of the contact row of `particle` against collider face `collider`; `dir` is 0 for the
+/// normal and 1–2 for friction tangents. The top bit keeps contact ids apart from constraint ids.
+pub fn contact_row_id(particle: usize, collider: ColliderRef, dir: usize) -> u64 {
+    (1 << 63) | ((particle as u64) << 26) | (collider.code() << 2) | dir as u64
+}
+
+/// Gathers the rows of `scene` at positions `x` and time `t` into `out` (cleared first), in a
+/// deterministic order: constraints in scene order, then contacts by particle and collider.
+///
+/// Rows whose particles are all immovable are left out, as are pins on immovable particles (the
+/// integrator drives those). Inequality sticks are included when `C < stick_margin`; a collider
+/// row of particle `i` when `C < contact_margin(i)` (speculative contacts for velocity solvers;
+/// zero margins give exactly the violated ones).
+pub fn gather_rows(
+    scene: &Scene,
+    x: &[Vec3],
+    t: f64,
+    stick_margin: f64,
+    contact_margin: impl Fn(usize) -> f64,
+    out: &mut Vec<Row>,
+) {
+    out.clear();
+    let w = |i: usize| scene.particles[i].w;
+    for (j, con) in scene.constraints.iter().enumerate() {
+        match con.kind {
+            Kind::Stick { a, b, rest, sense } => {
+                if w(a) + w(b) == 0.0 {
+                    continue;
+                }
+                // Coinciding particles: any direction is a valid choice; +y keeps it deterministic.
+                let r = stick_row(&x[a], &x[b], rest, sense, false, Vec3::y);
+                let kind = if sense == Sense::Equal { RowKind::Equality } else { RowKind::Inequality };
+                if kind == RowKind::Inequality && r.c >= stick_margin {
+                    continue;
+                }
+                out.push(Row {
+                    id: constraint_row_id(j, 0),
+                    n: 2,
+                    particles: [a, b],
+                    grad: [-r.normal, r.normal],
+                    c: r.c,
+                    dc_dt: 0.0,
+                    kind,
+                    compliance: con.compliance,
+                    contact: None,
+                });
+            }
+            Kind::Pin { a, target, velocity } => {
+                if w(a) == 0.0 {
+                    continue;
+                }
+                let goal = target + velocity * t;
+                for k in 0..3 {
+                    let mut e = Vec3::zeros();
+                    e[k] = 1.0;
+                    out.push(Row {
+                        id: constraint_row_id(j, k),
+                        n: 1,
+                        particles: [a, a],
+                        grad: [e, Vec3::zeros()],
+                        c: x[a][k] - goal[k],
+                        dc_dt: -velocity[k],
+                        kind: RowKind::Equality,
+                        compliance: con.compliance,
+                        contact: None,
+                    });
+                }
+            }
+        }
+    }
+    if !scene.has_colliders() {
+        return;
+    }
+    for (i, p) in scene.particles.iter().enumerate() {
+        if p.w == 0.0 {
+            continue;
+        }
+        let margin = contact_margin(i);
+        for_each_contact(&scene.planes, &scene.spheres, scene.bounds.as_ref(), &x[i], p.radius, margin, |c| {
+            if c.c < margin {
+                out.push(Row {
+                    id: contact_row_id(i, c.collider, 0),
+                    n: 1,
+                    particles: [i, i],
+                    grad: [c.normal, Vec3::zeros()],
+                    c: c.c,
+                    dc_dt: 0.0,
+                    kind: RowKind::Inequality,
+                    compliance: 0.0,
+                    contact: Some(ContactInfo {
+                        friction: c.friction,
+                        restitution: c.restitution,
+                        collider: c.collider,
+                    }),
+                });
+            }
+        });
+    }
+}
+
+/// Two unit tangents orthogonal to the unit normal `n`, chosen deterministically from `n` alone
+/// (so that a resting contact keeps the same friction directions, and warm starting matches).
+pub fn tangents(n: &Vec3) -> (Vec3, Vec3) {
+    // Cross with the world axis least aligned with n.
+    let a = n.abs();
+    let axis = if a.x <= a.y && a.x <= a.z {
+        Vec3::x()
+    } else if a.y <= a.z {
+        Vec3::y()
+    } else {
+        Vec3::z()
+    };
+    let t1 = n.cross(&axis).normalize();
+    let t2 = n.cross(&t1);
+    (t1, t2)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Constraint, Particle, Plane};
+
+    #[test]
+    fn ids_are_stable_and_distinct() {
+        let mut ids = vec![constraint_row_id(0, 0), constraint_row_id(0, 1), constraint_row_id(1, 0)];
+        ids.push(contact_row_id(0, ColliderRef::Plane(0), 0));
+        ids.push(contact_row_id(0, ColliderRef::Plane(0), 1));
+        ids.push(contact_row_id(0, ColliderRef::Sphere(0), 0));
+        ids.push(contact_row_id(1, ColliderRef::BoxFace(3), 0));
+        let mut sorted = ids.clone();
+        sorted.sort_unstable();
+        sorted.dedup();
+        assert_eq!(sorted.len(), ids.len());
+    }
+
+    #[test]
+    fn rows_of_a_small_scene() {
+        let mut s = Scene::new("rows");
+        s.add(Particle::fixed(Vec3::zeros()));
+        s.add(Particle::new(Vec3::new(0.0, -0.01, 0.0), 1.0));
+        s.add(Particle::new(Vec3::new(1.0, 0.5, 0.0), 1.0));
+        s.constraints.push(Constraint::stick(0, 2, 1.0));
+        s.constraints.push(Constraint::min_distance(1, 2, 0.1)); // satisfied: left out
+        s.constraints.push(Constraint::pin(2, Vec3::new(1.0, 0.0, 0.0)));
+        s.planes.push(Plane { normal: Vec3::y(), offset: 0.0, friction: 0.5, restitution: 0.0 });
+        let mut rows = Vec::new();
+        gather_rows(&s, &s.initial_state(0.01).x, 0.0, 0.0, |_| 0.0, &mut rows);
+        assert_eq!(rows.len(), 1 + 3 + 1);
+        assert_eq!(rows[0].n, 2);
+        assert!((rows[0].c - (1.25f64.sqrt() - 1.0)).abs() < 1e-15);
+        assert_eq!(rows[2].c, 0.5, "pin y row");
+        let contact = rows[4];
+        assert_eq!(contact.particles[0], 1);
+        assert!((contact.c + 0.01).abs() < 1e-15);
+        assert_eq!(contact.contact.unwrap().friction, 0.5);
+    }
+
+    #[test]
+    fn tangents_are_orthonormal() {
+        for n in [Vec3::y(), Vec3::new(1.0, 2.0, -0.5).normalize(), -Vec3::z()] {
+            let (t1, t2) = tangents(&n);
+            assert!(t1.dot(&n).abs() < 1e-15 && t2.dot(&n).abs() < 1e-15 && t1.dot(&t2).abs() < 1e-15);
+            assert!((t1.norm() - 1.0).abs() < 1e-15 && (t2.norm() - 1.0).abs() < 1e-15);
+        }
+    }
+}

@@ -1,0 +1,210 @@
+//! Properties of the sequential-impulse / PGS solver, named `<what>_<scene>`.
+
+use solverlab_core::hash::state_hash;
+use solverlab_core::metrics::measure;
+use solverlab_core::sim::Simulation;
+use solverlab_core::solver::{IterationReport, Observer};
+use solverlab_core::{NullObserver, Particle, Plane, Scene, Solver, Vec3};
+use solverlab_solvers::{build, preset, PgsConfig, PgsSolver, SolverConfig};
+
+fn pgs(cfg: PgsConfig) -> PgsSolver {
+    PgsSolver::new(cfg, "pgs").unwrap()
+}
+
+fn scene(name: &str, sets: &[&str]) -> Scene {
+    let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
+    solverlab_scenes::resolve(name, &sets).unwrap()
+}
+
+fn run(scene: &Scene, solver: &mut dyn Solver, frames: usize, substeps: u32) -> Vec<Vec<Vec3>> {
+    let mut sim = Simulation::new(scene, solver, scene.dt, substeps).unwrap();
+    (0..frames)
+        .map(|_| {
+            sim.step_frame(&mut NullObserver).unwrap();
+            sim.state.x.clone()
+        })
+        .collect()
+}
+
+#[test]
+fn unconstrained_trajectories_equal_relax_to_1e_12_free_particles() {
+    let mut s = scene("particles-in-box", &["n=30", "speed=3"]);
+    s.bounds = None;
+    s.damping = 0.01;
+    for substeps in [1, 3] {
+        let a = run(&s, build(&preset("gs").unwrap().config, "gs").unwrap().as_mut(), 200, substeps);
+        for name in ["pgs", "pgs-bullet", "soft-step"] {
+            let b = run(&s, build(&preset(name).unwrap().config, name).unwrap().as_mut(), 200, substeps);
+            let worst = a.iter().flatten().zip(b.iter().flatten()).map(|(p, q)| (p - q).norm()).fold(0.0, f64::max);
+            assert!(worst <= 1e-12, "{name}, {substeps} substeps: {worst}");
+        }
+    }
+}
+
+#[test]
+fn pendulum_keeps_its_length_within_the_baumgarte_bound() {
+    // Documented bound: a velocity-level solve moves the bob along the tangent, which lengthens
+    // the stick by (v·h)²/(2L) per step; Baumgarte removes the fraction β per step, so the drift
+    // settles near (v·h)²/(2Lβ). A 1 m pendulum released horizontally reaches v = √(2gL) =
+    // 4.43 m/s; at 60 Hz and β = 0.2 that is 1.4 cm, so the `pgs` preset stays below 2 cm over
+    // 10 s. The soft step's 4 substeps divide (v·h)² by 16: below 1 mm.
+    let s = scene("pendulum", &[]);
+    for (name, bound) in [("pgs", 2e-2), ("soft-step", 1e-3)] {
+        let cfg = preset(name).unwrap().config;
+        let mut solver = build(&cfg, name).unwrap();
+        let mut sim = Simulation::new(&s, solver.as_mut(), s.dt, cfg.default_substeps()).unwrap();
+        let mut worst: f64 = 0.0;
+        for _ in 0..600 {
+            worst = worst.max(sim.step_frame(&mut NullObserver).unwrap().metrics.max_violation);
+        }
+        eprintln!("{name}: largest |ℓ − L| {worst:.2e} m");
+        assert!(worst < bound, "{name}: {worst}");
+        assert!(worst > 0.0, "a velocity-level solver drifts a little");
+    }
+}
+
+fn resting_particle(friction: f64, tilt_deg: f64) -> Scene {
+    let mut s = Scene::new("rest");
+    let t = tilt_deg.to_radians();
+    s.planes.push(Plane { normal: Vec3::new(-t.sin(), t.cos(), 0.0), offset: 0.0, friction, restitution: 0.0 });
+    s.add(Particle::new(Vec3::zeros(), 2.0));
+    s
+}
+
+#[test]
+fn a_particle_resting_on_a_plane_gains_no_energy_over_1000_frames() {
+    let s = resting_particle(0.0, 0.0);
+    for name in ["pgs", "pgs-bullet", "soft-step"] {
+        let cfg = preset(name).unwrap().config;
+        let mut solver = build(&cfg, name).unwrap();
+        let mut sim = Simulation::new(&s, solver.as_mut(), s.dt, cfg.default_substeps()).unwrap();
+        let m0 = measure(&s, &sim.state, sim.h());
+        let e0 = m0.kinetic_energy + m0.potential_energy;
+        for f in 0..1000 {
+            let m = sim.step_frame(&mut NullObserver).unwrap().metrics;
+            let e = m.kinetic_energy + m.potential_energy;
+            assert!(e <= e0 + 1e-9, "{name}, frame {f}: energy {e} above {e0}");
+        }
+    }
+}
+
+#[test]
+fn contacts_never_pull_a_particle_leaving_the_floor() {
+    // A particle on the floor moving up (and sideways) must leave exactly as if the floor were
+    // not there, under every solver: no contact row may hold it back.
+    let mut on_floor = resting_particle(0.8, 0.0);
+    on_floor.particles[0].v = Vec3::new(0.5, 2.0, 0.0);
+    let mut free = on_floor.clone();
+    free.planes.clear();
+    for p in solverlab_solvers::presets() {
+        let a = run(&on_floor, build(&p.config, p.name).unwrap().as_mut(), 20, 1);
+        let b = run(&free, build(&p.config, p.name).unwrap().as_mut(), 20, 1);
+        for (f, (x, y)) in a.iter().zip(&b).enumerate() {
+            assert!((x[0] - y[0]).norm() < 1e-12, "{}: frame {f}: {} vs {}", p.name, x[0], y[0]);
+        }
+    }
+}
+
+/// Distance slid along the slope in 2 s by a particle released at rest on a tilted plane.
+fn slide(tilt_deg: f64, mu: f64) -> f64 {
+    let s = resting_particle(mu, tilt_deg);
+    let x = run(&s, &mut pgs(PgsConfig::default()), 120, 1);
+    x.last().unwrap()[0].norm()
+}
+
+#[test]
+fn a_particle_on_a_tilted_plane_stays_when_tan_below_mu_and_slides_when_above() {
+    let mu = 0.5; // atan 0.5 = 26.6°
+    let stay = slide(20.0, mu);
+    assert!(stay < 1e-3, "tan 20° = 0.36 < μ: slid {stay} m");
+    let t = 30f64.to_radians();
+    let go = slide(30.0, mu);
+    // Coulomb: a = g (sin θ − μ cos θ); s = a t²/2 over t = 2 s.
+    let expected = 0.5 * 9.81 * (t.sin() - mu * t.cos()) * 4.0;
+    assert!((go - expected).abs() < 0.05 * expected, "slid {go} m, Coulomb says {expected} m");
+    assert!(slide(30.0, 0.0) > go, "less friction slides further");
+}
+
+/// Counts iterations per step.
+#[derive(Default)]
+struct Iterations {
+    per_step: Vec<usize>,
+}
+
+impl Observer for Iterations {
+    fn begin_step(&mut self, _: u64, _: u32) {
+        self.per_step.push(0);
+    }
+    fn iteration(&mut self, r: &IterationReport) {
+        *self.per_step.last_mut().unwrap() = r.iteration;
+    }
+}
+
+#[test]
+fn warm_starting_lowers_the_iterations_to_tolerance_on_a_resting_chain() {
+    let s = scene("chain", &["links=20", "start=vertical", "length=0.1"]);
+    let mean = |warm_start: f64| {
+        let cfg = PgsConfig { warm_start, iterations: 5000, tolerance: 1e-6, ..Default::default() };
+        let mut solver = pgs(cfg);
+        let mut sim = Simulation::new(&s, &mut solver, s.dt, 1).unwrap();
+        let mut obs = Iterations::default();
+        for _ in 0..100 {
+            sim.step_frame(&mut obs).unwrap();
+        }
+        obs.per_step[50..].iter().sum::<usize>() as f64 / 50.0
+    };
+    let (cold, warm) = (mean(0.0), mean(1.0));
+    eprintln!("resting chain of 20: {cold} sweeps cold, {warm} warm");
+    assert!(warm * 4.0 < cold, "warm {warm} vs cold {cold}");
+}
+
+#[test]
+fn same_inputs_give_bit_identical_states_for_every_pgs_preset() {
+    let s = scene("ragdoll", &[]);
+    for name in ["pgs", "pgs-bullet", "soft-step"] {
+        let cfg = preset(name).unwrap().config;
+        let hash = || {
+            let mut solver = build(&cfg, name).unwrap();
+            let mut sim = Simulation::new(&s, solver.as_mut(), s.dt, cfg.default_substeps()).unwrap();
+            for _ in 0..120 {
+                sim.step_frame(&mut NullObserver).unwrap();
+            }
+            state_hash(&sim.state)
+        };
+        assert_eq!(hash(), hash(), "{name}");
+    }
+    let shuffled = SolverConfig::Pgs(PgsConfig { order: solverlab_solvers::Order::Shuffled, seed: 4, ..Default::default() });
+    let hash = || state_hash(&{
+        let mut solver = build(&shuffled, "s").unwrap();
+        let mut sim = Simulation::new(&s, solver.as_mut(), s.dt, 1).unwrap();
+        for _ in 0..60 {
+            sim.step_frame(&mut NullObserver).unwrap();
+        }
+        sim.state
+    });
+    assert_eq!(hash(), hash());
+}
+
+#[test]
+fn restitution_bounces_a_dropped_particle_back_to_e_squared_of_its_height() {
+    let mut s = resting_particle(0.0, 0.0);
+    s.planes[0].restitution = 0.5;
+    s.particles[0].x = Vec3::new(0.0, 1.0, 0.0);
+    let x = run(&s, &mut pgs(PgsConfig::default()), 150, 1);
+    // Highest point after the first bounce (frames after the particle first touched down).
+    let touch = x.iter().position(|p| p[0].y < 0.02).unwrap();
+    let apex = x[touch..].iter().map(|p| p[0].y).fold(0.0, f64::max);
+    assert!((apex - 0.25).abs() < 0.04, "apex {apex}, e² h = 0.25");
+}
+
+#[test]
+fn compliant_spring_oscillates_at_its_natural_frequency_under_pgs() {
+    // The implicit spring loses amplitude but keeps its period close to 2π√(mα) when ωh is small.
+    let s = scene("spring", &["dt=0.001"]);
+    let x = run(&s, &mut pgs(PgsConfig::default()), 400, 1);
+    let pos: Vec<f64> = x.iter().map(|p| p[1].x - 1.0).collect();
+    let crossings: Vec<usize> = (1..pos.len()).filter(|&i| pos[i - 1] > 0.0 && pos[i] <= 0.0).collect();
+    let period = (crossings[1] - crossings[0]) as f64 * 0.001;
+    let expected = std::f64::consts::TAU * (1.0f64 * 0.001).sqrt();
+    assert!((period - expected).abs() < 0.02 * expected, "period {period} s, expected {expected} s");
+}
