@@ -143,7 +143,11 @@ fn pgs(c: &mut Criterion) {
         let mut solver = pgs_solver(&scene, ITERATIONS);
         let ctx = StepContext { scene: &scene, h: scene.dt };
         group.bench_function(name, |b| {
-            b.iter_batched_ref(|| state.clone(), |st| solver.solve(&ctx, st, &mut NullObserver).unwrap(), BatchSize::LargeInput)
+            b.iter_batched_ref(
+                || state.clone(),
+                |st| solver.solve(&ctx, st, &mut NullObserver).unwrap(),
+                BatchSize::LargeInput,
+            )
         });
     }
     group.finish();

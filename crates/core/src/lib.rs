@@ -28,4 +28,4 @@ pub mod solver;
 pub type Vec3 = nalgebra::Vector3<f64>;
 
 pub use model::{BoxCollider, Constraint, Kind, Particle, Plane, Scene, Sense, Sphere, State};
-pub use solver::{IterationReport, NullObserver, Observer, SolveError, SolveInfo, Solver, StepContext};
+pub use solver::{IterationReport, LinearSystem, NullObserver, Observer, SolveError, SolveInfo, Solver, StepContext};

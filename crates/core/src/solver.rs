@@ -75,6 +75,30 @@ impl std::fmt::Display for SolveError {
 
 impl std::error::Error for SolveError {}
 
+/// The linearised system a Jacobian-based solver solved in the first Newton iteration of a step:
+/// `(J W Jᵀ + diag(shift)) Δλ = rhs`, with bounds on `λ` and the warm start it began from.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct LinearSystem {
+    /// Stable row ids.
+    pub ids: Vec<u64>,
+    /// Whether each row is an inequality (`λ ≥ 0`) rather than an equality.
+    pub inequality: Vec<bool>,
+    /// Number of columns of `J` (3 × particles).
+    pub columns: usize,
+    /// `J` as `(row, column, value)` triplets, row-major.
+    pub jacobian: Vec<(usize, usize, f64)>,
+    /// `W`, the inverse masses per column (1/kg).
+    pub inverse_mass: Vec<f64>,
+    /// `α/h² + ε` per row: compliance and regularisation on the diagonal of `A` (1/kg).
+    pub diagonal_shift: Vec<f64>,
+    /// The right-hand side `−C − α̃λ` (m).
+    pub rhs: Vec<f64>,
+    /// The initial guess: the previous frame's multipliers times the warm-start factor (N·s²).
+    pub warm_start: Vec<f64>,
+    /// The solution the solver found for this system.
+    pub solution: Vec<f64>,
+}
+
 /// A constraint solver.
 pub trait Solver {
     /// A short label, used in messages and CSVs (`relax`, `cg`, …).
@@ -95,4 +119,15 @@ pub trait Solver {
         state: &mut State,
         observer: &mut dyn Observer,
     ) -> Result<SolveInfo, SolveError>;
+
+    /// Asks the solver to keep a copy of the next step's linear system; returns `false` if the
+    /// solver builds no explicit system.
+    fn capture_system(&mut self, _on: bool) -> bool {
+        false
+    }
+
+    /// The system kept by [`Solver::capture_system`], once a step has run.
+    fn captured_system(&self) -> Option<&LinearSystem> {
+        None
+    }
 }

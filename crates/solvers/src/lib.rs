@@ -5,12 +5,19 @@
 //!
 //! * [`relax`]: Jakobsen relaxation (Gauss-Seidel, Jacobi, SOR, square-root approximation, PBD
 //!   stiffness, XPBD compliance).
+//! * [`cg`]: explicit sparse Jacobian, preconditioned conjugate gradient on `J W Jᵀ`,
+//!   warm-started from the last frame's multipliers (Gauss-Newton loop in [`newton`]);
+//! * [`direct`]: the same loop with faer's sparse Cholesky, the exact reference;
 //! * [`pgs`]: sequential impulses / projected Gauss-Seidel at the velocity level (warm starting,
 //!   Baumgarte or soft feedback, relax iterations, friction, restitution).
 //!
 //! A solver is chosen by a [`SolverConfig`], written as a TOML table with a `kind` key (or named
 //! by a preset, see [`presets`]), and built by [`build`] into a `Box<dyn Solver>`.
 
+pub mod cg;
+pub mod direct;
+pub mod jacobian;
+pub mod newton;
 pub mod order;
 pub mod pgs;
 pub mod relax;
@@ -18,6 +25,8 @@ pub mod relax;
 use serde::{Deserialize, Serialize};
 use solverlab_core::Solver;
 
+pub use cg::{cg_solver, CgConfig, CgSolver, Preconditioner};
+pub use direct::{direct_solver, DirectConfig, DirectSolver};
 pub use order::Order;
 pub use pgs::{Feedback, PgsConfig, PgsSolver};
 pub use relax::{Mode, RelaxConfig, RelaxSolver};
@@ -54,6 +63,10 @@ pub enum SolverConfig {
     Relax(RelaxConfig),
     /// Sequential impulses / projected Gauss-Seidel ([`pgs`]).
     Pgs(PgsConfig),
+    /// Explicit-Jacobian preconditioned conjugate gradient ([`cg`]).
+    Cg(CgConfig),
+    /// Sparse Cholesky, the exact reference ([`direct`]).
+    Direct(DirectConfig),
 }
 
 impl SolverConfig {
@@ -62,6 +75,8 @@ impl SolverConfig {
         match self {
             SolverConfig::Relax(_) => "relax",
             SolverConfig::Pgs(_) => "pgs",
+            SolverConfig::Cg(_) => "cg",
+            SolverConfig::Direct(_) => "direct",
         }
     }
 
@@ -80,6 +95,8 @@ impl SolverConfig {
         match self {
             SolverConfig::Relax(c) => c.validate(),
             SolverConfig::Pgs(c) => c.validate(),
+            SolverConfig::Cg(c) => c.validate(),
+            SolverConfig::Direct(c) => c.validate(),
         }
     }
 }
@@ -121,6 +138,21 @@ pub fn presets() -> Vec<Preset> {
             config: SolverConfig::Relax(RelaxConfig { xpbd: true, ..relax }),
         },
         Preset {
+            name: "cg",
+            summary: "explicit-Jacobian CG on J W Jᵀ, Jacobi preconditioner, warm-started from the last frame",
+            config: SolverConfig::Cg(CgConfig::default()),
+        },
+        Preset {
+            name: "cg-cold",
+            summary: "as cg, without warm start (for ablations)",
+            config: SolverConfig::Cg(CgConfig { warm_start: 0.0, ..CgConfig::default() }),
+        },
+        Preset {
+            name: "direct",
+            summary: "sparse Cholesky (faer) Newton iterations to max |C| ≤ 1e-12: the exact reference",
+            config: SolverConfig::Direct(DirectConfig::default()),
+        },
+        Preset {
             name: "pgs",
             summary: "sequential impulses: 10 iterations, Baumgarte β = 0.2, warm start 1.0",
             config: SolverConfig::Pgs(pgs.clone()),
@@ -154,5 +186,7 @@ pub fn build(config: &SolverConfig, label: &str) -> Result<Box<dyn Solver>, Conf
     Ok(match config {
         SolverConfig::Relax(c) => Box::new(RelaxSolver::new(c.clone(), label)?),
         SolverConfig::Pgs(c) => Box::new(PgsSolver::new(c.clone(), label)?),
+        SolverConfig::Cg(c) => Box::new(cg_solver(c, label)?),
+        SolverConfig::Direct(c) => Box::new(direct_solver(c, label)?),
     })
 }

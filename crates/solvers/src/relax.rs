@@ -451,7 +451,7 @@ impl Solver for RelaxSolver {
             self.cfg.stiffness
         };
         let scale = k * self.cfg.omega;
-        let restitution = scene.has_colliders() && collider_restitution(scene);
+        let restitution = collider_restitution(scene);
         if restitution {
             self.predicted.clone_from(&state.x);
         }
@@ -504,6 +504,9 @@ fn collider_restitution(scene: &Scene) -> bool {
 /// times their predicted approach velocity, when that approach was faster than `2|g|h` (below it,
 /// resting contact would jitter). Shared by the position-level solvers.
 pub fn apply_restitution(scene: &Scene, predicted: &[Vec3], state: &mut State, h: f64) {
+    if !collider_restitution(scene) {
+        return;
+    }
     let threshold = 2.0 * scene.gravity.norm() * h * h;
     for (i, p) in scene.particles.iter().enumerate() {
         if p.w == 0.0 {

@@ -173,15 +173,18 @@ fn same_inputs_give_bit_identical_states_for_every_pgs_preset() {
         };
         assert_eq!(hash(), hash(), "{name}");
     }
-    let shuffled = SolverConfig::Pgs(PgsConfig { order: solverlab_solvers::Order::Shuffled, seed: 4, ..Default::default() });
-    let hash = || state_hash(&{
-        let mut solver = build(&shuffled, "s").unwrap();
-        let mut sim = Simulation::new(&s, solver.as_mut(), s.dt, 1).unwrap();
-        for _ in 0..60 {
-            sim.step_frame(&mut NullObserver).unwrap();
-        }
-        sim.state
-    });
+    let shuffled =
+        SolverConfig::Pgs(PgsConfig { order: solverlab_solvers::Order::Shuffled, seed: 4, ..Default::default() });
+    let hash = || {
+        state_hash(&{
+            let mut solver = build(&shuffled, "s").unwrap();
+            let mut sim = Simulation::new(&s, solver.as_mut(), s.dt, 1).unwrap();
+            for _ in 0..60 {
+                sim.step_frame(&mut NullObserver).unwrap();
+            }
+            sim.state
+        })
+    };
     assert_eq!(hash(), hash());
 }
 

@@ -1,0 +1,335 @@
+//! Line charts: the figure model ([`Figure`], [`Panel`], [`Axis`], [`Series`]) and
+//! [`write_figure`].
+
+use std::path::{Path, PathBuf};
+
+use plotters::chart::SeriesAnno;
+use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
+use plotters::coord::Shift;
+use plotters::element::DashedPathElement;
+use plotters::prelude::*;
+
+use crate::output::Staged;
+use crate::ranges::{emptiest_corner, polylines, visible, Scale, TICKS};
+use crate::style::{check_size, draw_centred, ensure_font, px, series_colour, text};
+use crate::{DrawResult, PlotError, PNG_SCALE};
+
+/// Height of the band that holds the figure title, in SVG pixels.
+const TITLE_BAND: u32 = 40;
+/// Dash and gap lengths of [`LineStyle::Dashed`], in SVG pixels.
+const DASH: (f64, f64) = (7.0, 4.0);
+
+/// How a series is drawn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum LineStyle {
+    /// A solid line through the points, 2 px wide.
+    #[default]
+    Line,
+    /// A dashed line through the points, 2 px wide.
+    Dashed,
+    /// A dot at each point, no line.
+    Points,
+    /// A solid line with a dot at each point.
+    LineAndPoints,
+}
+
+/// One data series of a line chart.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Series {
+    /// Legend text; a series with an empty label gets no legend entry.
+    pub label: String,
+    /// The data as `(x, y)` pairs, in the units of the panel's axes, drawn in the given order.
+    /// Points an axis cannot show (non-finite, or non-positive on a log axis) are dropped and
+    /// break the line.
+    pub points: Vec<(f64, f64)>,
+    /// How the series is drawn.
+    pub style: LineStyle,
+}
+
+/// One axis of a panel.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Axis {
+    /// The axis title, with its unit, e.g. `"time (s)"`.
+    pub label: String,
+    /// Logarithmic (base 10) rather than linear.
+    pub log: bool,
+    /// The shown range `(low, high)` in data units; `None` fits the data: padded by 5 % on a
+    /// linear axis, rounded outwards to half (or whole) decades on a log axis. An explicit range
+    /// must be finite and increasing, and positive on a log axis; data outside it is clipped.
+    pub range: Option<(f64, f64)>,
+}
+
+/// One chart of a figure: a title, two axes and any number of series.
+///
+/// Series are coloured from [`crate::PALETTE`] in order. A legend is drawn when there is more
+/// than one series, in the corner where it hides the least data, on a semi-transparent ground.
+/// A panel without any point to show draws its axes and the note "no data".
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Panel {
+    /// Title drawn above the chart.
+    pub title: String,
+    /// The horizontal axis.
+    pub x: Axis,
+    /// The vertical axis.
+    pub y: Axis,
+    /// The data, drawn in order (later series on top).
+    pub series: Vec<Series>,
+}
+
+/// A figure: a title above a grid of panels, filled row by row.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Figure {
+    /// Title drawn above all panels; an empty title leaves out the title band.
+    pub title: String,
+    /// The panels, in reading order.
+    pub panels: Vec<Panel>,
+    /// Panels per row, clamped to `1..=panels.len()`. Default 2.
+    pub columns: usize,
+    /// Width of one panel in SVG pixels, at least 100. Default 480.
+    pub panel_width: u32,
+    /// Height of one panel in SVG pixels, at least 100. Default 360.
+    pub panel_height: u32,
+}
+
+impl Default for Figure {
+    fn default() -> Self {
+        Self { title: String::new(), panels: Vec::new(), columns: 2, panel_width: 480, panel_height: 360 }
+    }
+}
+
+impl Figure {
+    /// `(rows, columns)` of the panel grid.
+    fn grid(&self) -> (usize, usize) {
+        let columns = self.columns.clamp(1, self.panels.len().max(1));
+        (self.panels.len().div_ceil(columns), columns)
+    }
+
+    /// Size of the SVG in pixels: `columns × panel_width` wide and `rows × panel_height` tall,
+    /// plus a 40 px band for the title if there is one. The PNG is [`PNG_SCALE`] times larger.
+    pub fn size(&self) -> (u32, u32) {
+        let (rows, columns) = self.grid();
+        let band = if self.title.is_empty() { 0 } else { TITLE_BAND };
+        let count = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
+        (
+            count(columns).saturating_mul(self.panel_width),
+            count(rows).saturating_mul(self.panel_height).saturating_add(band),
+        )
+    }
+}
+
+/// Draws `fig` and writes `<stem>.svg` and `<stem>.png` (the extensions are appended to `stem`);
+/// returns the two paths, SVG first.
+///
+/// Fails, naming the file, if the figure has no panels, a panel is smaller than 100 × 100 px or
+/// the figure larger than 10 000 px a side, an explicit axis range is invalid, or a file cannot
+/// be written. On failure neither file is replaced and no temporary file remains.
+pub fn write_figure(fig: &Figure, stem: &Path) -> Result<Vec<PathBuf>, PlotError> {
+    let svg = Staged::new(stem, "svg")?;
+    let png = Staged::new(stem, "png")?;
+    let (w, h) = fig.size();
+    svg.draw(|tmp| {
+        if fig.panels.is_empty() {
+            return Err("the figure has no panels".into());
+        }
+        check_size(fig.panel_width, fig.panel_height, (w, h))?;
+        let root = SVGBackend::new(tmp, (w, h)).into_drawing_area();
+        draw_figure(&root, fig, 1.0)?;
+        root.present()?;
+        Ok(())
+    })?;
+    png.draw(|tmp| {
+        let root = BitMapBackend::new(tmp, (w * PNG_SCALE, h * PNG_SCALE)).into_drawing_area();
+        draw_figure(&root, fig, f64::from(PNG_SCALE))?;
+        root.present()?;
+        Ok(())
+    })?;
+    Ok(vec![svg.commit()?, png.commit()?])
+}
+
+/// Draws the whole figure on `root`, with every length multiplied by `s`.
+fn draw_figure<DB>(root: &DrawingArea<DB, Shift>, fig: &Figure, s: f64) -> DrawResult
+where
+    DB: DrawingBackend,
+    DB::ErrorType: 'static,
+{
+    ensure_font()?;
+    root.fill(&WHITE)?;
+    let body = if fig.title.is_empty() {
+        root.clone()
+    } else {
+        let (band, body) = root.split_vertically(px(f64::from(TITLE_BAND), s));
+        draw_centred(&band, &fig.title, text(20.0 * s))?;
+        body
+    };
+    for (i, (panel, cell)) in fig.panels.iter().zip(body.split_evenly(fig.grid())).enumerate() {
+        draw_panel(&cell, panel, s).map_err(|e| format!("panel {} ('{}'): {e}", i + 1, panel.title))?;
+    }
+    Ok(())
+}
+
+/// What one series leaves to draw once its points are fitted to the axes.
+struct Trace {
+    /// Clipped polylines, for the line styles.
+    lines: Vec<Vec<(f64, f64)>>,
+    /// Points inside both ranges, for the dot styles.
+    dots: Vec<(f64, f64)>,
+}
+
+/// A panel's resolved axes and traces.
+struct Prepared {
+    x: Scale,
+    y: Scale,
+    traces: Vec<Trace>,
+}
+
+impl Prepared {
+    fn new(panel: &Panel) -> Result<Self, String> {
+        let shown = |&(x, y): &(f64, f64)| visible(x, panel.x.log) && visible(y, panel.y.log);
+        let all = || panel.series.iter().flat_map(|s| s.points.iter().copied()).filter(shown);
+        let x = Scale::resolve(&panel.x, all().map(|p| p.0))?;
+        let y = Scale::resolve(&panel.y, all().map(|p| p.1))?;
+        let traces = panel
+            .series
+            .iter()
+            .map(|s| Trace {
+                lines: polylines(&s.points, &x, &y),
+                dots: s.points.iter().copied().filter(|&(a, b)| x.contains(a) && y.contains(b)).collect(),
+            })
+            .collect();
+        Ok(Self { x, y, traces })
+    }
+
+    /// Positions in the unit square of the plot that the data covers: every dot, and points
+    /// along every line segment.
+    fn coverage(&self) -> Vec<(f64, f64)> {
+        let unit = |(a, b): (f64, f64)| (self.x.unit(a), self.y.unit(b));
+        let mut out = Vec::new();
+        for trace in &self.traces {
+            out.extend(trace.dots.iter().copied().map(unit));
+            for segment in trace.lines.iter().flat_map(|line| line.windows(2)) {
+                let (p, q) = (unit(segment[0]), unit(segment[1]));
+                out.extend((0..4).map(|k| {
+                    let t = f64::from(k) / 4.0;
+                    (p.0 + t * (q.0 - p.0), p.1 + t * (q.1 - p.1))
+                }));
+            }
+        }
+        out
+    }
+}
+
+/// Draws one panel in `cell`, choosing the coordinate types for its axes.
+fn draw_panel<DB>(cell: &DrawingArea<DB, Shift>, panel: &Panel, s: f64) -> DrawResult
+where
+    DB: DrawingBackend,
+    DB::ErrorType: 'static,
+{
+    let prep = Prepared::new(panel)?;
+    let (x, y) = (prep.x.lo..prep.x.hi, prep.y.lo..prep.y.hi);
+    match (panel.x.log, panel.y.log) {
+        (false, false) => draw_chart(cell, panel, &prep, x, y, s),
+        (true, false) => draw_chart(cell, panel, &prep, x.log_scale(), y, s),
+        (false, true) => draw_chart(cell, panel, &prep, x, y.log_scale(), s),
+        (true, true) => draw_chart(cell, panel, &prep, x.log_scale(), y.log_scale(), s),
+    }
+}
+
+/// Draws axes, series, the "no data" note and the legend of one panel.
+fn draw_chart<DB, X, Y>(cell: &DrawingArea<DB, Shift>, panel: &Panel, prep: &Prepared, x: X, y: Y, s: f64) -> DrawResult
+where
+    DB: DrawingBackend,
+    DB::ErrorType: 'static,
+    X: AsRangedCoord<Value = f64>,
+    Y: AsRangedCoord<Value = f64>,
+    X::CoordDescType: ValueFormatter<f64>,
+    Y::CoordDescType: ValueFormatter<f64>,
+{
+    let mut builder = ChartBuilder::on(cell);
+    builder.margin(px(12.0, s)).x_label_area_size(px(44.0, s)).y_label_area_size(px(72.0, s));
+    if !panel.title.is_empty() {
+        builder.caption(&panel.title, text(16.0 * s));
+    }
+    let mut chart = builder.build_cartesian_2d(x, y)?;
+
+    let x_label = |v: &f64| prep.x.tick_label(*v);
+    let y_label = |v: &f64| prep.y.tick_label(*v);
+    chart
+        .configure_mesh()
+        .x_labels(TICKS)
+        .y_labels(TICKS)
+        .x_label_formatter(&x_label)
+        .y_label_formatter(&y_label)
+        .x_desc(panel.x.label.as_str())
+        .y_desc(panel.y.label.as_str())
+        .label_style(text(12.0 * s))
+        .axis_desc_style(text(14.0 * s))
+        .axis_style(BLACK.stroke_width(px(1.0, s)))
+        .bold_line_style(BLACK.mix(0.12).stroke_width(px(1.0, s)))
+        .light_line_style(TRANSPARENT)
+        .set_all_tick_mark_size(px(4.0, s))
+        .draw()?;
+
+    for (i, (series, trace)) in panel.series.iter().zip(&prep.traces).enumerate() {
+        let colour = series_colour(i);
+        let line = colour.stroke_width(px(2.0, s));
+        let dot = colour.filled();
+        let (radius, dash, gap) = (px(3.0, s), px(DASH.0, s), px(DASH.1, s));
+        let lines = || trace.lines.iter().map(|l| PathElement::new(l.clone(), line));
+        let dots = || trace.dots.iter().map(|&p| Circle::new(p, radius, dot));
+        let anno = match series.style {
+            LineStyle::Line => chart.draw_series(lines())?,
+            LineStyle::Dashed => {
+                chart.draw_series(trace.lines.iter().flat_map(|l| DashedLineSeries::new(l.clone(), dash, gap, line)))?
+            }
+            LineStyle::Points => chart.draw_series(dots())?,
+            LineStyle::LineAndPoints => {
+                chart.draw_series(lines())?;
+                chart.draw_series(dots())?
+            }
+        };
+        if !series.label.is_empty() {
+            legend_entry(anno.label(series.label.as_str()), series.style, line, dot, radius, s);
+        }
+    }
+
+    if prep.traces.iter().all(|t| t.dots.is_empty()) {
+        draw_centred(&chart.plotting_area().strip_coord_spec(), "no data", text(14.0 * s).color(&BLACK.mix(0.6)))?;
+    }
+    if panel.series.len() > 1 {
+        chart
+            .configure_series_labels()
+            .position(emptiest_corner(prep.coverage()))
+            .margin(px(8.0, s))
+            .legend_area_size(px(30.0, s))
+            .label_font(text(12.0 * s))
+            .background_style(WHITE.mix(0.85))
+            .border_style(BLACK.mix(0.4))
+            .draw()?;
+    }
+    Ok(())
+}
+
+/// Gives `anno` a legend picture of a series drawn with `style`.
+fn legend_entry<'a, DB: DrawingBackend + 'a>(
+    anno: &mut SeriesAnno<'a, DB>,
+    style: LineStyle,
+    line: ShapeStyle,
+    dot: ShapeStyle,
+    radius: u32,
+    s: f64,
+) {
+    let width = i32::try_from(px(24.0, s)).unwrap_or(24);
+    let (dash, gap) = (px(DASH.0, s), px(DASH.1, s));
+    match style {
+        LineStyle::Line => anno.legend(move |(x, y)| PathElement::new(vec![(x, y), (x + width, y)], line)),
+        LineStyle::Dashed => {
+            anno.legend(move |(x, y)| DashedPathElement::new(vec![(x, y), (x + width, y)], dash, gap, line))
+        }
+        LineStyle::Points => anno.legend(move |(x, y)| Circle::new((x + width / 2, y), radius, dot)),
+        LineStyle::LineAndPoints => anno.legend(move |(x, y)| {
+            EmptyElement::at((x, y))
+                + PathElement::new(vec![(0, 0), (width, 0)], line)
+                + Circle::new((width / 2, 0), radius, dot)
+        }),
+    };
+}

@@ -1,0 +1,291 @@
+//! Properties of the explicit-Jacobian CG and the direct (sparse Cholesky) reference.
+
+use nalgebra_sparse::{CooMatrix, CsrMatrix};
+use solverlab_core::hash::state_hash;
+use solverlab_core::rng::Rng;
+use solverlab_core::rows::{gather_rows, RowKind};
+use solverlab_core::sim::Simulation;
+use solverlab_core::solver::{IterationReport, Observer};
+use solverlab_core::{Constraint, NullObserver, Particle, Scene, Solver, StepContext, Vec3};
+use solverlab_solvers::cg::Pcg;
+use solverlab_solvers::jacobian::{csr_mul, System};
+use solverlab_solvers::{build, cg_solver, direct_solver, preset, CgConfig, DirectConfig, Preconditioner};
+
+fn scene(name: &str, sets: &[&str]) -> Scene {
+    let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
+    solverlab_scenes::resolve(name, &sets).unwrap()
+}
+
+/// A random sparse SPD matrix: a random sparse symmetric matrix made diagonally dominant, plus a
+/// low-rank-ish Gram part so that it is not trivially diagonal.
+fn random_spd(n: usize, rng: &mut Rng) -> CsrMatrix<f64> {
+    let mut dense_rows: Vec<Vec<(usize, f64)>> = vec![Vec::new(); n];
+    for i in 0..n {
+        for _ in 0..3 {
+            let j = rng.below(n);
+            if j != i {
+                let v = rng.next_f64() * 2.0 - 1.0;
+                dense_rows[i].push((j, v));
+                dense_rows[j].push((i, v));
+            }
+        }
+    }
+    let mut coo = CooMatrix::new(n, n);
+    for (i, row) in dense_rows.iter().enumerate() {
+        let off: f64 = row.iter().map(|(_, v)| v.abs()).sum();
+        coo.push(i, i, off + 0.01 + rng.next_f64() * 10f64.powf(3.0 * rng.next_f64()));
+        for &(j, v) in row {
+            coo.push(i, j, v);
+        }
+    }
+    CsrMatrix::from(&coo)
+}
+
+#[test]
+fn cg_solves_random_sparse_spd_systems_to_its_tolerance() {
+    let mut rng = Rng::new(2024);
+    for case in 0..40 {
+        let n = 5 + rng.below(200);
+        let a = random_spd(n, &mut rng);
+        let b: Vec<f64> = (0..n).map(|_| rng.next_f64() - 0.5).collect();
+        for (pre, tol) in [(Preconditioner::None, 1e-10), (Preconditioner::Jacobi, 1e-9), (Preconditioner::Ic0, 1e-12)]
+        {
+            let mut x = vec![0.0; n];
+            let info = Pcg::new(tol, 10 * n, pre).solve_csr(&a, &b, &mut x, &mut NullObserver);
+            let mut ax = vec![0.0; n];
+            csr_mul(&a, &x, &mut ax);
+            let r: f64 = b.iter().zip(&ax).map(|(p, q)| (p - q).powi(2)).sum::<f64>().sqrt();
+            let bn: f64 = b.iter().map(|v| v * v).sum::<f64>().sqrt();
+            assert!(info.converged, "case {case}, n {n}, {pre:?}: {info:?}");
+            assert!(r <= tol * bn, "case {case}, n {n}, {pre:?}: ‖b − Ax‖ = {r:e} > {tol:e}·{bn:e}");
+        }
+    }
+}
+
+/// `J W Jᵀ` of a pinned vertical chain of `links` links, perturbed.
+fn chain_system(links: usize) -> (CsrMatrix<f64>, Vec<f64>) {
+    let s = scene("chain", &[&format!("links={links}"), "start=vertical", "length=1"]);
+    let mut x: Vec<Vec3> = s.particles.iter().map(|p| p.x).collect();
+    let mut rng = Rng::new(7);
+    for xi in x.iter_mut().skip(1) {
+        *xi += rng.unit_vector() * 0.01;
+    }
+    let mut rows = Vec::new();
+    gather_rows(&s, &x, 0.0, 0.0, |_| 0.0, &mut rows);
+    let w = s.inverse_masses();
+    let mut sys = System::default();
+    sys.set_jacobian(&rows, &w, |_| 0.0, 0.0);
+    sys.assemble(&rows, &w);
+    (sys.a.unwrap(), rows.iter().map(|r| -r.c).collect())
+}
+
+#[derive(Default)]
+struct Count(usize, f64);
+impl Observer for Count {
+    fn iteration(&mut self, r: &IterationReport) {
+        self.0 = r.iteration;
+        self.1 = r.residual;
+    }
+}
+
+#[test]
+fn cg_reaches_1e_10_on_a_pinned_chain_of_n_links_within_n_iterations() {
+    for links in [10, 40, 100] {
+        let (a, b) = chain_system(links);
+        for pre in [Preconditioner::None, Preconditioner::Jacobi] {
+            let mut x = vec![0.0; links];
+            let mut count = Count::default();
+            let info = Pcg::new(1e-10, 10 * links, pre).solve_csr(&a, &b, &mut x, &mut count);
+            eprintln!("chain of {links}, {pre:?}: {} iterations to {:.1e}", info.iterations, info.residual);
+            assert!(info.converged);
+            assert!(info.iterations <= links + 2, "{links} links, {pre:?}: {} iterations", info.iterations);
+        }
+    }
+}
+
+#[test]
+fn cg_and_direct_agree_to_1e_8_on_a_cloth_frame() {
+    let s = scene("cloth", &["nx=12", "ny=12", "pin=top", "shear=false"]);
+    // Run 20 frames with the direct solver to get a moving, non-trivial state, then take one
+    // step from that same predicted state with each solver.
+    let mut direct = direct_solver(&DirectConfig::default(), "direct").unwrap();
+    let mut sim = Simulation::new(&s, &mut direct, s.dt, 1).unwrap();
+    for _ in 0..20 {
+        sim.step_frame(&mut NullObserver).unwrap();
+    }
+    let mut state = sim.state.clone();
+    solverlab_core::integrate::predict(&s, &[], &mut state, s.dt);
+    let ctx = StepContext { scene: &s, h: s.dt };
+    // The same damping ε as the direct solver: ε shapes each Gauss-Newton step, and the
+    // constraint manifold has many points, so different steps end at different points.
+    let cfg = CgConfig {
+        cg_tolerance: 1e-13,
+        tolerance: 1e-13,
+        outer_iterations: 20,
+        warm_start: 0.0,
+        regularization: DirectConfig::default().regularization,
+        ..Default::default()
+    };
+    let mut results = Vec::new();
+    for solver in [
+        &mut cg_solver(&cfg, "cg").unwrap() as &mut dyn Solver,
+        &mut direct_solver(&DirectConfig::default(), "d").unwrap(),
+    ] {
+        solver.prepare(&s).unwrap();
+        let mut st = state.clone();
+        solver.solve(&ctx, &mut st, &mut NullObserver).unwrap();
+        results.push(st.x);
+    }
+    let diff = results[0].iter().zip(&results[1]).map(|(a, b)| (a - b).norm()).fold(0.0, f64::max);
+    assert!(diff < 1e-8, "CG and direct differ by {diff:e} m");
+    assert!(results[0] != state.x, "the step did something");
+}
+
+/// Mean CG iterations per step over frames 50–100, and the mean relative residual of the first
+/// CG iteration of each step.
+#[derive(Default)]
+struct Stats {
+    frame: u64,
+    iterations: Vec<(u64, usize)>,
+    first: Vec<(u64, f64)>,
+}
+impl Observer for Stats {
+    fn begin_step(&mut self, frame: u64, _: u32) {
+        self.frame = frame;
+    }
+    fn iteration(&mut self, r: &IterationReport) {
+        self.iterations.push((self.frame, 1));
+        if r.outer == 1 && r.iteration == 1 {
+            self.first.push((self.frame, r.residual));
+        }
+    }
+}
+
+#[test]
+fn warm_start_lowers_cg_iterations_on_a_hanging_cloth_over_frames_50_to_100() {
+    let s = scene("cloth", &["nx=16", "ny=16", "pin=top", "layout=vertical", "compliance=1e-4"]);
+    let run = |name: &str| {
+        let mut solver = build(&preset(name).unwrap().config, name).unwrap();
+        let mut sim = Simulation::new(&s, solver.as_mut(), s.dt, 1).unwrap();
+        let mut stats = Stats::default();
+        for _ in 0..100 {
+            sim.step_frame(&mut stats).unwrap();
+        }
+        let window = |f: &u64| (51..=100).contains(f);
+        let iterations = stats.iterations.iter().filter(|(f, _)| window(f)).count() as f64 / 50.0;
+        let first: Vec<f64> = stats.first.iter().filter(|(f, _)| window(f)).map(|(_, r)| *r).collect();
+        (iterations, first.iter().sum::<f64>() / first.len() as f64)
+    };
+    let (warm, warm_first) = run("cg");
+    let (cold, cold_first) = run("cg-cold");
+    eprintln!("hanging cloth 16×16, frames 50–100: CG iterations per step warm {warm:.1}, cold {cold:.1}; first-iteration residual warm {warm_first:.2e}, cold {cold_first:.2e}");
+    assert!(warm < cold, "warm {warm} vs cold {cold}");
+    assert!(warm_first * 10.0 < cold_first, "the warm start begins much closer: {warm_first} vs {cold_first}");
+}
+
+#[test]
+fn contacts_never_pull_in_the_newton_solvers() {
+    let s = scene("particles-in-box", &["n=100", "speed=6"]);
+    for name in ["cg", "cg-cold", "direct"] {
+        let cfg = preset(name).unwrap().config;
+        let mut solver = build(&cfg, name).unwrap();
+        let mut sim = Simulation::new(&s, solver.as_mut(), s.dt, 1).unwrap();
+        for _ in 0..200 {
+            let r = sim.step_frame(&mut NullObserver).unwrap();
+            assert!(r.metrics.max_penetration < 1e-9, "{name}: penetration {}", r.metrics.max_penetration);
+        }
+    }
+    // Directly: every multiplier of a contact row is ≥ 0 after each step.
+    let mut cg = cg_solver(&CgConfig::default(), "cg").unwrap();
+    let mut sim_state = s.initial_state(s.dt);
+    cg.prepare(&s).unwrap();
+    for _ in 0..200 {
+        solverlab_core::integrate::predict(&s, &[], &mut sim_state, s.dt);
+        cg.solve(&StepContext { scene: &s, h: s.dt }, &mut sim_state, &mut NullObserver).unwrap();
+        for (&id, &l) in cg.multipliers() {
+            if id >> 63 == 1 {
+                assert!(l >= 0.0, "contact row {id:x} pulls: λ = {l}");
+            }
+        }
+    }
+}
+
+#[test]
+fn pinned_particles_and_compliance_and_immovable_pairs_run_without_nan() {
+    let mut s = scene("chain", &["links=12", "compliance=1e-3", "ratio=50"]);
+    // A stick between two immovable particles, and a pin on a movable one.
+    let a = s.add(Particle::fixed(Vec3::new(5.0, 0.0, 0.0)));
+    let b = s.add(Particle::fixed(Vec3::new(6.0, 0.0, 0.0)));
+    s.constraints.push(Constraint::stick(a, b, 1.0));
+    s.constraints.push(Constraint::pin(6, Vec3::new(0.6, 0.0, 0.0)).with_compliance(1e-4));
+    for name in ["cg", "cg-cold", "direct"] {
+        let mut solver = build(&preset(name).unwrap().config, name).unwrap();
+        let mut sim = Simulation::new(&s, solver.as_mut(), s.dt, 1).unwrap();
+        for _ in 0..120 {
+            sim.step_frame(&mut NullObserver).unwrap_or_else(|e| panic!("{name}: {e}"));
+        }
+        assert!(sim.state.is_finite());
+        assert_eq!(sim.state.x[a], Vec3::new(5.0, 0.0, 0.0));
+    }
+}
+
+#[test]
+fn unconstrained_motion_equals_the_relax_solver() {
+    let mut s = scene("particles-in-box", &["n=20", "speed=2"]);
+    s.bounds = None;
+    let run = |name: &str| {
+        let mut solver = build(&preset(name).unwrap().config, name).unwrap();
+        let mut sim = Simulation::new(&s, solver.as_mut(), s.dt, 2).unwrap();
+        for _ in 0..100 {
+            sim.step_frame(&mut NullObserver).unwrap();
+        }
+        state_hash(&sim.state)
+    };
+    let gs = run("gs");
+    assert_eq!(run("cg"), gs);
+    assert_eq!(run("direct"), gs);
+}
+
+#[test]
+fn direct_reaches_its_tight_tolerance_on_a_chain_every_frame() {
+    let s = scene("chain", &["links=30"]);
+    let mut direct = direct_solver(&DirectConfig::default(), "direct").unwrap();
+    let mut sim = Simulation::new(&s, &mut direct, s.dt, 1).unwrap();
+    for _ in 0..100 {
+        let r = sim.step_frame(&mut NullObserver).unwrap();
+        assert!(r.converged);
+        assert!(r.metrics.max_violation <= 1e-12, "{}", r.metrics.max_violation);
+    }
+}
+
+#[test]
+fn the_captured_system_is_the_one_solved() {
+    let s = scene("chain", &["links=8", "compliance=1e-5"]);
+    let mut cg = cg_solver(&CgConfig::default(), "cg").unwrap();
+    assert!(cg.capture_system(true));
+    let mut sim = Simulation::new(&s, &mut cg, s.dt, 1).unwrap();
+    sim.step_frame(&mut NullObserver).unwrap();
+    sim.step_frame(&mut NullObserver).unwrap();
+    drop(sim);
+    let sys = cg.captured_system().unwrap();
+    let m = sys.ids.len();
+    assert_eq!(m, 8);
+    assert!(sys.inequality.iter().all(|i| !i));
+    // (J W Jᵀ + shift) · solution = rhs, to the CG tolerance.
+    let mut jt = vec![0.0; sys.columns];
+    for &(i, c, v) in &sys.jacobian {
+        jt[c] += v * sys.solution[i];
+    }
+    let mut a_sol = vec![0.0; m];
+    for &(i, c, v) in &sys.jacobian {
+        a_sol[i] += v * sys.inverse_mass[c] * jt[c];
+    }
+    for ((a, shift), sol) in a_sol.iter_mut().zip(&sys.diagonal_shift).zip(&sys.solution) {
+        *a += shift * sol;
+    }
+    let r: f64 = a_sol.iter().zip(&sys.rhs).map(|(p, q)| (p - q).powi(2)).sum::<f64>().sqrt();
+    let bn: f64 = sys.rhs.iter().map(|v| v * v).sum::<f64>().sqrt();
+    assert!(r <= 1e-7 * bn, "{r:e} vs {bn:e}");
+    assert!(sys.warm_start.iter().any(|&l| l != 0.0), "the second frame is warm-started");
+    let _ = RowKind::Equality;
+}
