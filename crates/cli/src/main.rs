@@ -3,6 +3,7 @@
 //! Exit status: 0 on success, 2 on bad input (nothing is written), 1 when a run diverges (the
 //! rows computed so far are kept) or a file cannot be written.
 
+mod export;
 mod output;
 mod simulate;
 
@@ -55,6 +56,31 @@ enum Command {
         /// Also compute the common position violation after every iteration (trace.csv).
         #[arg(long)]
         violation: bool,
+    },
+    /// Write the linearised system a cg or direct solver solves in one frame, as Matrix Market
+    /// files plus system.json, for other tools (SciPy, MATLAB, Julia).
+    ExportSystem {
+        /// A builtin scene name or a scene file (.toml).
+        #[arg(long)]
+        scene: String,
+        /// Override a scene parameter: key=value (repeatable).
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        sets: Vec<String>,
+        /// A solver with an explicit system: cg, cg-cold, direct, or an inline table.
+        #[arg(long, default_value = "cg")]
+        solver: String,
+        /// The frame (1-based) whose system to write.
+        #[arg(long)]
+        frame: u64,
+        /// Frame step in seconds (default: the scene's dt).
+        #[arg(long)]
+        dt: Option<f64>,
+        /// Substeps per frame (the last substep's system is written).
+        #[arg(long)]
+        substeps: Option<u32>,
+        /// Output directory.
+        #[arg(long, default_value = "results/system")]
+        out: PathBuf,
     },
     /// Builtin scenes.
     Scene {
@@ -147,35 +173,58 @@ fn print_out(text: &str) {
     let _ = std::io::stdout().lock().write_all(text.as_bytes());
 }
 
+/// Resolves and validates the scene and solver arguments shared by `simulate` and
+/// `export-system`.
+#[allow(clippy::too_many_arguments)]
+fn run_spec(
+    scene: String,
+    sets: Vec<String>,
+    solver: &str,
+    frames: u64,
+    dt: Option<f64>,
+    substeps: Option<u32>,
+    positions_every: u64,
+    violation: bool,
+    out: PathBuf,
+) -> Result<simulate::RunSpec, CliError> {
+    let (label, config) = parse_solver(solver)?;
+    let mut resolved = solverlab_scenes::resolve(&scene, &sets).map_err(|e| CliError::Input(e.to_string()))?;
+    if let Some(dt) = dt {
+        if !(dt > 0.0 && dt.is_finite()) {
+            return Err(CliError::Input(format!("--dt: {dt} must be a positive number of seconds")));
+        }
+        resolved.dt = dt;
+    }
+    let substeps = substeps.unwrap_or(config.default_substeps());
+    if substeps == 0 {
+        return Err(CliError::Input("--substeps: must be at least 1".into()));
+    }
+    Ok(simulate::RunSpec {
+        scene_arg: scene,
+        sets,
+        scene: resolved,
+        label,
+        solver: config,
+        frames,
+        substeps,
+        positions_every,
+        violation,
+        out,
+    })
+}
+
 fn run(cli: Cli) -> Result<(), CliError> {
     match cli.command {
         Command::Simulate { scene, sets, solver, frames, dt, substeps, out, positions_every, violation } => {
-            let (label, config) = parse_solver(&solver)?;
-            let mut resolved = solverlab_scenes::resolve(&scene, &sets).map_err(|e| CliError::Input(e.to_string()))?;
-            if let Some(dt) = dt {
-                if !(dt > 0.0 && dt.is_finite()) {
-                    return Err(CliError::Input(format!("--dt: {dt} must be a positive number of seconds")));
-                }
-                resolved.dt = dt;
-            }
-            let substeps = substeps.unwrap_or(config.default_substeps());
-            if substeps == 0 {
-                return Err(CliError::Input("--substeps: must be at least 1".into()));
-            }
-            let spec = simulate::RunSpec {
-                scene_arg: scene,
-                sets,
-                scene: resolved,
-                label,
-                solver: config,
-                frames,
-                substeps,
-                positions_every,
-                violation,
-                out,
-            };
+            let spec = run_spec(scene, sets, &solver, frames, dt, substeps, positions_every, violation, out)?;
             let hash = simulate::run(&spec)?;
             eprintln!("wrote {} (final state hash {hash})", spec.out.display());
+            Ok(())
+        }
+        Command::ExportSystem { scene, sets, solver, frame, dt, substeps, out } => {
+            let spec = run_spec(scene, sets, &solver, frame, dt, substeps, 0, false, out)?;
+            export::run(&spec, frame)?;
+            eprintln!("wrote the system of frame {frame} to {}", spec.out.display());
             Ok(())
         }
         Command::Scene { command: SceneCommand::List } => {

@@ -112,6 +112,16 @@ impl<'a> Simulation<'a> {
         self.h
     }
 
+    /// The solver (for example to read a captured system after a frame).
+    pub fn solver(&self) -> &dyn Solver {
+        self.solver
+    }
+
+    /// The solver, mutably (for example to switch capturing on before a frame).
+    pub fn solver_mut(&mut self) -> &mut dyn Solver {
+        self.solver
+    }
+
     /// Frames completed so far.
     pub fn frame(&self) -> u64 {
         self.frame
