@@ -3,7 +3,8 @@
 //! `cargo bench -p solverlab-benches` reports, per group, time per sweep with a throughput of
 //! one element per constraint and iteration, so criterion's `elem/s` is the inverse of the ns per
 //! constraint per iteration. The `ratio` lines printed at the end time solver and reference in
-//! alternation within one run, which is what to compare on a shared machine.
+//! alternation within one run, which is what to compare on a shared machine. The linear algebra of
+//! the explicit-Jacobian solvers (assembly, CG, faer's Cholesky, SpMV) is in `linear.rs`.
 
 #![allow(missing_docs)] // criterion_group! generates undocumented items
 

@@ -3,8 +3,11 @@
 //! Exit status: 0 on success, 2 on bad input (nothing is written), 1 when a run diverges (the
 //! rows computed so far are kept) or a file cannot be written.
 
+mod experiment;
 mod export;
+mod figures;
 mod output;
+mod results;
 mod simulate;
 
 use std::path::PathBuf;
@@ -82,6 +85,19 @@ enum Command {
         #[arg(long, default_value = "results/system")]
         out: PathBuf,
     },
+    /// Run an experiment file: every scene × solver × sweep value, tidy CSVs, figures.
+    Run {
+        /// The experiment file (see experiments/).
+        experiment: PathBuf,
+        /// Output directory (default: results/NAME).
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
+    /// Redraw every figure of an experiment from its CSVs, without simulating again.
+    Plot {
+        /// The results directory (holding experiment.toml and the CSVs).
+        dir: PathBuf,
+    },
     /// Builtin scenes.
     Scene {
         #[command(subcommand)]
@@ -123,6 +139,8 @@ pub enum CliError {
     Diverged(String),
     /// A file could not be written: exit 1.
     Io(String),
+    /// Ctrl-C: exit 130, nothing written.
+    Interrupted(String),
 }
 
 /// A progress bar on stderr, drawn only on a terminal.
@@ -227,6 +245,39 @@ fn run(cli: Cli) -> Result<(), CliError> {
             eprintln!("wrote the system of frame {frame} to {}", spec.out.display());
             Ok(())
         }
+        Command::Run { experiment, out } => {
+            let exp = experiment::Experiment::load(&experiment)?;
+            let out = out.unwrap_or_else(|| experiment::default_out(&exp.file.name));
+            let _ = ctrlc::set_handler(|| experiment::INTERRUPTED.store(true, std::sync::atomic::Ordering::Relaxed));
+            let frames = figures::position_frames(&exp.file);
+            let outputs = experiment::run_all(&exp, &frames);
+            if experiment::INTERRUPTED.load(std::sync::atomic::Ordering::Relaxed) {
+                return Err(CliError::Interrupted(format!(
+                    "{}: interrupted; nothing was written",
+                    experiment.display()
+                )));
+            }
+            results::write(&exp, &outputs, &out)?;
+            let written = figures::draw_all(&exp.file, &out).map_err(CliError::Io)?;
+            let failed: Vec<String> = outputs
+                .iter()
+                .zip(&exp.runs)
+                .filter(|(o, _)| o.status != "ok")
+                .map(|(o, r)| format!("run {} ({} on {}): {} {}", r.index, r.label, r.scene_label, o.status, o.error))
+                .collect();
+            eprintln!("wrote {} runs and {} figure files to {}", exp.runs.len(), written.len(), out.display());
+            for f in &failed {
+                eprintln!("note: {f}");
+            }
+            Ok(())
+        }
+        Command::Plot { dir } => {
+            let file = dir.join("experiment.toml");
+            let exp = experiment::Experiment::load(&file)?;
+            let written = figures::draw_all(&exp.file, &dir).map_err(CliError::Io)?;
+            eprintln!("redrew {} figure files in {}", written.len(), dir.display());
+            Ok(())
+        }
         Command::Scene { command: SceneCommand::List } => {
             let mut text = String::new();
             for b in solverlab_scenes::builtins() {
@@ -272,6 +323,10 @@ fn main() -> ExitCode {
         Err(CliError::Diverged(m)) | Err(CliError::Io(m)) => {
             eprintln!("error: {m}");
             ExitCode::from(1)
+        }
+        Err(CliError::Interrupted(m)) => {
+            eprintln!("error: {m}");
+            ExitCode::from(130)
         }
     }
 }

@@ -83,6 +83,9 @@ pub fn step_fields(r: &FrameReport) -> Vec<String> {
         num(m.momentum.x),
         num(m.momentum.y),
         num(m.momentum.z),
+        num(m.com.x),
+        num(m.com.y),
+        num(m.com.z),
         num(r.solve_seconds),
         num(r.integrate_seconds),
     ]

@@ -30,6 +30,8 @@ pub struct StepMetrics {
     pub potential_energy: f64,
     /// Linear momentum (kg·m/s).
     pub momentum: Vec3,
+    /// Centre of mass of the movable particles (m): sag, drift of a body.
+    pub com: Vec3,
 }
 
 /// The value of a pin row set: distance from the particle to its target at `time` (m).
@@ -77,14 +79,20 @@ pub fn measure(scene: &Scene, state: &State, h: f64) -> StepMetrics {
     }
     m.max_penetration = m.max_penetration.max(max_collider_penetration(scene, x));
     let inv_h = 1.0 / h;
+    let mut total_mass = 0.0;
     for ((p, xi), xp) in scene.particles.iter().zip(x).zip(&state.x_prev) {
         if p.w > 0.0 {
             let mass = 1.0 / p.w;
+            total_mass += mass;
+            m.com += xi * mass;
             let v = (xi - xp) * inv_h;
             m.kinetic_energy += 0.5 * mass * v.norm_squared();
             m.potential_energy -= mass * scene.gravity.dot(xi);
             m.momentum += v * mass;
         }
+    }
+    if total_mass > 0.0 {
+        m.com /= total_mass;
     }
     m
 }
@@ -147,6 +155,7 @@ mod tests {
         assert!((m.kinetic_energy - 1.0).abs() < 1e-12, "½·2·1²");
         assert!((m.potential_energy - (-2.0 * 9.81 * 1.1)).abs() < 1e-12);
         assert!((m.momentum - Vec3::new(2.0, 0.0, 0.0)).norm() < 1e-12);
+        assert_eq!(m.com, Vec3::new(0.0, -1.1, 0.0), "the fixed particle has no finite mass");
         assert!((max_violation(&scene, &state.x, 0.0) - 0.1).abs() < 1e-12);
         scene.constraints[0].compliance = 0.01;
         let elastic = measure(&scene, &state, 0.1).potential_energy - m.potential_energy;

@@ -1,0 +1,664 @@
+//! Figures drawn from an experiment's CSVs alone (so `solverlab plot` can redraw them).
+//!
+//! A `[[figure]]` names a table and columns; three kinds exist:
+//!
+//! * `lines` (default): `y` against `x`, one panel per `y` column (times each value of `panels`),
+//!   one series per distinct value of the `series` columns; `reduce` aggregates the rows that
+//!   share a series and an `x` (`last`, `mean`, `median`, `max`, `min`); `fit = true` adds the
+//!   log-log slope to each legend entry; `filter` keeps rows whose columns equal given values and
+//!   `frames = [a, b]` keeps a frame window;
+//! * `snapshots`: the scene at the frames `at`, one panel per run, sticks coloured by stretch;
+//!   `animate = true` adds a GIF of every recorded frame;
+//! * `profile`: the Dolan-Moré performance profile `ρ(τ)` of `metric` (lower is better) over the
+//!   problems named by the `problem` columns.
+//!
+//! Derived columns of `steps`: `energy` (kinetic + potential, J), `energy_ratio` (`E/E₀` of the
+//! run), `energy_change` (`E − E₀`, J), `step_ms` (solve + integrate, ms), `solve_ms`.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+use solverlab_plot::{Axis, Figure, LineStyle, Panel, Series, Snapshot, View};
+
+use crate::experiment::ExperimentFile;
+
+/// Kinds of figure.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum FigureKind {
+    /// Line charts.
+    #[default]
+    Lines,
+    /// Scene drawings.
+    Snapshots,
+    /// Performance profile.
+    Profile,
+}
+
+/// How rows sharing a series and an `x` are combined.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Reduce {
+    /// The row with the largest frame (or the last row).
+    Last,
+    /// Mean.
+    Mean,
+    /// Median.
+    Median,
+    /// Maximum.
+    Max,
+    /// Minimum.
+    Min,
+}
+
+/// A string or a list of strings.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+pub enum OneOrMany {
+    /// One.
+    One(String),
+    /// Many.
+    Many(Vec<String>),
+}
+
+impl OneOrMany {
+    fn list(&self) -> Vec<String> {
+        match self {
+            OneOrMany::One(s) => vec![s.clone()],
+            OneOrMany::Many(v) => v.clone(),
+        }
+    }
+}
+
+/// One `[[figure]]`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FigureSpec {
+    /// File stem.
+    pub name: String,
+    /// Title.
+    #[serde(default)]
+    pub title: String,
+    /// Kind (default `lines`).
+    #[serde(default)]
+    pub kind: FigureKind,
+    /// Table: steps, runs, trace, convergence, frozen_trace (default steps).
+    #[serde(default = "steps")]
+    pub table: String,
+    /// x column.
+    #[serde(default)]
+    pub x: String,
+    /// y columns, one panel each.
+    pub y: Option<OneOrMany>,
+    /// Series columns (default `label`).
+    pub series: Option<OneOrMany>,
+    /// A column whose values split panels.
+    pub panels: Option<String>,
+    /// Logarithmic x.
+    #[serde(default)]
+    pub logx: bool,
+    /// Logarithmic y.
+    #[serde(default)]
+    pub logy: bool,
+    /// Aggregation.
+    pub reduce: Option<Reduce>,
+    /// Log-log slope in the legend.
+    #[serde(default)]
+    pub fit: bool,
+    /// Equality filters.
+    #[serde(default)]
+    pub filter: BTreeMap<String, toml::Value>,
+    /// Frame window `[first, last]`.
+    pub frames: Option<[u64; 2]>,
+    /// Snapshot frames.
+    #[serde(default)]
+    pub at: Vec<u64>,
+    /// Snapshot animation.
+    #[serde(default)]
+    pub animate: bool,
+    /// Profile metric column (lower is better).
+    pub metric: Option<String>,
+    /// Profile problem columns (default `scene` and every sweep column not starting `solver.`).
+    pub problem: Option<Vec<String>>,
+    /// Panels per row (default 2).
+    pub columns: Option<usize>,
+    /// Adds an analytic series: `spring` draws the undamped oscillator of the `spring` scene,
+    /// `x(t) = rest + (start − rest)·cos(t/√(m·α))`, from the first scene's parameters.
+    pub analytic: Option<String>,
+}
+
+fn steps() -> String {
+    "steps".into()
+}
+
+const TABLES: [&str; 5] = ["steps", "runs", "trace", "convergence", "frozen_trace"];
+
+fn columns_of(table: &str, file: &ExperimentFile) -> Vec<String> {
+    let mut c: Vec<String> = ["run", "scene", "label", "kind"].iter().map(|s| s.to_string()).collect();
+    c.extend(crate::experiment::sweep_columns(file));
+    let rest: &[&str] = match table {
+        "steps" => &[
+            "frame",
+            "time",
+            "iterations",
+            "residual",
+            "converged",
+            "max_violation",
+            "rms_violation",
+            "max_penetration",
+            "max_stretch",
+            "kinetic_energy",
+            "potential_energy",
+            "momentum_x",
+            "momentum_y",
+            "momentum_z",
+            "com_x",
+            "com_y",
+            "com_z",
+            "solve_seconds",
+            "integrate_seconds",
+            "energy",
+            "energy_ratio",
+            "energy_change",
+            "step_ms",
+            "solve_ms",
+        ],
+        "trace" => &["frame", "substep", "outer", "iteration", "residual", "residual_rms", "delta_lambda"],
+        "runs" => &[
+            "status",
+            "frames_completed",
+            "mean_iterations",
+            "step_ms_median",
+            "step_ms_p25",
+            "step_ms_p75",
+            "final_max_violation",
+            "max_violation",
+            "final_max_stretch",
+            "max_penetration",
+            "final_state_hash",
+        ],
+        "convergence" => &["cap", "iterations", "error_rms", "error_max", "violation", "seconds"],
+        "frozen_trace" => &["outer", "iteration", "residual", "residual_rms", "violation"],
+        _ => &[],
+    };
+    c.extend(rest.iter().map(|s| s.to_string()));
+    c
+}
+
+impl FigureSpec {
+    /// Checks names, tables and columns against the experiment.
+    pub fn validate(&self, file: &ExperimentFile) -> Result<(), String> {
+        if self.name.is_empty() || self.name.contains('/') {
+            return Err("name: must be a plain file stem".into());
+        }
+        match self.kind {
+            FigureKind::Snapshots => {
+                if self.at.is_empty() {
+                    return Err("at: a snapshot figure needs frames, e.g. at = [0, 60]".into());
+                }
+                if let Some(f) = self.at.iter().find(|&&f| f > file.frames) {
+                    return Err(format!("at: frame {f} is past the last frame {}", file.frames));
+                }
+                return Ok(());
+            }
+            FigureKind::Profile => {
+                let metric = self.metric.as_deref().ok_or("metric: a profile needs a metric column")?;
+                if !TABLES.contains(&self.table.as_str()) || !columns_of(&self.table, file).iter().any(|c| c == metric)
+                {
+                    return Err(format!("metric: no column `{metric}` in table `{}`", self.table));
+                }
+                return Ok(());
+            }
+            FigureKind::Lines => {}
+        }
+        if !TABLES.contains(&self.table.as_str()) {
+            return Err(format!("table: `{}` is not one of {}", self.table, TABLES.join(", ")));
+        }
+        let cols = columns_of(&self.table, file);
+        let has = |c: &str| cols.iter().any(|x| x == c);
+        if !has(&self.x) {
+            return Err(format!("x: no column `{}` in table `{}` (columns: {})", self.x, self.table, cols.join(", ")));
+        }
+        let ys = self.y.as_ref().map(OneOrMany::list).unwrap_or_default();
+        if ys.is_empty() {
+            return Err("y: at least one column is needed".into());
+        }
+        if let Some(a) = &self.analytic {
+            if a != "spring" || self.x != "time" {
+                return Err("analytic: only \"spring\" against x = \"time\" is known".into());
+            }
+        }
+        for c in ys
+            .iter()
+            .chain(self.series.as_ref().map(OneOrMany::list).unwrap_or_default().iter())
+            .chain(self.filter.keys())
+        {
+            if !has(c) {
+                return Err(format!("no column `{c}` in table `{}` (columns: {})", self.table, cols.join(", ")));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A CSV table with derived columns.
+struct Table {
+    columns: Vec<String>,
+    rows: Vec<Vec<String>>,
+}
+
+impl Table {
+    fn read(path: &Path) -> Result<Table, String> {
+        let mut r = csv::Reader::from_path(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let columns: Vec<String> = r.headers().map_err(|e| e.to_string())?.iter().map(str::to_string).collect();
+        let rows = r
+            .records()
+            .map(|x| x.map(|x| x.iter().map(str::to_string).collect()))
+            .collect::<Result<Vec<Vec<String>>, _>>()
+            .map_err(|e| format!("{}: {e}", path.display()))?;
+        Ok(Table { columns, rows })
+    }
+
+    fn col(&self, name: &str) -> Option<usize> {
+        self.columns.iter().position(|c| c == name)
+    }
+
+    fn num(&self, row: &[String], col: usize) -> f64 {
+        row[col].parse().unwrap_or(f64::NAN)
+    }
+
+    /// Adds the derived columns of the steps table.
+    fn derive_steps(&mut self) {
+        let (Some(ke), Some(pe), Some(run), Some(s), Some(i)) = (
+            self.col("kinetic_energy"),
+            self.col("potential_energy"),
+            self.col("run"),
+            self.col("solve_seconds"),
+            self.col("integrate_seconds"),
+        ) else {
+            return;
+        };
+        let mut first: BTreeMap<String, f64> = BTreeMap::new();
+        let derived: Vec<[f64; 5]> = self
+            .rows
+            .iter()
+            .map(|r| {
+                let e = self.num(r, ke) + self.num(r, pe);
+                let e0 = *first.entry(r[run].clone()).or_insert(e);
+                let (solve, integrate) = (self.num(r, s), self.num(r, i));
+                [e, e / e0, e - e0, (solve + integrate) * 1e3, solve * 1e3]
+            })
+            .collect();
+        self.columns.extend(["energy", "energy_ratio", "energy_change", "step_ms", "solve_ms"].map(String::from));
+        for (row, d) in self.rows.iter_mut().zip(derived) {
+            row.extend(d.iter().map(|x| format!("{x:?}")));
+        }
+    }
+}
+
+/// Axis label with unit for a column.
+fn label(column: &str) -> String {
+    match column {
+        "frame" => "frame".into(),
+        "time" => "time (s)".into(),
+        "iteration" => "iteration".into(),
+        "iterations" => "iterations per frame".into(),
+        "mean_iterations" => "iterations per frame (mean)".into(),
+        "residual" => "residual (each solver's own)".into(),
+        "max_violation" => "max |C| (m)".into(),
+        "rms_violation" => "RMS |C| (m)".into(),
+        "max_penetration" => "max penetration (m)".into(),
+        "max_stretch" | "final_max_stretch" => "max length / rest".into(),
+        "energy" => "energy (J)".into(),
+        "energy_ratio" => "E / E₀".into(),
+        "energy_change" => "E − E₀ (J)".into(),
+        "step_ms" | "step_ms_median" => "ms per frame".into(),
+        "solve_ms" => "solve ms per frame".into(),
+        "error_rms" => "RMS |x − x_ref| (m)".into(),
+        "error_max" => "max |x − x_ref| (m)".into(),
+        "violation" => "position violation (m)".into(),
+        "seconds" => "solve time (s)".into(),
+        "cap" => "iteration cap".into(),
+        "com_x" => "centre of mass x (m)".into(),
+        "com_y" => "centre of mass y (m)".into(),
+        "com_z" => "centre of mass z (m)".into(),
+        other => other.replace('_', " "),
+    }
+}
+
+fn reduce(values: &mut [f64], how: Reduce) -> f64 {
+    values.sort_by(f64::total_cmp);
+    match how {
+        Reduce::Last => *values.last().unwrap_or(&f64::NAN),
+        Reduce::Mean => values.iter().sum::<f64>() / values.len() as f64,
+        Reduce::Median => values[values.len() / 2],
+        Reduce::Max => *values.last().unwrap_or(&f64::NAN),
+        Reduce::Min => *values.first().unwrap_or(&f64::NAN),
+    }
+}
+
+/// Least-squares slope of log y against log x.
+fn loglog_slope(points: &[(f64, f64)]) -> Option<f64> {
+    let p: Vec<(f64, f64)> =
+        points.iter().filter(|(x, y)| *x > 0.0 && *y > 0.0).map(|(x, y)| (x.ln(), y.ln())).collect();
+    if p.len() < 2 {
+        return None;
+    }
+    let n = p.len() as f64;
+    let (mx, my) = (p.iter().map(|q| q.0).sum::<f64>() / n, p.iter().map(|q| q.1).sum::<f64>() / n);
+    let sxx: f64 = p.iter().map(|q| (q.0 - mx).powi(2)).sum();
+    let sxy: f64 = p.iter().map(|q| (q.0 - mx) * (q.1 - my)).sum();
+    (sxx > 0.0).then(|| sxy / sxx)
+}
+
+fn keep(table: &Table, spec: &FigureSpec, row: &[String]) -> bool {
+    let filters_ok = spec.filter.iter().all(|(k, v)| {
+        let want = match v {
+            toml::Value::String(s) => s.clone(),
+            other => other.to_string(),
+        };
+        table.col(k).is_some_and(|c| {
+            row[c] == want || row[c].parse::<f64>().ok() == want.parse::<f64>().ok() && want.parse::<f64>().is_ok()
+        })
+    });
+    let frame_ok = match (spec.frames, table.col("frame")) {
+        (Some([a, b]), Some(c)) => row[c].parse::<u64>().is_ok_and(|f| f >= a && f <= b),
+        _ => true,
+    };
+    filters_ok && frame_ok
+}
+
+/// The undamped oscillator of the `spring` scene, sampled like the data.
+fn analytic_spring(file: &ExperimentFile, t_max: f64) -> Series {
+    let set = file.scenes.first().map(|s| s.set.clone()).unwrap_or_default();
+    let get = |k: &str, d: f64| set.get(k).and_then(|v| v.as_float().or(v.as_integer().map(|i| i as f64))).unwrap_or(d);
+    let (alpha, rest, start, mass) = (get("compliance", 1e-3), get("rest", 1.0), get("start", 1.5), get("mass", 1.0));
+    let omega = 1.0 / (mass * alpha).sqrt();
+    let points =
+        (0..=800).map(|i| t_max * i as f64 / 800.0).map(|t| (t, rest + (start - rest) * (omega * t).cos())).collect();
+    Series { label: "analytic".into(), points, style: LineStyle::Dashed }
+}
+
+fn lines(spec: &FigureSpec, table: &Table, file: &ExperimentFile) -> Figure {
+    let ys = spec.y.as_ref().map(OneOrMany::list).unwrap_or_default();
+    let series_cols = spec.series.as_ref().map(OneOrMany::list).unwrap_or_else(|| vec!["label".into()]);
+    let xc = table.col(&spec.x).expect("validated");
+    let sc: Vec<usize> = series_cols.iter().filter_map(|c| table.col(c)).collect();
+    let frame_col = table.col("frame");
+    let panel_values: Vec<Option<String>> = match spec.panels.as_deref().and_then(|p| table.col(p)) {
+        Some(pc) => table.rows.iter().map(|r| r[pc].clone()).collect::<BTreeSet<_>>().into_iter().map(Some).collect(),
+        None => vec![None],
+    };
+    let mut panels = Vec::new();
+    for pv in &panel_values {
+        for y in &ys {
+            let yc = table.col(y).expect("validated");
+            // series name → (x → values), in first-appearance order.
+            let mut order: Vec<String> = Vec::new();
+            let mut groups: BTreeMap<String, Vec<(f64, f64, f64)>> = BTreeMap::new();
+            for row in &table.rows {
+                if !keep(table, spec, row) {
+                    continue;
+                }
+                if let (Some(pv), Some(pc)) = (pv, spec.panels.as_deref().and_then(|p| table.col(p))) {
+                    if &row[pc] != pv {
+                        continue;
+                    }
+                }
+                let name = sc
+                    .iter()
+                    .enumerate()
+                    .map(|(k, &c)| if k == 0 { row[c].clone() } else { format!("{} = {}", series_cols[k], row[c]) })
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                if !groups.contains_key(&name) {
+                    order.push(name.clone());
+                }
+                let frame = frame_col.map_or(0.0, |c| table.num(row, c));
+                groups.entry(name).or_default().push((table.num(row, xc), table.num(row, yc), frame));
+            }
+            let t_max = groups.values().flatten().map(|p| p.0).fold(0.0, f64::max);
+            let mut series: Vec<Series> = order
+                .into_iter()
+                .map(|name| {
+                    let raw = &groups[&name];
+                    let points: Vec<(f64, f64)> = match spec.reduce {
+                        None => raw.iter().map(|p| (p.0, p.1)).collect(),
+                        Some(how) => {
+                            let mut by_x: BTreeMap<u64, (f64, Vec<f64>, f64, f64)> = BTreeMap::new();
+                            for &(x, y, frame) in raw {
+                                let e = by_x.entry(x.to_bits() ^ (1 << 63)).or_insert((
+                                    x,
+                                    Vec::new(),
+                                    f64::NEG_INFINITY,
+                                    f64::NAN,
+                                ));
+                                e.1.push(y);
+                                if frame >= e.2 {
+                                    (e.2, e.3) = (frame, y);
+                                }
+                            }
+                            let mut pts: Vec<(f64, f64)> = by_x
+                                .into_values()
+                                .map(|(x, mut ys, _, last)| {
+                                    (x, if how == Reduce::Last { last } else { reduce(&mut ys, how) })
+                                })
+                                .collect();
+                            pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+                            pts
+                        }
+                    };
+                    let label = match (spec.fit, loglog_slope(&points)) {
+                        (true, Some(s)) => format!("{name} (slope {s:.2})"),
+                        _ => name,
+                    };
+                    let style = if spec.reduce.is_some() || points.len() < 12 {
+                        LineStyle::LineAndPoints
+                    } else {
+                        LineStyle::Line
+                    };
+                    Series { label, points, style }
+                })
+                .collect();
+            if spec.analytic.is_some() {
+                series.push(analytic_spring(file, t_max));
+            }
+            let title = match pv {
+                Some(v) => format!("{} — {v}", label(y)),
+                None => label(y),
+            };
+            panels.push(Panel {
+                title,
+                x: Axis { label: label(&spec.x), log: spec.logx, range: None },
+                y: Axis { label: label(y), log: spec.logy, range: None },
+                series,
+            });
+        }
+    }
+    Figure {
+        title: spec.title.clone(),
+        columns: spec.columns.unwrap_or(2).min(panels.len()).max(1),
+        panels,
+        ..Figure::default()
+    }
+}
+
+/// Dolan-Moré: `ρ_s(τ)` = share of problems on which solver s is within a factor τ of the best.
+fn profile(spec: &FigureSpec, table: &Table, file: &ExperimentFile) -> Figure {
+    let metric = table.col(spec.metric.as_deref().expect("validated")).expect("validated");
+    let default_problem: Vec<String> = std::iter::once("scene".to_string())
+        .chain(crate::experiment::sweep_columns(file).into_iter().filter(|k| !k.starts_with("solver.")))
+        .collect();
+    let pcols: Vec<usize> =
+        spec.problem.clone().unwrap_or(default_problem).iter().filter_map(|c| table.col(c)).collect();
+    let scol = table.col("label").expect("always present");
+    let status = table.col("status");
+    let mut values: BTreeMap<String, BTreeMap<String, f64>> = BTreeMap::new();
+    let mut solvers: Vec<String> = Vec::new();
+    for row in table.rows.iter().filter(|r| keep(table, spec, r)) {
+        let problem = pcols.iter().map(|&c| row[c].clone()).collect::<Vec<_>>().join(" / ");
+        let ok = status.is_none_or(|c| row[c] == "ok");
+        let v = table.num(row, metric);
+        let v = if ok && v.is_finite() && v > 0.0 { v } else { f64::INFINITY };
+        if !solvers.contains(&row[scol]) {
+            solvers.push(row[scol].clone());
+        }
+        values.entry(problem).or_default().insert(row[scol].clone(), v);
+    }
+    let ratios: BTreeMap<&String, Vec<f64>> = solvers
+        .iter()
+        .map(|s| {
+            let r = values
+                .values()
+                .map(|by| {
+                    let best = by.values().copied().fold(f64::INFINITY, f64::min);
+                    by.get(s).map_or(f64::INFINITY, |v| v / best)
+                })
+                .collect();
+            (s, r)
+        })
+        .collect();
+    let finite_max = ratios.values().flatten().copied().filter(|r| r.is_finite()).fold(1.0, f64::max);
+    let tau_max = (finite_max * 1.5).max(2.0);
+    let n = values.len().max(1) as f64;
+    let series = solvers
+        .iter()
+        .map(|s| {
+            let mut r = ratios[s].clone();
+            r.sort_by(f64::total_cmp);
+            let mut points = vec![(1.0, 0.0)];
+            let mut count = 0.0;
+            for v in r.iter().filter(|v| v.is_finite()) {
+                points.push((*v, count / n));
+                count += 1.0;
+                points.push((*v, count / n));
+            }
+            points.push((tau_max, count / n));
+            Series { label: s.clone(), points, style: LineStyle::Line }
+        })
+        .collect();
+    let panel = Panel {
+        title: format!(
+            "performance profile of {} over {} problems",
+            label(spec.metric.as_deref().unwrap_or("")),
+            values.len()
+        ),
+        x: Axis { label: "τ (within a factor τ of the best)".into(), log: true, range: Some((1.0, tau_max)) },
+        y: Axis { label: "ρ(τ): share of problems".into(), log: false, range: Some((0.0, 1.05)) },
+        series,
+    };
+    Figure { title: spec.title.clone(), panels: vec![panel], columns: 1, ..Figure::default() }
+}
+
+fn snapshots(spec: &FigureSpec, dir: &Path, out: &Path) -> Result<Vec<PathBuf>, String> {
+    let pos = Table::read(&dir.join("positions.csv"))?;
+    let sticks = Table::read(&dir.join("sticks.csv"))?;
+    let (rc, fc, pc) = (pos.col("run").unwrap(), pos.col("frame").unwrap(), pos.col("particle").unwrap());
+    let (xc, yc, zc, lc) =
+        (pos.col("x").unwrap(), pos.col("y").unwrap(), pos.col("z").unwrap(), pos.col("label").unwrap());
+    // run → frame → positions
+    let mut runs: BTreeMap<usize, (String, BTreeMap<u64, Vec<[f64; 3]>>)> = BTreeMap::new();
+    for row in pos.rows.iter().filter(|r| keep(&pos, spec, r)) {
+        let run: usize = row[rc].parse().unwrap_or(0);
+        let frame: u64 = row[fc].parse().unwrap_or(0);
+        let p: usize = row[pc].parse().unwrap_or(0);
+        let entry = runs.entry(run).or_insert_with(|| (row[lc].clone(), BTreeMap::new()));
+        let v = entry.1.entry(frame).or_default();
+        if v.len() <= p {
+            v.resize(p + 1, [0.0; 3]);
+        }
+        v[p] = [pos.num(row, xc), pos.num(row, yc), pos.num(row, zc)];
+    }
+    let mut topo: BTreeMap<usize, Vec<(usize, usize, f64)>> = BTreeMap::new();
+    for row in &sticks.rows {
+        topo.entry(row[0].parse().unwrap_or(0)).or_default().push((
+            row[1].parse().unwrap_or(0),
+            row[2].parse().unwrap_or(0),
+            row[3].parse().unwrap_or(1.0),
+        ));
+    }
+    let panels_at = |frame: u64| -> Vec<Snapshot> {
+        runs.iter()
+            .filter_map(|(run, (name, frames))| {
+                let x = frames.get(&frame)?;
+                let sticks = topo
+                    .get(run)
+                    .map(|t| {
+                        t.iter()
+                            .filter(|(a, b, _)| *a < x.len() && *b < x.len())
+                            .map(|&(a, b, rest)| {
+                                let d = ((x[a][0] - x[b][0]).powi(2)
+                                    + (x[a][1] - x[b][1]).powi(2)
+                                    + (x[a][2] - x[b][2]).powi(2))
+                                .sqrt();
+                                (a, b, d / rest)
+                            })
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                Some(Snapshot { title: format!("{name} · frame {frame}"), points: x.clone(), sticks })
+            })
+            .collect()
+    };
+    let view = View::default();
+    let mut written = Vec::new();
+    for &frame in &spec.at {
+        let panels = panels_at(frame);
+        if panels.is_empty() {
+            return Err(format!("no positions recorded at frame {frame}"));
+        }
+        written.extend(
+            solverlab_plot::write_snapshots(&panels, &view, &out.join(format!("{}-frame{frame}", spec.name)))
+                .map_err(|e| e.to_string())?,
+        );
+    }
+    if spec.animate {
+        let frames: BTreeSet<u64> = runs.values().flat_map(|(_, f)| f.keys().copied()).collect();
+        let all: Vec<Vec<Snapshot>> = frames.into_iter().map(panels_at).filter(|p| !p.is_empty()).collect();
+        written
+            .push(solverlab_plot::write_animation(&all, &view, 50, &out.join(&spec.name)).map_err(|e| e.to_string())?);
+    }
+    Ok(written)
+}
+
+/// The frames whose positions the snapshot figures need.
+pub fn position_frames(file: &ExperimentFile) -> Vec<u64> {
+    let mut frames = BTreeSet::new();
+    for f in file.figures.iter().filter(|f| f.kind == FigureKind::Snapshots) {
+        frames.extend(f.at.iter().copied());
+        if f.animate {
+            let step = (file.frames / 60).max(1);
+            frames.extend((0..=file.frames).step_by(step as usize));
+        }
+    }
+    frames.into_iter().collect()
+}
+
+/// Draws every figure of `file` from the CSVs in `dir`; returns the files written.
+pub fn draw_all(file: &ExperimentFile, dir: &Path) -> Result<Vec<PathBuf>, String> {
+    let mut written = Vec::new();
+    let mut tables: BTreeMap<String, Table> = BTreeMap::new();
+    for spec in &file.figures {
+        if spec.kind == FigureKind::Snapshots {
+            written.extend(snapshots(spec, dir, dir)?);
+            continue;
+        }
+        if !tables.contains_key(&spec.table) {
+            let mut t = Table::read(&dir.join(format!("{}.csv", spec.table)))?;
+            if spec.table == "steps" {
+                t.derive_steps();
+            }
+            tables.insert(spec.table.clone(), t);
+        }
+        let table = &tables[&spec.table];
+        let figure = match spec.kind {
+            FigureKind::Profile => profile(spec, table, file),
+            _ => lines(spec, table, file),
+        };
+        written.extend(
+            solverlab_plot::write_figure(&figure, &dir.join(&spec.name)).map_err(|e| format!("{}: {e}", spec.name))?,
+        );
+    }
+    Ok(written)
+}

@@ -1,0 +1,235 @@
+//! Writing an experiment's results: tidy CSVs (one row per frame, iteration, run, …, with the
+//! run's scene, solver label and sweep values as columns), `meta.json`, and a copy of the
+//! experiment file, each written atomically.
+
+use std::path::Path;
+
+use serde::Serialize;
+use solverlab_core::Kind;
+
+use crate::experiment::{Experiment, RunOutput};
+use crate::output::{num, write_atomic, CsvOut};
+use crate::simulate::step_fields;
+use crate::CliError;
+
+/// Columns every table starts with; then one per sweep key.
+const RUN_COLUMNS: [&str; 4] = ["run", "scene", "label", "kind"];
+
+/// The per-run columns of run `i`.
+fn run_fields(exp: &Experiment, i: usize) -> Vec<String> {
+    let r = &exp.runs[i];
+    let mut v = vec![i.to_string(), r.scene_label.clone(), r.label.clone(), r.solver.kind().to_string()];
+    v.extend(r.params.iter().map(|(_, value)| value.clone()));
+    v
+}
+
+fn header(exp: &Experiment, rest: &[&str]) -> Vec<String> {
+    let mut h: Vec<String> = RUN_COLUMNS.iter().map(|s| s.to_string()).collect();
+    h.extend(crate::experiment::sweep_columns(&exp.file));
+    h.extend(rest.iter().map(|s| s.to_string()));
+    h
+}
+
+fn quantile(sorted: &[f64], q: f64) -> f64 {
+    if sorted.is_empty() {
+        return f64::NAN;
+    }
+    sorted[((sorted.len() - 1) as f64 * q).round() as usize]
+}
+
+fn machine() -> String {
+    std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|t| {
+            t.lines()
+                .find(|l| l.starts_with("model name"))
+                .map(|l| l.split(':').nth(1).unwrap_or("").trim().to_string())
+        })
+        .unwrap_or_else(|| "unknown".into())
+}
+
+/// Today's date (UTC) as YYYY-MM-DD, from the system clock (civil-from-days, H. Hinnant).
+fn today() -> String {
+    let days =
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs() / 86_400) as i64;
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!("{y:04}-{m:02}-{d:02}")
+}
+
+#[derive(Serialize)]
+struct Meta<'a> {
+    experiment: &'a str,
+    solverlab_version: &'static str,
+    commit: &'static str,
+    rustc: &'static str,
+    cpu: String,
+    date: String,
+    runs: Vec<RunMeta>,
+}
+
+#[derive(Serialize)]
+struct RunMeta {
+    run: usize,
+    scene: String,
+    label: String,
+    sweep: Vec<(String, String)>,
+    substeps: u32,
+    dt: f64,
+    frames: u64,
+    status: String,
+    error: String,
+    final_state_hash: String,
+    solver: serde_json::Value,
+}
+
+/// Writes every table of an experiment into `out`.
+pub fn write(exp: &Experiment, outputs: &[RunOutput], out: &Path) -> Result<(), CliError> {
+    std::fs::create_dir_all(out).map_err(|e| CliError::Io(format!("{}: {e}", out.display())))?;
+    let io = |e: std::io::Error| CliError::Io(format!("{}: {e}", out.display()));
+    let create = |name: &str, rest: &[&str]| -> Result<CsvOut, CliError> {
+        let cols = header(exp, rest);
+        CsvOut::create(&out.join(name), &cols.iter().map(String::as_str).collect::<Vec<_>>()).map_err(io)
+    };
+    let mut steps = create("steps.csv", &crate::simulate::STEP_COLUMNS)?;
+    let mut trace =
+        create("trace.csv", &["frame", "substep", "outer", "iteration", "residual", "residual_rms", "delta_lambda"])?;
+    let mut runs = create(
+        "runs.csv",
+        &[
+            "status",
+            "frames_completed",
+            "mean_iterations",
+            "step_ms_median",
+            "step_ms_p25",
+            "step_ms_p75",
+            "final_max_violation",
+            "max_violation",
+            "final_max_stretch",
+            "max_penetration",
+            "final_state_hash",
+        ],
+    )?;
+    let mut conv = create("convergence.csv", &["cap", "iterations", "error_rms", "error_max", "violation", "seconds"])?;
+    let mut frozen = create("frozen_trace.csv", &["outer", "iteration", "residual", "residual_rms", "violation"])?;
+    let mut positions = create("positions.csv", &["frame", "particle", "x", "y", "z"])?;
+    let mut sticks = CsvOut::create(&out.join("sticks.csv"), &["run", "a", "b", "rest"]).map_err(io)?;
+
+    let opt = |x: Option<f64>| x.map(num).unwrap_or_default();
+    for (i, o) in outputs.iter().enumerate() {
+        let base = run_fields(exp, i);
+        let row = |rest: Vec<String>| base.iter().cloned().chain(rest).collect::<Vec<String>>();
+        for r in &o.steps {
+            steps.row(row(step_fields(r))).map_err(io)?;
+        }
+        for (frame, substep, r) in &o.trace {
+            let f = vec![
+                frame.to_string(),
+                substep.to_string(),
+                r.outer.to_string(),
+                r.iteration.to_string(),
+                num(r.residual),
+                opt(r.residual_rms),
+                opt(r.delta_lambda),
+            ];
+            trace.row(row(f)).map_err(io)?;
+        }
+        let warm = exp.file.warmup as usize;
+        let mut ms: Vec<f64> =
+            o.steps.iter().skip(1 + warm).map(|r| (r.solve_seconds + r.integrate_seconds) * 1e3).collect();
+        ms.sort_by(f64::total_cmp);
+        let done = o.steps.len().saturating_sub(1);
+        let mean_iterations = o.steps.iter().skip(1).map(|r| r.iterations as f64).sum::<f64>() / done.max(1) as f64;
+        let last = o.steps.last().map(|r| r.metrics).unwrap_or_default();
+        let worst = o.steps.iter().map(|r| r.metrics.max_violation).fold(0.0, f64::max);
+        let pen = o.steps.iter().map(|r| r.metrics.max_penetration).fold(0.0, f64::max);
+        runs.row(row(vec![
+            o.status.clone(),
+            done.to_string(),
+            num(mean_iterations),
+            num(quantile(&ms, 0.5)),
+            num(quantile(&ms, 0.25)),
+            num(quantile(&ms, 0.75)),
+            num(last.max_violation),
+            num(worst),
+            num(last.max_stretch),
+            num(pen),
+            o.hash.clone(),
+        ]))
+        .map_err(io)?;
+        for c in &o.convergence {
+            conv.row(row(vec![
+                c.cap.to_string(),
+                c.iterations.to_string(),
+                num(c.error_rms),
+                num(c.error_max),
+                num(c.violation),
+                num(c.seconds),
+            ]))
+            .map_err(io)?;
+        }
+        for r in &o.frozen_trace {
+            frozen
+                .row(row(vec![
+                    r.outer.to_string(),
+                    r.iteration.to_string(),
+                    num(r.residual),
+                    opt(r.residual_rms),
+                    opt(r.violation),
+                ]))
+                .map_err(io)?;
+        }
+        for (frame, x) in &o.positions {
+            for (p, v) in x.iter().enumerate() {
+                positions.row(row(vec![frame.to_string(), p.to_string(), num(v.x), num(v.y), num(v.z)])).map_err(io)?;
+            }
+        }
+        if !o.positions.is_empty() {
+            for c in &exp.runs[i].scene.constraints {
+                if let Kind::Stick { a, b, rest, .. } = c.kind {
+                    sticks.row([i.to_string(), a.to_string(), b.to_string(), num(rest)]).map_err(io)?;
+                }
+            }
+        }
+    }
+    for table in [steps, trace, runs, conv, frozen, positions, sticks] {
+        table.commit().map_err(io)?;
+    }
+    let meta = Meta {
+        experiment: &exp.file.name,
+        solverlab_version: env!("CARGO_PKG_VERSION"),
+        commit: env!("SOLVERLAB_COMMIT"),
+        rustc: env!("SOLVERLAB_RUSTC"),
+        cpu: machine(),
+        date: today(),
+        runs: exp
+            .runs
+            .iter()
+            .zip(outputs)
+            .map(|(r, o)| RunMeta {
+                run: r.index,
+                scene: r.scene_label.clone(),
+                label: r.label.clone(),
+                sweep: r.params.clone(),
+                substeps: r.substeps,
+                dt: r.scene.dt,
+                frames: r.frames,
+                status: o.status.clone(),
+                error: o.error.clone(),
+                final_state_hash: o.hash.clone(),
+                solver: serde_json::to_value(&r.solver).expect("serialises"),
+            })
+            .collect(),
+    };
+    write_atomic(&out.join("meta.json"), &(serde_json::to_string_pretty(&meta).expect("serialises") + "\n"))
+        .map_err(io)?;
+    write_atomic(&out.join("experiment.toml"), &exp.text).map_err(io)?;
+    Ok(())
+}
