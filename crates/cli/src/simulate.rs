@@ -42,23 +42,11 @@ pub struct RunSpec {
 }
 
 /// Columns of `steps.csv`.
-pub const STEP_COLUMNS: [&str; 16] = [
-    "frame",
-    "time",
-    "iterations",
-    "residual",
-    "converged",
-    "max_violation",
-    "rms_violation",
-    "max_penetration",
-    "max_stretch",
-    "kinetic_energy",
-    "potential_energy",
-    "momentum_x",
-    "momentum_y",
-    "momentum_z",
-    "solve_seconds",
-    "integrate_seconds",
+#[rustfmt::skip]
+pub const STEP_COLUMNS: [&str; 19] = [
+    "frame", "time", "iterations", "residual", "converged", "max_violation", "rms_violation", "max_penetration", "max_stretch",
+    "kinetic_energy", "potential_energy", "momentum_x", "momentum_y", "momentum_z", "com_x", "com_y", "com_z",
+    "solve_seconds", "integrate_seconds",
 ];
 
 /// Columns of `trace.csv`.
