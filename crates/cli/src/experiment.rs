@@ -46,6 +46,8 @@ pub struct ExperimentFile {
     /// Write every inner iteration to trace.csv (default true).
     #[serde(default = "yes")]
     pub trace: bool,
+    /// Keep only the first N iterations of each (outer) solve in trace.csv (default: all).
+    pub trace_iterations: Option<usize>,
     /// Frames at the start of each run left out of the timing statistics (default 0).
     #[serde(default)]
     pub warmup: u64,
@@ -338,6 +340,7 @@ pub type TraceRow = (u64, u32, IterationReport);
 /// Records every iteration of every step.
 struct TraceRecorder {
     keep: bool,
+    limit: usize,
     violation: bool,
     frame: u64,
     substep: u32,
@@ -352,7 +355,7 @@ impl Observer for TraceRecorder {
         (self.frame, self.substep) = (frame, substep);
     }
     fn iteration(&mut self, r: &IterationReport) {
-        if self.keep {
+        if self.keep && r.iteration <= self.limit {
             self.rows.push((self.frame, self.substep, *r));
         }
     }
@@ -476,7 +479,14 @@ fn convergence(run: &RunConfig, spec: &ConvergenceSpec) -> Result<(Vec<Convergen
             seconds,
         });
     }
-    let mut recorder = TraceRecorder { keep: true, violation: true, frame: spec.frame, substep: 1, rows: Vec::new() };
+    let mut recorder = TraceRecorder {
+        keep: true,
+        limit: usize::MAX,
+        violation: true,
+        frame: spec.frame,
+        substep: 1,
+        rows: Vec::new(),
+    };
     solve(&run.solver, &mut recorder)?;
     Ok((rows, recorder.rows.into_iter().map(|(_, _, r)| r).collect()))
 }
@@ -493,7 +503,14 @@ pub fn execute(
         Err(e) => unreachable!("validated before running: {e}"),
     };
     let scene = &run.scene;
-    let mut recorder = TraceRecorder { keep: exp.trace, violation: false, frame: 0, substep: 0, rows: Vec::new() };
+    let mut recorder = TraceRecorder {
+        keep: exp.trace,
+        limit: exp.trace_iterations.unwrap_or(usize::MAX),
+        violation: false,
+        frame: 0,
+        substep: 0,
+        rows: Vec::new(),
+    };
     let mut out = RunOutput {
         steps: Vec::new(),
         trace: Vec::new(),

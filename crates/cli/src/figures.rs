@@ -167,6 +167,8 @@ fn columns_of(table: &str, file: &ExperimentFile) -> Vec<String> {
         "trace" => &["frame", "substep", "outer", "iteration", "residual", "residual_rms", "delta_lambda"],
         "runs" => &[
             "status",
+            "particles",
+            "constraints",
             "frames_completed",
             "mean_iterations",
             "step_ms_median",
@@ -320,6 +322,12 @@ fn label(column: &str) -> String {
         "violation" => "position violation (m)".into(),
         "seconds" => "solve time (s)".into(),
         "cap" => "iteration cap".into(),
+        "constraints" => "constraints".into(),
+        "solver.omega" => "relaxation factor ω".into(),
+        "solver.iterations" => "iterations per step".into(),
+        "substeps" => "substeps per frame".into(),
+        "scene.nx" => "n (particles per side)".into(),
+        "scene.links" => "links N".into(),
         "com_x" => "centre of mass x (m)".into(),
         "com_y" => "centre of mass y (m)".into(),
         "com_z" => "centre of mass z (m)".into(),
@@ -548,7 +556,7 @@ fn profile(spec: &FigureSpec, table: &Table, file: &ExperimentFile) -> Figure {
         y: Axis { label: "ρ(τ): share of problems".into(), log: false, range: Some((0.0, 1.05)) },
         series,
     };
-    Figure { title: spec.title.clone(), panels: vec![panel], columns: 1, ..Figure::default() }
+    Figure { title: spec.title.clone(), panels: vec![panel], columns: 1, panel_width: 800, ..Figure::default() }
 }
 
 fn snapshots(spec: &FigureSpec, dir: &Path, out: &Path) -> Result<Vec<PathBuf>, String> {
@@ -557,8 +565,9 @@ fn snapshots(spec: &FigureSpec, dir: &Path, out: &Path) -> Result<Vec<PathBuf>, 
     let (rc, fc, pc) = (pos.col("run").unwrap(), pos.col("frame").unwrap(), pos.col("particle").unwrap());
     let (xc, yc, zc, lc) =
         (pos.col("x").unwrap(), pos.col("y").unwrap(), pos.col("z").unwrap(), pos.col("label").unwrap());
-    // run → frame → positions
-    let mut runs: BTreeMap<usize, (String, BTreeMap<u64, Vec<[f64; 3]>>)> = BTreeMap::new();
+    /// Positions of one run by frame, with the run's label.
+    type Recorded = (String, BTreeMap<u64, Vec<[f64; 3]>>);
+    let mut runs: BTreeMap<usize, Recorded> = BTreeMap::new();
     for row in pos.rows.iter().filter(|r| keep(&pos, spec, r)) {
         let run: usize = row[rc].parse().unwrap_or(0);
         let frame: u64 = row[fc].parse().unwrap_or(0);
@@ -601,7 +610,8 @@ fn snapshots(spec: &FigureSpec, dir: &Path, out: &Path) -> Result<Vec<PathBuf>, 
             })
             .collect()
     };
-    let view = View::default();
+    // Panels of 240 px keep a row of four readable and the committed PNGs small.
+    let view = View { panel_width: 240, panel_height: 240, ..View::default() };
     let mut written = Vec::new();
     for &frame in &spec.at {
         let panels = panels_at(frame);
@@ -628,7 +638,7 @@ pub fn position_frames(file: &ExperimentFile) -> Vec<u64> {
     for f in file.figures.iter().filter(|f| f.kind == FigureKind::Snapshots) {
         frames.extend(f.at.iter().copied());
         if f.animate {
-            let step = (file.frames / 60).max(1);
+            let step = (file.frames / 12).max(1);
             frames.extend((0..=file.frames).step_by(step as usize));
         }
     }

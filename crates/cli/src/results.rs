@@ -105,6 +105,8 @@ pub fn write(exp: &Experiment, outputs: &[RunOutput], out: &Path) -> Result<(), 
         "runs.csv",
         &[
             "status",
+            "particles",
+            "constraints",
             "frames_completed",
             "mean_iterations",
             "step_ms_median",
@@ -152,6 +154,8 @@ pub fn write(exp: &Experiment, outputs: &[RunOutput], out: &Path) -> Result<(), 
         let pen = o.steps.iter().map(|r| r.metrics.max_penetration).fold(0.0, f64::max);
         runs.row(row(vec![
             o.status.clone(),
+            exp.runs[i].scene.particles.len().to_string(),
+            exp.runs[i].scene.constraints.len().to_string(),
             done.to_string(),
             num(mean_iterations),
             num(quantile(&ms, 0.5)),

@@ -1,0 +1,254 @@
+//! `solverlab run` and `solverlab plot`: parsing, sweep expansion, frozen-state convergence,
+//! figures from CSVs, determinism, and bad experiment files.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn solverlab(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_solverlab")).args(args).output().expect("runs")
+}
+
+fn tmp(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("solverlab-exp-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn write_experiment(dir: &Path, text: &str) -> PathBuf {
+    let p = dir.join("exp.toml");
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+fn run(dir: &Path, text: &str) -> (Output, PathBuf) {
+    let file = write_experiment(dir, text);
+    let out = dir.join("results");
+    let o = solverlab(&["run", file.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    (o, out)
+}
+
+fn table(path: &Path) -> (Vec<String>, Vec<Vec<String>>) {
+    let mut r = csv::Reader::from_path(path).unwrap();
+    let h = r.headers().unwrap().iter().map(str::to_string).collect();
+    (h, r.records().map(|x| x.unwrap().iter().map(str::to_string).collect()).collect())
+}
+
+const SMALL: &str = r#"
+# a test experiment
+name = "small"
+frames = 20
+trace = true
+
+[[scene]]
+name = "chain"
+set = { links = 4 }
+
+[[solver]]
+label = "GS"
+preset = "gs"
+
+[[solver]]
+label = "PGS"
+preset = "pgs"
+
+[sweep]
+"solver.iterations" = [2, 5, 9]
+"scene.length" = [0.1, 0.2]
+
+[[figure]]
+name = "violation"
+x = "frame"
+y = ["max_violation", "energy_ratio"]
+series = ["label", "solver.iterations"]
+logy = true
+
+[[figure]]
+name = "by_iterations"
+table = "runs"
+x = "solver.iterations"
+y = "final_max_violation"
+series = ["label", "scene.length"]
+logy = true
+"#;
+
+#[test]
+fn the_sweep_expands_to_the_cartesian_product_with_one_column_per_key() {
+    let d = tmp("sweep");
+    let (o, out) = run(&d, SMALL);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let (h, rows) = table(&out.join("runs.csv"));
+    assert_eq!(rows.len(), 2 * 3 * 2, "solvers × iterations × lengths");
+    let (ic, lc) =
+        (h.iter().position(|c| c == "solver.iterations").unwrap(), h.iter().position(|c| c == "scene.length").unwrap());
+    let mut combos: Vec<(String, String, String)> =
+        rows.iter().map(|r| (r[2].clone(), r[ic].clone(), r[lc].clone())).collect();
+    combos.sort();
+    combos.dedup();
+    assert_eq!(combos.len(), 12);
+    let (sh, steps) = table(&out.join("steps.csv"));
+    assert_eq!(steps.len(), 12 * 21);
+    assert!(sh.starts_with(&["run".into(), "scene".into(), "label".into(), "kind".into()]));
+    for f in [
+        "violation.svg",
+        "violation.png",
+        "by_iterations.svg",
+        "by_iterations.png",
+        "meta.json",
+        "experiment.toml",
+        "trace.csv",
+    ] {
+        assert!(out.join(f).exists(), "{f}");
+    }
+    let meta: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("meta.json")).unwrap()).unwrap();
+    assert_eq!(meta["runs"].as_array().unwrap().len(), 12);
+    assert!(meta["runs"][0]["final_state_hash"].as_str().unwrap().len() == 16);
+    assert!(
+        meta["commit"].is_string() && meta["rustc"].is_string() && meta["cpu"].is_string() && meta["date"].is_string()
+    );
+}
+
+/// Drops the named columns (timings) from a CSV's text.
+fn without(path: &Path, drop: &[&str]) -> Vec<Vec<String>> {
+    let (h, rows) = table(path);
+    let keep: Vec<usize> = (0..h.len()).filter(|&i| !drop.contains(&h[i].as_str())).collect();
+    rows.into_iter().map(|r| keep.iter().map(|&i| r[i].clone()).collect()).collect()
+}
+
+#[test]
+fn two_runs_of_an_experiment_give_identical_csvs_apart_from_timings() {
+    let (a, b) = (tmp("det-a"), tmp("det-b"));
+    let text = SMALL.replace("frames = 20", "frames = 15") + "\n[convergence]\nframe = 10\n";
+    let (oa, outa) = run(&a, &text);
+    let (ob, outb) = run(&b, &text);
+    assert!(oa.status.success() && ob.status.success(), "{}", String::from_utf8_lossy(&oa.stderr));
+    let timing = ["solve_seconds", "integrate_seconds", "step_ms_median", "step_ms_p25", "step_ms_p75", "seconds"];
+    for f in ["steps.csv", "runs.csv", "trace.csv", "convergence.csv", "frozen_trace.csv"] {
+        assert_eq!(without(&outa.join(f), &timing), without(&outb.join(f), &timing), "{f}");
+    }
+}
+
+#[test]
+fn plot_redraws_identical_figures_from_the_csvs_alone() {
+    let d = tmp("plot");
+    let (o, out) = run(&d, SMALL);
+    assert!(o.status.success());
+    let before = std::fs::read(out.join("violation.svg")).unwrap();
+    for f in ["violation.svg", "violation.png", "by_iterations.svg", "by_iterations.png"] {
+        std::fs::remove_file(out.join(f)).unwrap();
+    }
+    let p = solverlab(&["plot", out.to_str().unwrap()]);
+    assert!(p.status.success(), "{}", String::from_utf8_lossy(&p.stderr));
+    assert_eq!(std::fs::read(out.join("violation.svg")).unwrap(), before);
+    assert!(out.join("by_iterations.png").exists());
+}
+
+#[test]
+fn frozen_state_convergence_starts_every_solver_from_the_same_state() {
+    // One stick: the projection of the bob onto its circle is unique, so every position solver
+    // that starts from the same frozen state must land on the direct solver's answer.
+    let d = tmp("frozen");
+    let text = r#"
+name = "frozen"
+frames = 30
+trace = false
+[convergence]
+frame = 20
+caps = [1, 50]
+[[scene]]
+name = "pendulum"
+[[solver]]
+label = "GS"
+preset = "gs"
+[[solver]]
+label = "Jacobi"
+preset = "jacobi"
+[[solver]]
+label = "CG"
+preset = "cg"
+[[solver]]
+label = "direct"
+preset = "direct"
+"#;
+    let (o, out) = run(&d, text);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let (h, rows) = table(&out.join("convergence.csv"));
+    let (cap, err, label) =
+        (h.iter().position(|c| c == "cap").unwrap(), h.iter().position(|c| c == "error_max").unwrap(), 2);
+    assert_eq!(rows.len(), 4 * 2);
+    for r in rows.iter().filter(|r| r[cap] == "50") {
+        let e: f64 = r[err].parse().unwrap();
+        // A capped CG takes a single Gauss-Newton step, whose error is second order in C.
+        let bound = if r[label] == "CG" { 1e-7 } else { 1e-12 };
+        assert!(e < bound, "{}: error {e} to the reference from the same frozen state", r[label]);
+    }
+}
+
+fn bad(text: &str, expected: &[&str]) {
+    let d = tmp("bad");
+    let (o, out) = run(&d, text);
+    assert_eq!(o.status.code(), Some(2), "{}", String::from_utf8_lossy(&o.stderr));
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(e.contains("exp.toml"), "{e}");
+    for piece in expected {
+        assert!(e.contains(piece), "expected `{piece}` in `{e}`");
+    }
+    assert!(!out.exists(), "a bad experiment writes nothing");
+}
+
+#[test]
+fn bad_experiment_files_are_rejected_before_anything_runs() {
+    bad(&SMALL.replace("preset = \"pgs\"", "preset = \"pgz\""), &["solver[1] (PGS)", "unknown solver `pgz`"]);
+    bad(
+        &SMALL.replace("\"solver.iterations\"", "\"solver.iteratons\""),
+        &["solver[0] (GS)", "unknown field `iteratons`"],
+    );
+    bad(
+        &SMALL.replace("\"scene.length\" = [0.1, 0.2]", "\"scene.lenght\" = [0.1]"),
+        &["scene[0]", "lenght", "unknown parameter"],
+    );
+    bad(
+        &SMALL.replace("\"scene.length\" = [0.1, 0.2]", "\"scene.length\" = []"),
+        &["sweep.\"scene.length\"", "empty sweep"],
+    );
+    bad(
+        &SMALL.replace("y = \"final_max_violation\"", "y = \"final_violation\""),
+        &["figure[1] (by_iterations)", "no column `final_violation`"],
+    );
+    bad(&SMALL.replace("frames = 20", "frames = 20\nframs = 3"), &["unknown field `frams`"]);
+    bad(
+        &SMALL.replace("\"solver.iterations\" = [2, 5, 9]", "\"solver.iterations\" = [2, -5]"),
+        &["iterations", "at least 1"],
+    );
+}
+
+#[test]
+fn an_interrupted_run_leaves_no_file_behind() {
+    let d = tmp("interrupt");
+    let text = r#"
+name = "long"
+frames = 200000
+trace = false
+[[scene]]
+name = "cloth"
+set = { nx = 16, ny = 16 }
+[[solver]]
+label = "GS"
+preset = "gs"
+"#;
+    let file = write_experiment(&d, text);
+    let out = d.join("results");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_solverlab"))
+        .args(["run", file.to_str().unwrap(), "--out", out.to_str().unwrap()])
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(700));
+    let status = Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
+    assert!(status.success());
+    let code = child.wait().unwrap().code();
+    assert_eq!(code, Some(130), "Ctrl-C ends the run with status 130");
+    let left: Vec<_> = std::fs::read_dir(&d).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert!(!out.exists(), "nothing written: {left:?}");
+}
