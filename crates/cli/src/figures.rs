@@ -484,12 +484,10 @@ fn lines(spec: &FigureSpec, table: &Table, file: &ExperimentFile) -> Figure {
             });
         }
     }
-    Figure {
-        title: spec.title.clone(),
-        columns: spec.columns.unwrap_or(2).min(panels.len()).max(1),
-        panels,
-        ..Figure::default()
-    }
+    let columns = spec.columns.unwrap_or(2).min(panels.len()).max(1);
+    // A lone panel gets the width of two, so that a figure title fits above it.
+    let panel_width = if columns == 1 { 800 } else { Figure::default().panel_width };
+    Figure { title: spec.title.clone(), columns, panels, panel_width, ..Figure::default() }
 }
 
 /// Dolan-Moré: `ρ_s(τ)` = share of problems on which solver s is within a factor τ of the best.

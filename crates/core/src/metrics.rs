@@ -1,7 +1,8 @@
 //! Per-step measurements, the same for every solver.
 //!
 //! * violation: `|C|` over equality rows (equality sticks, pins on movable particles);
-//! * penetration: `max(0, −C)` over inequality rows (min/max sticks, every collider);
+//! * penetration: `max(0, −C)` over inequality rows (min/max sticks, every collider, and
+//!   particle-particle contacts between particles with a radius);
 //! * stretch: `ℓ/rest` over equality sticks;
 //! * energy: kinetic `Σ ½ m |v|²` with `v = (x − x*)/h` over movable particles (immovable ones
 //!   have infinite mass and no motion); potential: gravitational `−Σ m g·x` over movable
@@ -97,12 +98,24 @@ pub fn measure(scene: &Scene, state: &State, h: f64) -> StepMetrics {
     m
 }
 
-/// Largest penetration of any movable particle into any collider (m).
-pub fn max_collider_penetration(scene: &Scene, x: &[Vec3]) -> f64 {
-    if !scene.has_colliders() {
+/// Largest overlap `rᵢ + rⱼ − |xⱼ − xᵢ|` of two movable particles with radii (m).
+pub fn max_pair_overlap(scene: &Scene, x: &[Vec3]) -> f64 {
+    if !scene.particles.iter().any(|p| p.radius > 0.0) {
         return 0.0;
     }
-    let mut worst: f64 = 0.0;
+    let radius: Vec<f64> = scene.particles.iter().map(|p| if p.w > 0.0 { p.radius } else { 0.0 }).collect();
+    crate::broadphase::pairs(x, &radius, 0.0, |_, _| false)
+        .into_iter()
+        .map(|(i, j)| radius[i] + radius[j] - (x[j] - x[i]).norm())
+        .fold(0.0, f64::max)
+}
+
+/// Largest penetration of any movable particle into any collider or another particle (m).
+pub fn max_collider_penetration(scene: &Scene, x: &[Vec3]) -> f64 {
+    let mut worst: f64 = max_pair_overlap(scene, x);
+    if !scene.has_colliders() {
+        return worst;
+    }
     for (p, xi) in scene.particles.iter().zip(x) {
         if p.w > 0.0 {
             for_each_contact(&scene.planes, &scene.spheres, scene.bounds.as_ref(), xi, p.radius, 0.0, |c| {

@@ -83,6 +83,28 @@ pub fn contact_row_id(particle: usize, collider: ColliderRef, dir: usize) -> u64
     (1 << 63) | ((particle as u64) << 26) | (collider.code() << 2) | dir as u64
 }
 
+/// The id of the contact row between particles `i < j` (both below 2³¹); the top two bits keep
+/// pair ids apart from constraint and collider-contact ids.
+pub fn pair_row_id(i: usize, j: usize) -> u64 {
+    (0b11 << 62) | ((i as u64 & 0x7fff_ffff) << 31) | (j as u64 & 0x7fff_ffff)
+}
+
+/// A particle-particle contact row: `C = |xj − xi| − (ri + rj) ≥ 0`, gradients as a stick's.
+pub fn pair_row(x: &[Vec3], radius: &[f64], i: usize, j: usize) -> Row {
+    let r = stick_row(&x[i], &x[j], radius[i] + radius[j], Sense::AtLeast, false, Vec3::y);
+    Row {
+        id: pair_row_id(i, j),
+        n: 2,
+        particles: [i, j],
+        grad: [-r.normal, r.normal],
+        c: r.c,
+        dc_dt: 0.0,
+        kind: RowKind::Inequality,
+        compliance: 0.0,
+        contact: None,
+    }
+}
+
 /// Gathers the rows of `scene` at positions `x` and time `t` into `out` (cleared first), in a
 /// deterministic order: constraints in scene order, then contacts by particle and collider.
 ///
@@ -144,6 +166,15 @@ pub fn gather_rows(
                         contact: None,
                     });
                 }
+            }
+        }
+    }
+    if scene.particles.iter().any(|p| p.radius > 0.0) {
+        let radius: Vec<f64> = scene.particles.iter().map(|p| if p.w > 0.0 { p.radius } else { 0.0 }).collect();
+        for (i, j) in crate::broadphase::pairs(x, &radius, stick_margin.max(0.0), |_, _| false) {
+            let row = pair_row(x, &radius, i, j);
+            if row.c < stick_margin {
+                out.push(row);
             }
         }
     }

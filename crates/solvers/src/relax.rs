@@ -10,7 +10,9 @@
 //!    1. Colliders, as in the seed's stick-in-box listing (box first, then sticks): every movable
 //!       particle below a plane, inside a sphere or outside the box is projected to the surface
 //!       along the normal, and Jakobsen's friction shrinks its tangential displacement by
-//!       `μ·depth` without reversing it ([`seed_friction`]).
+//!       `μ·depth` without reversing it ([`seed_friction`]). Then particle-particle contacts
+//!       (particles with a radius, pairs found once per step by the uniform-grid broadphase):
+//!       overlapping pairs are pushed apart, mass-weighted, Gauss-Seidel in pair order.
 //!    2. Constraints (sticks, min/max sticks, pins on movable particles), each row by the update
 //!       of [`solverlab_core::constraint`]:
 //!       `Δλ = (−C − α̃λ)/(Σwᵢ|∇ᵢC|² + α̃)`, then `Δλ ← k·ω·Δλ`, `λ += Δλ`, `Δxᵢ = wᵢ∇ᵢC·Δλ`.
@@ -216,6 +218,23 @@ impl RelaxSolver {
     /// The settings.
     pub fn config(&self) -> &RelaxConfig {
         &self.cfg
+    }
+
+    /// Projects every particle-particle contact of `pairs` once, Gauss-Seidel, mass-weighted:
+    /// `C = |xⱼ − xᵢ| − (rᵢ + rⱼ) ≥ 0`, like a min-distance stick. Returns the deepest overlap.
+    fn project_pairs(&self, state: &mut State, pairs: &[(usize, usize)]) -> f64 {
+        let mut worst: f64 = 0.0;
+        for &(i, j) in pairs {
+            let rest = self.radius[i] + self.radius[j];
+            let r = stick_row(&state.x[i], &state.x[j], rest, Sense::AtLeast, false, Vec3::y);
+            let dl = delta_lambda(r.c, self.w[i] + self.w[j], 0.0, 0.0, true);
+            if dl > 0.0 {
+                worst = worst.max(-r.c);
+                state.x[i] -= r.normal * (self.w[i] * dl);
+                state.x[j] += r.normal * (self.w[j] * dl);
+            }
+        }
+        worst
     }
 
     /// Projects every collider once (step 2.1). Returns the deepest penetration found.
@@ -458,8 +477,19 @@ impl Solver for RelaxSolver {
         self.lambda.iter_mut().for_each(|l| *l = 0.0);
         let mut info = SolveInfo::default();
         let want_violation = observer.wants_violation();
+        // Particle-particle contacts: candidate pairs from the prediction, with a margin of one
+        // radius so that pairs closing during the iterations are kept.
+        let pairs = if self.radius.iter().any(|&r| r > 0.0) {
+            let radius: Vec<f64> =
+                self.radius.iter().zip(&self.w).map(|(r, w)| if *w > 0.0 { *r } else { 0.0 }).collect();
+            let margin = radius.iter().copied().fold(0.0, f64::max);
+            solverlab_core::broadphase::pairs(&state.x, &radius, margin, |_, _| false)
+        } else {
+            Vec::new()
+        };
         for it in 1..=n_iter {
             let mut residual = if scene.has_colliders() { self.project_colliders(scene, state) } else { 0.0 };
+            residual = residual.max(self.project_pairs(state, &pairs));
             residual = residual.max(match self.cfg.mode {
                 Mode::GaussSeidel => {
                     let mut ordering = std::mem::take(&mut self.ordering);

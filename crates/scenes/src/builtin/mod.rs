@@ -3,6 +3,7 @@
 //! Units are SI throughout. Jakobsen's examples use a box of 1000 units and a stick of 100; the
 //! builtins scale these to a 10 m box and 1 m stick, which keeps the ratios.
 
+pub mod balls;
 pub mod chain;
 pub mod cloth;
 pub mod particles_in_box;
@@ -44,6 +45,7 @@ pub fn builtins() -> Vec<Builtin> {
         tetrahedron::BUILTIN,
         ragdoll::BUILTIN,
         spring::BUILTIN,
+        balls::BUILTIN,
     ]
 }
 

@@ -1,0 +1,67 @@
+//! Particle-particle contact (particles with a radius), under every solver family.
+
+use solverlab_core::sim::Simulation;
+use solverlab_core::{NullObserver, Particle, Scene, Vec3};
+use solverlab_solvers::{build, preset};
+
+fn two_balls(v: f64) -> Scene {
+    let mut s = Scene::new("two");
+    s.gravity = Vec3::zeros();
+    for (x, vx) in [(0.0, -v), (0.09, v)] {
+        let mut b = Particle::new(Vec3::new(x, 0.0, 0.0), 1.0);
+        b.radius = 0.05;
+        b.v = Vec3::new(vx, 0.0, 0.0);
+        s.add(b);
+    }
+    s
+}
+
+#[test]
+fn overlapping_balls_are_pushed_apart_and_conserve_momentum() {
+    let s = two_balls(0.0);
+    for name in ["gs", "jacobi", "xpbd", "pgs", "cg", "direct"] {
+        let mut solver = build(&preset(name).unwrap().config, name).unwrap();
+        let mut sim = Simulation::new(&s, solver.as_mut(), s.dt, 1).unwrap();
+        for _ in 0..30 {
+            let r = sim.step_frame(&mut NullObserver).unwrap();
+            assert!(r.metrics.momentum.norm() < 1e-12, "{name}: momentum {}", r.metrics.momentum);
+        }
+        let d = (sim.state.x[1] - sim.state.x[0]).norm();
+        assert!(d >= 0.1 - 1e-6, "{name}: still overlapping, distance {d}");
+    }
+}
+
+#[test]
+fn separating_balls_are_never_pulled_together() {
+    // Touching, overlapping slightly, and flying apart: the contact may push, never hold them.
+    let s = two_balls(2.0);
+    let mut free = s.clone();
+    free.particles.iter_mut().for_each(|p| p.radius = 0.0);
+    for name in ["gs", "pgs", "cg", "direct"] {
+        let run = |scene: &Scene| {
+            let mut solver = build(&preset(name).unwrap().config, name).unwrap();
+            let mut sim = Simulation::new(scene, solver.as_mut(), scene.dt, 1).unwrap();
+            for _ in 0..10 {
+                sim.step_frame(&mut NullObserver).unwrap();
+            }
+            (sim.state.x[1] - sim.state.x[0]).norm()
+        };
+        assert!(run(&s) >= run(&free) - 1e-12, "{name}: the contact pulled");
+    }
+}
+
+#[test]
+fn a_pile_of_balls_settles_without_deep_overlap() {
+    let s = solverlab_scenes::resolve("balls", &["n=200".into()]).unwrap();
+    for name in ["gs", "pgs", "cg"] {
+        let mut solver = build(&preset(name).unwrap().config, name).unwrap();
+        let mut sim = Simulation::new(&s, solver.as_mut(), s.dt, 1).unwrap();
+        let mut last = None;
+        for _ in 0..150 {
+            last = Some(sim.step_frame(&mut NullObserver).unwrap());
+        }
+        let m = last.unwrap().metrics;
+        assert!(m.max_penetration < 0.2 * 0.05, "{name}: overlap {} of a 5 cm ball", m.max_penetration);
+        assert!(m.kinetic_energy < 0.05 * 200.0 * 9.81 * 0.05, "{name}: still moving, KE {}", m.kinetic_energy);
+    }
+}
