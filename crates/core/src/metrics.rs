@@ -123,6 +123,11 @@ pub fn max_collider_penetration(scene: &Scene, x: &[Vec3]) -> f64 {
             });
         }
     }
+    for e in &scene.embedded {
+        for_each_contact(&scene.planes, &scene.spheres, scene.bounds.as_ref(), &e.position(x), 0.0, 0.0, |c| {
+            worst = worst.max(-c.c);
+        });
+    }
     worst
 }
 

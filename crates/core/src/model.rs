@@ -169,6 +169,26 @@ pub struct BoxCollider {
     pub restitution: f64,
 }
 
+/// A point carried by up to four particles, `p = Σ cᵢ xᵢ` with `Σ cᵢ = 1` (Jakobsen §5): a
+/// corner of a box embedded in a tetrahedron, a point on a stick. It collides with the world
+/// colliders like a particle, and its corrections are spread over the particles by their weights.
+#[derive(Clone, Debug, PartialEq)]
+pub struct EmbeddedPoint {
+    /// The particles (the first `count` are used).
+    pub particles: [usize; 4],
+    /// The affine weights `cᵢ` (sum 1; may be negative for points outside the particles' hull).
+    pub weights: [f64; 4],
+    /// How many particles carry it (1 to 4).
+    pub count: usize,
+}
+
+impl EmbeddedPoint {
+    /// The point's position for particle positions `x`.
+    pub fn position(&self, x: &[Vec3]) -> Vec3 {
+        (0..self.count).map(|k| x[self.particles[k]] * self.weights[k]).sum()
+    }
+}
+
 /// A complete scene: what is simulated, independent of any solver.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Scene {
@@ -191,6 +211,8 @@ pub struct Scene {
     pub spheres: Vec<Sphere>,
     /// The optional box particles stay inside.
     pub bounds: Option<BoxCollider>,
+    /// Points carried by particles that collide with the world colliders.
+    pub embedded: Vec<EmbeddedPoint>,
 }
 
 impl Scene {
@@ -206,6 +228,7 @@ impl Scene {
             planes: Vec::new(),
             spheres: Vec::new(),
             bounds: None,
+            embedded: Vec::new(),
         }
     }
 
@@ -341,6 +364,27 @@ impl Scene {
                 return err(format!("sphere[{k}].radius"), format!("{} must be positive", s.radius));
             }
             material(format!("sphere[{k}]"), s.friction, s.restitution)?;
+        }
+        for (k, e) in self.embedded.iter().enumerate() {
+            if !(1..=4).contains(&e.count) {
+                return err(
+                    format!("embedded[{k}].particles"),
+                    format!("{} particles; an embedded point needs 1 to 4", e.count),
+                );
+            }
+            if let Some(&i) = e.particles[..e.count].iter().find(|&&i| i >= n) {
+                return err(
+                    format!("embedded[{k}].particles"),
+                    format!("particle index {i} out of range (the scene has {n} particles)"),
+                );
+            }
+            let sum: f64 = e.weights[..e.count].iter().sum();
+            if !e.weights[..e.count].iter().all(|c| c.is_finite()) || (sum - 1.0).abs() > 1e-9 {
+                return err(
+                    format!("embedded[{k}].weights"),
+                    format!("must be finite and sum to 1 (they sum to {sum})"),
+                );
+            }
         }
         if let Some(b) = &self.bounds {
             if !finite3(&b.min) || !finite3(&b.max) || (0..3).any(|k| b.min[k] >= b.max[k]) {

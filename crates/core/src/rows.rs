@@ -29,6 +29,8 @@ pub enum RowKind {
 /// Friction and restitution of a contact row.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct ContactInfo {
+    /// The unit contact normal; the row's gradient on particle k is `cₖ·normal`.
+    pub normal: Vec3,
     /// Coulomb friction coefficient μ.
     pub friction: f64,
     /// Restitution e.
@@ -42,12 +44,12 @@ pub struct ContactInfo {
 pub struct Row {
     /// Stable id (see [`constraint_row_id`], [`contact_row_id`]).
     pub id: u64,
-    /// Number of particles (1 or 2).
+    /// Number of particles (1 to 4).
     pub n: usize,
     /// The particles; only the first `n` are meaningful.
-    pub particles: [usize; 2],
+    pub particles: [usize; 4],
     /// `∇C` with respect to each particle.
-    pub grad: [Vec3; 2],
+    pub grad: [Vec3; 4],
     /// The value `C` (m); for inequalities `C ≥ 0` is allowed.
     pub c: f64,
     /// `∂C/∂t` (m/s): nonzero for moving pin targets.
@@ -95,8 +97,8 @@ pub fn pair_row(x: &[Vec3], radius: &[f64], i: usize, j: usize) -> Row {
     Row {
         id: pair_row_id(i, j),
         n: 2,
-        particles: [i, j],
-        grad: [-r.normal, r.normal],
+        particles: [i, j, 0, 0],
+        grad: [-r.normal, r.normal, Vec3::zeros(), Vec3::zeros()],
         c: r.c,
         dc_dt: 0.0,
         kind: RowKind::Inequality,
@@ -137,8 +139,8 @@ pub fn gather_rows(
                 out.push(Row {
                     id: constraint_row_id(j, 0),
                     n: 2,
-                    particles: [a, b],
-                    grad: [-r.normal, r.normal],
+                    particles: [a, b, 0, 0],
+                    grad: [-r.normal, r.normal, Vec3::zeros(), Vec3::zeros()],
                     c: r.c,
                     dc_dt: 0.0,
                     kind,
@@ -157,8 +159,8 @@ pub fn gather_rows(
                     out.push(Row {
                         id: constraint_row_id(j, k),
                         n: 1,
-                        particles: [a, a],
-                        grad: [e, Vec3::zeros()],
+                        particles: [a, 0, 0, 0],
+                        grad: [e, Vec3::zeros(), Vec3::zeros(), Vec3::zeros()],
                         c: x[a][k] - goal[k],
                         dc_dt: -velocity[k],
                         kind: RowKind::Equality,
@@ -191,13 +193,14 @@ pub fn gather_rows(
                 out.push(Row {
                     id: contact_row_id(i, c.collider, 0),
                     n: 1,
-                    particles: [i, i],
-                    grad: [c.normal, Vec3::zeros()],
+                    particles: [i, 0, 0, 0],
+                    grad: [c.normal, Vec3::zeros(), Vec3::zeros(), Vec3::zeros()],
                     c: c.c,
                     dc_dt: 0.0,
                     kind: RowKind::Inequality,
                     compliance: 0.0,
                     contact: Some(ContactInfo {
+                        normal: c.normal,
                         friction: c.friction,
                         restitution: c.restitution,
                         collider: c.collider,
@@ -206,6 +209,41 @@ pub fn gather_rows(
             }
         });
     }
+    // Embedded points: C = n·p − … with p = Σ cₖxₖ, so ∇ₖC = cₖ·n.
+    for (e, point) in scene.embedded.iter().enumerate() {
+        let p = point.position(x);
+        let margin = (0..point.count).map(|k| contact_margin(point.particles[k])).fold(0.0, f64::max);
+        for_each_contact(&scene.planes, &scene.spheres, scene.bounds.as_ref(), &p, 0.0, margin, |c| {
+            if c.c < margin {
+                let mut grad = [Vec3::zeros(); 4];
+                for (k, g) in grad.iter_mut().enumerate().take(point.count) {
+                    *g = c.normal * point.weights[k];
+                }
+                out.push(Row {
+                    id: embedded_row_id(e, c.collider, 0),
+                    n: point.count,
+                    particles: point.particles,
+                    grad,
+                    c: c.c,
+                    dc_dt: 0.0,
+                    kind: RowKind::Inequality,
+                    compliance: 0.0,
+                    contact: Some(ContactInfo {
+                        normal: c.normal,
+                        friction: c.friction,
+                        restitution: c.restitution,
+                        collider: c.collider,
+                    }),
+                });
+            }
+        });
+    }
+}
+
+/// The id of the contact row of embedded point `e` against collider face `collider` (`dir` as in
+/// [`contact_row_id`]); bit 61 keeps it apart from particle contacts.
+pub fn embedded_row_id(e: usize, collider: ColliderRef, dir: usize) -> u64 {
+    (1 << 63) | (1 << 61) | ((e as u64 & 0x7_ffff_ffff) << 26) | (collider.code() << 2) | dir as u64
 }
 
 /// Two unit tangents orthogonal to the unit normal `n`, chosen deterministically from `n` alone
@@ -237,6 +275,9 @@ mod tests {
         ids.push(contact_row_id(0, ColliderRef::Plane(0), 1));
         ids.push(contact_row_id(0, ColliderRef::Sphere(0), 0));
         ids.push(contact_row_id(1, ColliderRef::BoxFace(3), 0));
+        ids.push(embedded_row_id(0, ColliderRef::Plane(0), 0));
+        ids.push(embedded_row_id(1, ColliderRef::Plane(0), 0));
+        ids.push(pair_row_id(0, 1));
         let mut sorted = ids.clone();
         sorted.sort_unstable();
         sorted.dedup();
@@ -261,6 +302,7 @@ mod tests {
         assert_eq!(rows[2].c, 0.5, "pin y row");
         let contact = rows[4];
         assert_eq!(contact.particles[0], 1);
+        assert_eq!(contact.contact.unwrap().normal, Vec3::y());
         assert!((contact.c + 0.01).abs() < 1e-15);
         assert_eq!(contact.contact.unwrap().friction, 0.5);
     }

@@ -37,12 +37,15 @@
 //! ```
 //!
 //! A pin also takes `velocity = [x, y, z]` (m/s, default 0): its target moves as
-//! `target + velocity·t`. Unknown keys are errors, so a typo never passes silently.
+//! `target + velocity·t`. An embedded point, `[[embedded]] particles = [0, 1, 2, 3]` with
+//! `weights = [c0, c1, c2, c3]` (summing to 1), is a point `Σ cᵢxᵢ` carried by the particles
+//! that collides with the planes, spheres and box (Jakobsen §5). Unknown keys are errors, so a
+//! typo never passes silently.
 
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
-use solverlab_core::{BoxCollider, Constraint, Kind, Particle, Plane, Scene, Sense, Sphere, Vec3};
+use solverlab_core::{BoxCollider, Constraint, EmbeddedPoint, Kind, Particle, Plane, Scene, Sense, Sphere, Vec3};
 
 use crate::SceneError;
 
@@ -95,9 +98,22 @@ pub struct SceneFile {
     /// Spheres.
     #[serde(default, rename = "sphere", skip_serializing_if = "Vec::is_empty")]
     pub spheres: Vec<SphereFile>,
+    /// Embedded points.
+    #[serde(default, rename = "embedded", skip_serializing_if = "Vec::is_empty")]
+    pub embedded: Vec<EmbeddedFile>,
     /// The box.
     #[serde(default, rename = "box", skip_serializing_if = "Option::is_none")]
     pub bounds: Option<BoxFile>,
+}
+
+/// One `[[embedded]]`: a point `Σ cᵢ xᵢ` carried by 1–4 particles, colliding with the world.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EmbeddedFile {
+    /// Particle indices.
+    pub particles: Vec<i64>,
+    /// Affine weights, one per particle, summing to 1.
+    pub weights: Vec<f64>,
 }
 
 /// One `[[particle]]`.
@@ -318,6 +334,23 @@ impl SceneFile {
                 restitution: s.restitution,
             });
         }
+        for (k, e) in self.embedded.iter().enumerate() {
+            if e.particles.is_empty() || e.particles.len() > 4 || e.particles.len() != e.weights.len() {
+                return Err(err(format!("embedded[{k}]"), "needs 1 to 4 particles and one weight per particle".into()));
+            }
+            let mut point = EmbeddedPoint { particles: [0; 4], weights: [0.0; 4], count: e.particles.len() };
+            for (slot, (&i, &c)) in e.particles.iter().zip(&e.weights).enumerate() {
+                if i < 0 || i as usize >= n {
+                    return Err(err(
+                        format!("embedded[{k}].particles"),
+                        format!("particle index {i} out of range (the scene has {n} particles)"),
+                    ));
+                }
+                point.particles[slot] = i as usize;
+                point.weights[slot] = c;
+            }
+            scene.embedded.push(point);
+        }
         if let Some(b) = &self.bounds {
             scene.bounds =
                 Some(BoxCollider { min: v3(b.min), max: v3(b.max), friction: b.friction, restitution: b.restitution });
@@ -389,6 +422,14 @@ impl SceneFile {
                     radius: s.radius,
                     friction: s.friction,
                     restitution: s.restitution,
+                })
+                .collect(),
+            embedded: scene
+                .embedded
+                .iter()
+                .map(|e| EmbeddedFile {
+                    particles: e.particles[..e.count].iter().map(|&i| i as i64).collect(),
+                    weights: e.weights[..e.count].to_vec(),
                 })
                 .collect(),
             bounds: scene.bounds.as_ref().map(|b| BoxFile {

@@ -258,12 +258,14 @@ impl<L: Linear> Solver for Newton<L> {
         let mut rows = std::mem::take(&mut self.rows);
         let (mut merit, mut worst) = self.gather(scene, &state.x, state.time, h, &mut rows);
         self.rows = rows;
-        // Contacts of the prediction, for friction: (particle, normal, depth, μ).
+        // Contacts of the prediction, for friction: (particle, normal, depth, μ). An embedded
+        // point's depth is shared among its particles by their weights.
         let contacts: Vec<(usize, Vec3, f64, f64)> = self
             .rows
             .iter()
-            .filter_map(|r| {
-                r.contact.filter(|c| c.friction > 0.0).map(|c| (r.particles[0], r.grad[0], -r.c, c.friction))
+            .filter_map(|r| r.contact.filter(|c| c.friction > 0.0).map(|c| (r, c)))
+            .flat_map(|(r, c)| {
+                (0..r.n).map(move |k| (r.particles[k], c.normal, -r.c * r.grad[k].dot(&c.normal).max(0.0), c.friction))
             })
             .collect();
         let mut info = SolveInfo::default();

@@ -60,7 +60,7 @@ use std::collections::HashMap;
 use serde::{Deserialize, Serialize};
 use solverlab_core::metrics::max_violation;
 use solverlab_core::rng::Rng;
-use solverlab_core::rows::{contact_row_id, gather_rows, tangents, Row, RowKind};
+use solverlab_core::rows::{gather_rows, tangents, Row, RowKind};
 use solverlab_core::solver::{IterationReport, Observer, SolveError, SolveInfo, Solver, StepContext};
 use solverlab_core::{Scene, State, Vec3};
 
@@ -192,8 +192,8 @@ impl PgsConfig {
 struct VRow {
     id: u64,
     n: usize,
-    p: [usize; 2],
-    j: [Vec3; 2],
+    p: [usize; 4],
+    j: [Vec3; 4],
     /// Effective mass `1/(K + γ)`; 0 when nothing can move.
     m: f64,
     mass_scale: f64,
@@ -337,14 +337,21 @@ impl PgsSolver {
             let normal = self.vrows.len();
             match row.contact {
                 Some(info) if info.friction > 0.0 && vr.m > 0.0 => {
-                    // Two tangent rows first, then the normal row.
-                    let i = row.particles[0];
-                    let (t1, t2) = tangents(&row.grad[0]);
-                    for (dir, t) in [(1, t1), (2, t2)] {
+                    // Two tangent rows first, then the normal row. The row's gradient on
+                    // particle k is cₖ·n (cₖ = 1 for a particle, the weight for an embedded
+                    // point), so the tangent rows are cₖ·t.
+                    let (t1, t2) = tangents(&info.normal);
+                    for (dir, t) in [(1u64, t1), (2, t2)] {
+                        let mut j = [Vec3::zeros(); 4];
+                        let mut k_t = 0.0;
+                        for (k, jk) in j.iter_mut().enumerate().take(row.n) {
+                            *jk = t * row.grad[k].dot(&info.normal);
+                            k_t += self.w[row.particles[k]] * jk.norm_squared();
+                        }
                         self.vrows.push(VRow {
-                            id: contact_row_id(i, info.collider, dir),
-                            j: [t, Vec3::zeros()],
-                            m: 1.0 / self.w[i],
+                            id: row.id + dir,
+                            j,
+                            m: if k_t > 0.0 { 1.0 / k_t } else { 0.0 },
                             mass_scale: 1.0,
                             impulse_scale: 0.0,
                             bias: 0.0,

@@ -12,7 +12,9 @@
 //!       along the normal, and Jakobsen's friction shrinks its tangential displacement by
 //!       `μ·depth` without reversing it ([`seed_friction`]). Then particle-particle contacts
 //!       (particles with a radius, pairs found once per step by the uniform-grid broadphase):
-//!       overlapping pairs are pushed apart, mass-weighted, Gauss-Seidel in pair order.
+//!       overlapping pairs are pushed apart, mass-weighted, Gauss-Seidel in pair order. Then
+//!       embedded points (`p = Σ cₖxₖ`, Jakobsen §5) are pushed out of the colliders by moving
+//!       their particles in proportion to `wₖcₖ`.
 //!    2. Constraints (sticks, min/max sticks, pins on movable particles), each row by the update
 //!       of [`solverlab_core::constraint`]:
 //!       `Δλ = (−C − α̃λ)/(Σwᵢ|∇ᵢC|² + α̃)`, then `Δλ ← k·ω·Δλ`, `λ += Δλ`, `Δxᵢ = wᵢ∇ᵢC·Δλ`.
@@ -232,6 +234,40 @@ impl RelaxSolver {
                 worst = worst.max(-r.c);
                 state.x[i] -= r.normal * (self.w[i] * dl);
                 state.x[j] += r.normal * (self.w[j] * dl);
+            }
+        }
+        worst
+    }
+
+    /// Projects every embedded point against the colliders once: for `p = Σ cₖxₖ` and a face with
+    /// normal `n` and `C = n·p − … < 0`,
+    ///
+    /// ```text
+    /// Δλ = −C / Σ wₖcₖ²,    xₖ += wₖ cₖ n Δλ     ⇒   p moves by −C·n exactly
+    /// ```
+    ///
+    /// (the seed's §5 correction `λ = 1/Σcᵢ²`, mass-weighted), then Jakobsen's friction on each
+    /// particle with the depth times its weight. Returns the deepest penetration.
+    fn project_embedded(&self, scene: &Scene, state: &mut State) -> f64 {
+        let mut worst: f64 = 0.0;
+        for e in &scene.embedded {
+            let p = e.position(&state.x);
+            let mut faces = Vec::new();
+            for_each_contact(&scene.planes, &scene.spheres, scene.bounds.as_ref(), &p, 0.0, 0.0, |c| faces.push(c));
+            for c in faces {
+                let depth = -c.normal.dot(&(e.position(&state.x) - p)) - c.c;
+                let denom: f64 = (0..e.count).map(|k| self.w[e.particles[k]] * e.weights[k] * e.weights[k]).sum();
+                if depth <= 0.0 || denom == 0.0 {
+                    continue;
+                }
+                worst = worst.max(depth);
+                let dl = depth / denom;
+                for k in 0..e.count {
+                    let i = e.particles[k];
+                    state.x[i] += c.normal * (self.w[i] * e.weights[k] * dl);
+                    let share = depth * e.weights[k].max(0.0);
+                    state.x_prev[i] = seed_friction(&state.x[i], &state.x_prev[i], &c.normal, share, c.friction);
+                }
             }
         }
         worst
@@ -490,6 +526,9 @@ impl Solver for RelaxSolver {
         for it in 1..=n_iter {
             let mut residual = if scene.has_colliders() { self.project_colliders(scene, state) } else { 0.0 };
             residual = residual.max(self.project_pairs(state, &pairs));
+            if !scene.embedded.is_empty() {
+                residual = residual.max(self.project_embedded(scene, state));
+            }
             residual = residual.max(match self.cfg.mode {
                 Mode::GaussSeidel => {
                     let mut ordering = std::mem::take(&mut self.ordering);

@@ -6,6 +6,7 @@
 pub mod balls;
 pub mod chain;
 pub mod cloth;
+pub mod embedded_box;
 pub mod particles_in_box;
 pub mod pendulum;
 pub mod plant;
@@ -46,6 +47,7 @@ pub fn builtins() -> Vec<Builtin> {
         ragdoll::BUILTIN,
         spring::BUILTIN,
         balls::BUILTIN,
+        embedded_box::BUILTIN,
     ]
 }
 

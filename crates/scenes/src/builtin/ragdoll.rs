@@ -4,7 +4,8 @@
 //!
 //! Particles: 0 head, 1 neck, 2/3 left/right shoulder, 4/5 elbows, 6/7 hands, 8 pelvis, 9/10
 //! hips, 11/12 knees, 13/14 feet. The figure stands on the floor (`y = 0`), lifted by `height`,
-//! and is hit at the right shoulder.
+//! and is hit at the right shoulder. With `drag > 0` the right hand is instead held and dragged
+//! along the floor (the seed's IK: an immovable particle moved to its target every step).
 
 use solverlab_core::{Constraint, Particle, Plane, Scene, Vec3};
 
@@ -32,6 +33,11 @@ fn params() -> Vec<ParamSpec> {
         ParamSpec::num("friction", 0.5, "floor friction μ"),
         ParamSpec::num("knee_gap", 0.12, "minimum distance between the knees, and between the feet (m)"),
         ParamSpec::num("mass", 5.0, "mass of each particle (kg)"),
+        ParamSpec::num(
+            "drag",
+            0.0,
+            "if > 0, the right hand is held and dragged along +x at this speed (m/s), the seed's IK",
+        ),
     ]
 }
 

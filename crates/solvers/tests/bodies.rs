@@ -1,0 +1,116 @@
+//! Rigid bodies made of particles: embedded points, resting boxes, free tetrahedra.
+
+use solverlab_core::metrics::measure;
+use solverlab_core::sim::Simulation;
+use solverlab_core::{EmbeddedPoint, NullObserver, Particle, Plane, Scene, Solver, StepContext, Vec3};
+use solverlab_solvers::{build, preset, RelaxConfig, RelaxSolver};
+
+fn scene(name: &str, sets: &[&str]) -> Scene {
+    let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
+    solverlab_scenes::resolve(name, &sets).unwrap()
+}
+
+#[test]
+fn an_embedded_point_is_pushed_out_of_a_plane_exactly_in_one_projection_for_uneven_masses() {
+    let mut s = Scene::new("embedded");
+    s.gravity = Vec3::zeros();
+    let masses = [0.5, 2.0, 7.0, 1.3];
+    let xs = [Vec3::new(0.0, 0.3, 0.0), Vec3::new(1.0, 0.2, 0.1), Vec3::new(0.2, 0.4, 1.0), Vec3::new(0.5, 1.0, 0.4)];
+    let floor = 0.1; // every particle is above it; only the embedded point is below
+    for (x, m) in xs.iter().zip(masses) {
+        s.add(Particle::new(*x, m));
+    }
+    // A point outside the hull (one negative weight), below the plane y = 0.1.
+    let weights = [0.6, 0.5, 0.3, -0.4];
+    let point = EmbeddedPoint { particles: [0, 1, 2, 3], weights, count: 4 };
+    let before = point.position(&xs);
+    assert!(before.y < floor);
+    s.embedded.push(point.clone());
+    s.planes.push(Plane { normal: Vec3::y(), offset: floor, friction: 0.0, restitution: 0.0 });
+    let mut state = s.initial_state(0.01);
+    let mut solver = RelaxSolver::new(RelaxConfig { iterations: 1, ..Default::default() }, "t").unwrap();
+    solver.prepare(&s).unwrap();
+    solver.solve(&StepContext { scene: &s, h: 0.01 }, &mut state, &mut NullObserver).unwrap();
+    let after = point.position(&state.x);
+    assert!((after.y - floor).abs() < 1e-14, "p ends on the plane: {}", after.y);
+    assert!((after.x - before.x).abs() < 1e-14 && (after.z - before.z).abs() < 1e-14, "only along the normal");
+    // Each particle moves along the normal by w·c·Δλ: proportional to c/m.
+    let dl = (floor - before.y) / (0..4).map(|k| weights[k] * weights[k] / masses[k]).sum::<f64>();
+    for k in 0..4 {
+        let moved = state.x[k] - xs[k];
+        assert!((moved - Vec3::y() * (weights[k] / masses[k] * dl)).norm() < 1e-14, "particle {k}: {moved}");
+    }
+    // The momentum change is along the normal only (a contact force).
+    let p: Vec3 = (0..4).map(|k| (state.x[k] - xs[k]) * masses[k]).sum();
+    assert!(p.x.abs() < 1e-14 && p.z.abs() < 1e-14);
+}
+
+#[test]
+fn a_box_resting_on_the_floor_stays_at_rest_with_no_energy_gain() {
+    let s = scene("embedded-box", &["height=0.25", "spin=0"]);
+    for name in ["gs", "xpbd", "pgs", "cg", "direct"] {
+        let cfg = preset(name).unwrap().config;
+        let mut solver = build(&cfg, name).unwrap();
+        let mut sim = Simulation::new(&s, solver.as_mut(), s.dt, cfg.default_substeps()).unwrap();
+        let m0 = measure(&s, &sim.state, sim.h());
+        let e0 = m0.kinetic_energy + m0.potential_energy;
+        for f in 0..500 {
+            let m = sim.step_frame(&mut NullObserver).unwrap().metrics;
+            let e = m.kinetic_energy + m.potential_energy;
+            // No gain beyond rounding-level jitter (a millionth of the energy).
+            assert!(e <= e0 + 1e-6 * e0.abs(), "{name}, frame {f}: energy {e} above {e0}");
+            assert!((m.com - m0.com).norm() < 0.01, "{name}, frame {f}: the box moved to {}", m.com);
+        }
+    }
+}
+
+#[test]
+fn a_free_tetrahedron_conserves_momentum_and_loses_angular_momentum_as_documented() {
+    // Documented bound. Linear momentum: conserved to rounding by every solver (sticks push
+    // equally and oppositely). Angular momentum: PGS works on velocities with central impulses
+    // and conserves it to rounding. The position-level solvers (relax, CG, direct) predict each
+    // particle along its tangent and project it back onto the rigid configuration, which
+    // shortens a rotation's velocity by a factor of about 1 − (ωh)²/2 per step (the chord
+    // against the arc): after N steps L keeps about (1 − (ωh)²/2)^N, whichever solver projects.
+    // At ω = 5 rad/s, 60 Hz, 200 frames that is a loss of 50 %; each position solver must be
+    // within 10 % of it, and PGS within 1e-10 of no loss. With 4 substeps the chord model
+    // predicts 16 % and 23 % is measured (the model misses an effect of first order in h), so
+    // for substeps the test asks only that the loss at least halves.
+    let omega = 5.0;
+    let s = scene("tetrahedron", &["size=0", "gravity=[0, 0, 0]", "spin=5", "speed=1"]);
+    let mut one_substep_loss = f64::NAN;
+    for substeps in [1u32, 4] {
+        let h = s.dt / substeps as f64;
+        let predicted_loss = 1.0 - (1.0 - (omega * h).powi(2) / 2.0).powi(200 * substeps as i32);
+        for name in ["gs", "xpbd", "pgs", "cg", "direct"] {
+            let mut solver = build(&preset(name).unwrap().config, name).unwrap();
+            let mut sim = Simulation::new(&s, solver.as_mut(), s.dt, substeps).unwrap();
+            let angular = |x: &[Vec3], xp: &[Vec3]| -> Vec3 {
+                let c = x.iter().sum::<Vec3>() / 4.0;
+                (0..4).map(|i| (x[i] - c).cross(&((x[i] - xp[i]) / h))).sum()
+            };
+            let l0 = angular(&sim.state.x, &sim.state.x_prev);
+            let p0 = measure(&s, &sim.state, h).momentum;
+            for _ in 0..200 {
+                let r = sim.step_frame(&mut NullObserver).unwrap();
+                assert!((r.metrics.momentum - p0).norm() < 1e-10, "{name}: momentum");
+            }
+            let loss = 1.0 - angular(&sim.state.x, &sim.state.x_prev).norm() / l0.norm();
+            eprintln!("{name}, {substeps} substep(s): L lost {loss:.4}, predicted {predicted_loss:.4}");
+            if name == "pgs" {
+                assert!(loss.abs() < 1e-10, "{name}: {loss}");
+            } else if substeps == 1 {
+                assert!(
+                    (loss - predicted_loss).abs() < 0.1 * predicted_loss,
+                    "{name}: lost {loss}, predicted {predicted_loss}"
+                );
+                one_substep_loss = loss;
+            } else {
+                assert!(
+                    loss < 0.5 * one_substep_loss,
+                    "{name}: {substeps} substeps lost {loss}, 1 lost {one_substep_loss}"
+                );
+            }
+        }
+    }
+}
