@@ -46,6 +46,9 @@ pub struct ExperimentFile {
     /// Write every inner iteration to trace.csv (default true).
     #[serde(default = "yes")]
     pub trace: bool,
+    /// Write every Nth frame's row to steps.csv (and the last); runs.csv statistics still use
+    /// every frame (default 1).
+    pub record_every: Option<u64>,
     /// Keep only the first N iterations of each (outer) solve in trace.csv (default: all).
     pub trace_iterations: Option<usize>,
     /// Frames at the start of each run left out of the timing statistics (default 0).
@@ -191,6 +194,9 @@ impl Experiment {
             toml::from_str(&text).map_err(|e| CliError::Input(format!("{source}: {}", e.to_string().trim_end())))?;
         if file.frames == 0 {
             return Err(bad("frames", "must be at least 1".into()));
+        }
+        if file.record_every == Some(0) {
+            return Err(bad("record_every", "must be at least 1".into()));
         }
         if file.scenes.is_empty() {
             return Err(bad("scene", "at least one [[scene]] is needed".into()));

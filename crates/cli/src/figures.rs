@@ -322,6 +322,8 @@ fn label(column: &str) -> String {
         "violation" => "position violation (m)".into(),
         "seconds" => "solve time (s)".into(),
         "cap" => "iteration cap".into(),
+        "step_ms_p25" => "ms per frame, lower quartile".into(),
+        "step_ms_p75" => "ms per frame, upper quartile".into(),
         "constraints" => "constraints".into(),
         "solver.omega" => "relaxation factor ω".into(),
         "solver.iterations" => "iterations per step".into(),

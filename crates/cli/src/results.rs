@@ -128,7 +128,9 @@ pub fn write(exp: &Experiment, outputs: &[RunOutput], out: &Path) -> Result<(), 
     for (i, o) in outputs.iter().enumerate() {
         let base = run_fields(exp, i);
         let row = |rest: Vec<String>| base.iter().cloned().chain(rest).collect::<Vec<String>>();
-        for r in &o.steps {
+        let every = exp.file.record_every.unwrap_or(1);
+        let last = o.steps.last().map_or(0, |r| r.frame);
+        for r in o.steps.iter().filter(|r| r.frame % every == 0 || r.frame == last) {
             steps.row(row(step_fields(r))).map_err(io)?;
         }
         for (frame, substep, r) in &o.trace {

@@ -14,6 +14,7 @@
 //! Data flows one way: a [`Scene`] and a [`State`] go into [`sim::Simulation`], which predicts,
 //! calls the solver, measures and hands a [`sim::FrameReport`] back to whoever records it.
 
+pub mod bodies;
 pub mod broadphase;
 pub mod constraint;
 pub mod hash;

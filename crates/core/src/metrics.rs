@@ -123,6 +123,9 @@ pub fn max_collider_penetration(scene: &Scene, x: &[Vec3]) -> f64 {
             });
         }
     }
+    for k in crate::bodies::contacts(&scene.bodies, x, 0.0) {
+        worst = worst.max(-k.c);
+    }
     for e in &scene.embedded {
         for_each_contact(&scene.planes, &scene.spheres, scene.bounds.as_ref(), &e.position(x), 0.0, 0.0, |c| {
             worst = worst.max(-c.c);

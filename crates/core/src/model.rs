@@ -213,6 +213,8 @@ pub struct Scene {
     pub bounds: Option<BoxCollider>,
     /// Points carried by particles that collide with the world colliders.
     pub embedded: Vec<EmbeddedPoint>,
+    /// Box bodies (tetrahedra of particles) that collide with each other.
+    pub bodies: Vec<crate::bodies::BoxBody>,
 }
 
 impl Scene {
@@ -229,6 +231,7 @@ impl Scene {
             spheres: Vec::new(),
             bounds: None,
             embedded: Vec::new(),
+            bodies: Vec::new(),
         }
     }
 
@@ -384,6 +387,20 @@ impl Scene {
                     format!("embedded[{k}].weights"),
                     format!("must be finite and sum to 1 (they sum to {sum})"),
                 );
+            }
+        }
+        for (k, b) in self.bodies.iter().enumerate() {
+            if let Some(&i) = b.particles.iter().find(|&&i| i >= n) {
+                return err(
+                    format!("body[{k}].particles"),
+                    format!("particle index {i} out of range (the scene has {n} particles)"),
+                );
+            }
+            if !(b.half.iter().all(|h| *h > 0.0 && h.is_finite())) {
+                return err(format!("body[{k}].half"), "half extents must be positive".into());
+            }
+            if !(b.friction >= 0.0 && b.friction.is_finite()) {
+                return err(format!("body[{k}].friction"), format!("{} must be ≥ 0", b.friction));
             }
         }
         if let Some(b) = &self.bounds {

@@ -17,6 +17,23 @@ use crate::constraint::{for_each_contact, stick_row, ColliderRef};
 use crate::model::{Kind, Scene, Sense};
 use crate::Vec3;
 
+/// The most particles one row touches: two bodies of four (a body-body contact).
+pub const ROW_PARTICLES: usize = 8;
+
+/// Particle indices padded to a row's fixed size.
+pub fn padded(particles: &[usize]) -> [usize; ROW_PARTICLES] {
+    let mut out = [0; ROW_PARTICLES];
+    out[..particles.len()].copy_from_slice(particles);
+    out
+}
+
+/// Gradients padded to a row's fixed size.
+pub fn padded_grad(grad: &[Vec3]) -> [Vec3; ROW_PARTICLES] {
+    let mut out = [Vec3::zeros(); ROW_PARTICLES];
+    out[..grad.len()].copy_from_slice(grad);
+    out
+}
+
 /// Equality (`C = 0`, any multiplier) or inequality (`C ≥ 0`, multiplier ≥ 0).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RowKind {
@@ -35,8 +52,8 @@ pub struct ContactInfo {
     pub friction: f64,
     /// Restitution e.
     pub restitution: f64,
-    /// Which collider face.
-    pub collider: ColliderRef,
+    /// Which collider face; `None` for body-body contacts.
+    pub collider: Option<ColliderRef>,
 }
 
 /// One scalar row.
@@ -44,12 +61,12 @@ pub struct ContactInfo {
 pub struct Row {
     /// Stable id (see [`constraint_row_id`], [`contact_row_id`]).
     pub id: u64,
-    /// Number of particles (1 to 4).
+    /// Number of particles (1 to [`ROW_PARTICLES`]).
     pub n: usize,
     /// The particles; only the first `n` are meaningful.
-    pub particles: [usize; 4],
+    pub particles: [usize; ROW_PARTICLES],
     /// `∇C` with respect to each particle.
-    pub grad: [Vec3; 4],
+    pub grad: [Vec3; ROW_PARTICLES],
     /// The value `C` (m); for inequalities `C ≥ 0` is allowed.
     pub c: f64,
     /// `∂C/∂t` (m/s): nonzero for moving pin targets.
@@ -97,8 +114,8 @@ pub fn pair_row(x: &[Vec3], radius: &[f64], i: usize, j: usize) -> Row {
     Row {
         id: pair_row_id(i, j),
         n: 2,
-        particles: [i, j, 0, 0],
-        grad: [-r.normal, r.normal, Vec3::zeros(), Vec3::zeros()],
+        particles: padded(&[i, j]),
+        grad: padded_grad(&[-r.normal, r.normal]),
         c: r.c,
         dc_dt: 0.0,
         kind: RowKind::Inequality,
@@ -139,8 +156,8 @@ pub fn gather_rows(
                 out.push(Row {
                     id: constraint_row_id(j, 0),
                     n: 2,
-                    particles: [a, b, 0, 0],
-                    grad: [-r.normal, r.normal, Vec3::zeros(), Vec3::zeros()],
+                    particles: padded(&[a, b]),
+                    grad: padded_grad(&[-r.normal, r.normal]),
                     c: r.c,
                     dc_dt: 0.0,
                     kind,
@@ -159,8 +176,8 @@ pub fn gather_rows(
                     out.push(Row {
                         id: constraint_row_id(j, k),
                         n: 1,
-                        particles: [a, 0, 0, 0],
-                        grad: [e, Vec3::zeros(), Vec3::zeros(), Vec3::zeros()],
+                        particles: padded(&[a]),
+                        grad: padded_grad(&[e]),
                         c: x[a][k] - goal[k],
                         dc_dt: -velocity[k],
                         kind: RowKind::Equality,
@@ -180,6 +197,33 @@ pub fn gather_rows(
             }
         }
     }
+    if !scene.bodies.is_empty() {
+        for k in crate::bodies::contacts(&scene.bodies, x, stick_margin.max(0.0)) {
+            let (pa, pb) = (scene.bodies[k.a].particles, scene.bodies[k.b].particles);
+            let mut particles = [0; ROW_PARTICLES];
+            let mut grad = [Vec3::zeros(); ROW_PARTICLES];
+            for m in 0..4 {
+                (particles[m], grad[m]) = (pa[m], k.normal * k.weights_a[m]);
+                (particles[4 + m], grad[4 + m]) = (pb[m], -k.normal * k.weights_b[m]);
+            }
+            out.push(Row {
+                id: body_row_id(k.a, k.b, k.corner, 0),
+                n: 8,
+                particles,
+                grad,
+                c: k.c,
+                dc_dt: 0.0,
+                kind: RowKind::Inequality,
+                compliance: 0.0,
+                contact: Some(ContactInfo {
+                    normal: k.normal,
+                    friction: scene.bodies[k.a].friction.min(scene.bodies[k.b].friction),
+                    restitution: 0.0,
+                    collider: None,
+                }),
+            });
+        }
+    }
     if !scene.has_colliders() {
         return;
     }
@@ -193,8 +237,8 @@ pub fn gather_rows(
                 out.push(Row {
                     id: contact_row_id(i, c.collider, 0),
                     n: 1,
-                    particles: [i, 0, 0, 0],
-                    grad: [c.normal, Vec3::zeros(), Vec3::zeros(), Vec3::zeros()],
+                    particles: padded(&[i]),
+                    grad: padded_grad(&[c.normal]),
                     c: c.c,
                     dc_dt: 0.0,
                     kind: RowKind::Inequality,
@@ -203,7 +247,7 @@ pub fn gather_rows(
                         normal: c.normal,
                         friction: c.friction,
                         restitution: c.restitution,
-                        collider: c.collider,
+                        collider: Some(c.collider),
                     }),
                 });
             }
@@ -215,14 +259,14 @@ pub fn gather_rows(
         let margin = (0..point.count).map(|k| contact_margin(point.particles[k])).fold(0.0, f64::max);
         for_each_contact(&scene.planes, &scene.spheres, scene.bounds.as_ref(), &p, 0.0, margin, |c| {
             if c.c < margin {
-                let mut grad = [Vec3::zeros(); 4];
+                let mut grad = [Vec3::zeros(); ROW_PARTICLES];
                 for (k, g) in grad.iter_mut().enumerate().take(point.count) {
                     *g = c.normal * point.weights[k];
                 }
                 out.push(Row {
                     id: embedded_row_id(e, c.collider, 0),
                     n: point.count,
-                    particles: point.particles,
+                    particles: padded(&point.particles[..point.count]),
                     grad,
                     c: c.c,
                     dc_dt: 0.0,
@@ -232,12 +276,23 @@ pub fn gather_rows(
                         normal: c.normal,
                         friction: c.friction,
                         restitution: c.restitution,
-                        collider: c.collider,
+                        collider: Some(c.collider),
                     }),
                 });
             }
         });
     }
+}
+
+/// The id of the vertex-face contact row of corner `corner` of body `a` against body `b` (`dir`
+/// as in [`contact_row_id`]); bits 63 and 60 keep it apart from the other kinds.
+pub fn body_row_id(a: usize, b: usize, corner: usize, dir: usize) -> u64 {
+    (1 << 63)
+        | (1 << 60)
+        | ((a as u64 & 0xf_ffff) << 25)
+        | ((b as u64 & 0xf_ffff) << 5)
+        | ((corner as u64 & 7) << 2)
+        | dir as u64
 }
 
 /// The id of the contact row of embedded point `e` against collider face `collider` (`dir` as in

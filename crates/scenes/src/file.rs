@@ -45,6 +45,7 @@
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
+use solverlab_core::bodies::BoxBody;
 use solverlab_core::{BoxCollider, Constraint, EmbeddedPoint, Kind, Particle, Plane, Scene, Sense, Sphere, Vec3};
 
 use crate::SceneError;
@@ -101,9 +102,26 @@ pub struct SceneFile {
     /// Embedded points.
     #[serde(default, rename = "embedded", skip_serializing_if = "Vec::is_empty")]
     pub embedded: Vec<EmbeddedFile>,
+    /// Box bodies.
+    #[serde(default, rename = "body", skip_serializing_if = "Vec::is_empty")]
+    pub bodies: Vec<BodyFile>,
     /// The box.
     #[serde(default, rename = "box", skip_serializing_if = "Option::is_none")]
     pub bounds: Option<BoxFile>,
+}
+
+/// One `[[body]]`: a box carried by the tetrahedron of four of its corners (see
+/// `solverlab_core::bodies`), colliding with the other bodies.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BodyFile {
+    /// The particles at the box corners (+,+,+), (+,−,−), (−,+,−), (−,−,+).
+    pub particles: [i64; 4],
+    /// Half extents (m).
+    pub half: [f64; 3],
+    /// Friction against other bodies.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub friction: f64,
 }
 
 /// One `[[embedded]]`: a point `Σ cᵢ xᵢ` carried by 1–4 particles, colliding with the world.
@@ -351,6 +369,19 @@ impl SceneFile {
             }
             scene.embedded.push(point);
         }
+        for (k, b) in self.bodies.iter().enumerate() {
+            let mut particles = [0; 4];
+            for (slot, &i) in b.particles.iter().enumerate() {
+                if i < 0 || i as usize >= n {
+                    return Err(err(
+                        format!("body[{k}].particles"),
+                        format!("particle index {i} out of range (the scene has {n} particles)"),
+                    ));
+                }
+                particles[slot] = i as usize;
+            }
+            scene.bodies.push(BoxBody { particles, half: v3(b.half), friction: b.friction });
+        }
         if let Some(b) = &self.bounds {
             scene.bounds =
                 Some(BoxCollider { min: v3(b.min), max: v3(b.max), friction: b.friction, restitution: b.restitution });
@@ -423,6 +454,11 @@ impl SceneFile {
                     friction: s.friction,
                     restitution: s.restitution,
                 })
+                .collect(),
+            bodies: scene
+                .bodies
+                .iter()
+                .map(|b| BodyFile { particles: b.particles.map(|i| i as i64), half: a3(&b.half), friction: b.friction })
                 .collect(),
             embedded: scene
                 .embedded

@@ -60,7 +60,7 @@ use std::collections::HashMap;
 use serde::{Deserialize, Serialize};
 use solverlab_core::metrics::max_violation;
 use solverlab_core::rng::Rng;
-use solverlab_core::rows::{gather_rows, tangents, Row, RowKind};
+use solverlab_core::rows::{gather_rows, tangents, Row, RowKind, ROW_PARTICLES};
 use solverlab_core::solver::{IterationReport, Observer, SolveError, SolveInfo, Solver, StepContext};
 use solverlab_core::{Scene, State, Vec3};
 
@@ -192,8 +192,8 @@ impl PgsConfig {
 struct VRow {
     id: u64,
     n: usize,
-    p: [usize; 4],
-    j: [Vec3; 4],
+    p: [usize; ROW_PARTICLES],
+    j: [Vec3; ROW_PARTICLES],
     /// Effective mass `1/(K + γ)`; 0 when nothing can move.
     m: f64,
     mass_scale: f64,
@@ -342,7 +342,7 @@ impl PgsSolver {
                     // point), so the tangent rows are cₖ·t.
                     let (t1, t2) = tangents(&info.normal);
                     for (dir, t) in [(1u64, t1), (2, t2)] {
-                        let mut j = [Vec3::zeros(); 4];
+                        let mut j = [Vec3::zeros(); ROW_PARTICLES];
                         let mut k_t = 0.0;
                         for (k, jk) in j.iter_mut().enumerate().take(row.n) {
                             *jk = t * row.grad[k].dot(&info.normal);

@@ -273,6 +273,29 @@ impl RelaxSolver {
         worst
     }
 
+    /// Projects every vertex-face contact between box bodies once ([`solverlab_core::bodies`]):
+    /// `Δλ = −C / (Σ wᴬcᴬ² + Σ wᴮcᴮ²)`, the corner's particles move by `wcn·Δλ` and the face's by
+    /// `−wcn·Δλ`, so `p` and `q` meet (the seed's §5, both bodies moving). Returns the deepest
+    /// penetration.
+    fn project_bodies(&self, scene: &Scene, state: &mut State) -> f64 {
+        let mut worst: f64 = 0.0;
+        for k in solverlab_core::bodies::contacts(&scene.bodies, &state.x, 0.0) {
+            let (pa, pb) = (scene.bodies[k.a].particles, scene.bodies[k.b].particles);
+            let denom: f64 =
+                (0..4).map(|m| self.w[pa[m]] * k.weights_a[m].powi(2) + self.w[pb[m]] * k.weights_b[m].powi(2)).sum();
+            if k.c >= 0.0 || denom == 0.0 {
+                continue;
+            }
+            worst = worst.max(-k.c);
+            let dl = -k.c / denom;
+            for m in 0..4 {
+                state.x[pa[m]] += k.normal * (self.w[pa[m]] * k.weights_a[m] * dl);
+                state.x[pb[m]] -= k.normal * (self.w[pb[m]] * k.weights_b[m] * dl);
+            }
+        }
+        worst
+    }
+
     /// Projects every collider once (step 2.1). Returns the deepest penetration found.
     fn project_colliders(&self, scene: &Scene, state: &mut State) -> f64 {
         let mut worst: f64 = 0.0;
@@ -528,6 +551,9 @@ impl Solver for RelaxSolver {
             residual = residual.max(self.project_pairs(state, &pairs));
             if !scene.embedded.is_empty() {
                 residual = residual.max(self.project_embedded(scene, state));
+            }
+            if !scene.bodies.is_empty() {
+                residual = residual.max(self.project_bodies(scene, state));
             }
             residual = residual.max(match self.cfg.mode {
                 Mode::GaussSeidel => {

@@ -4,6 +4,7 @@
 //! builtins scale these to a 10 m box and 1 m stick, which keeps the ratios.
 
 pub mod balls;
+pub mod box_stack;
 pub mod chain;
 pub mod cloth;
 pub mod embedded_box;
@@ -48,6 +49,7 @@ pub fn builtins() -> Vec<Builtin> {
         spring::BUILTIN,
         balls::BUILTIN,
         embedded_box::BUILTIN,
+        box_stack::BUILTIN,
     ]
 }
 

@@ -1,0 +1,197 @@
+//! Box bodies carried by a tetrahedron of particles (Jakobsen §5), and the vertex-face contacts
+//! between them.
+//!
+//! A box of half extents `(a, b, c)` is simulated as the tetrahedron of four of its corners,
+//! `(+,+,+)`, `(+,−,−)`, `(−,+,−)`, `(−,−,+)` (in units of the half extents), joined by six
+//! sticks. Any point with box coordinates `s = (sx, sy, sz)` (−1 ≤ sᵢ ≤ 1 on the surface) is the
+//! affine combination
+//!
+//! ```text
+//! c₀ = (1 + sx + sy + sz)/4,   c₁ = (1 + sx − sy − sz)/4,
+//! c₂ = (1 − sx + sy − sz)/4,   c₃ = (1 − sx − sy + sz)/4,     p = Σ cᵢ xᵢ
+//! ```
+//!
+//! so the box's frame follows the particles: the centre is their mean and the axes are
+//! `(x₀ + x₁ − x₂ − x₃)/4 = a·eₓ` and its two companions.
+//!
+//! Contacts: for each pair of boxes whose bounding spheres overlap (found by the uniform-grid
+//! broadphase), the face of one box that faces the other's centre (largest centre offset in
+//! units of the half extents) gives the normal `n`, and every corner `p` of the other box within
+//! that face's extent and below it (or within a margin above) gives one row, with `q` its
+//! projection on the face. Both are carried by their bodies with fixed weights for the step:
+//!
+//! ```text
+//! C = n·(p − q) = n·(Σ cᴬᵢ xᴬᵢ − Σ cᴮᵢ xᴮᵢ) ≥ 0,     ∇xᴬᵢ C = cᴬᵢ n,   ∇xᴮᵢ C = −cᴮᵢ n
+//! ```
+//!
+//! This is the seed's §5 treatment of body-body collisions ("move p and q toward each other").
+//! Edge-edge contacts are not generated: a box resting on a face is held by its corners, which
+//! is what stacks need; edge-on-edge impacts can pass through.
+
+use crate::Vec3;
+
+/// A box body: its four particles and half extents.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BoxBody {
+    /// The particles at the box corners `(+,+,+)`, `(+,−,−)`, `(−,+,−)`, `(−,−,+)`.
+    pub particles: [usize; 4],
+    /// Half extents (m).
+    pub half: Vec3,
+    /// Friction coefficient against other bodies.
+    pub friction: f64,
+}
+
+/// The affine weights of the point with box coordinates `s`.
+pub fn weights(s: &Vec3) -> [f64; 4] {
+    [
+        (1.0 + s.x + s.y + s.z) / 4.0,
+        (1.0 + s.x - s.y - s.z) / 4.0,
+        (1.0 - s.x + s.y - s.z) / 4.0,
+        (1.0 - s.x - s.y + s.z) / 4.0,
+    ]
+}
+
+/// The eight corners in box coordinates.
+pub const CORNERS: [[f64; 3]; 8] = [
+    [-1.0, -1.0, -1.0],
+    [-1.0, -1.0, 1.0],
+    [-1.0, 1.0, -1.0],
+    [-1.0, 1.0, 1.0],
+    [1.0, -1.0, -1.0],
+    [1.0, -1.0, 1.0],
+    [1.0, 1.0, -1.0],
+    [1.0, 1.0, 1.0],
+];
+
+impl BoxBody {
+    /// Centre and unit axes (Gram-Schmidt on the particle-derived axes).
+    pub fn frame(&self, x: &[Vec3]) -> (Vec3, [Vec3; 3]) {
+        let [a, b, c, d] = self.particles.map(|i| x[i]);
+        let centre = (a + b + c + d) / 4.0;
+        let ex = (a + b - c - d).normalize();
+        let ey0 = a + c - b - d;
+        let ey = (ey0 - ex * ex.dot(&ey0)).normalize();
+        (centre, [ex, ey, ex.cross(&ey)])
+    }
+
+    /// The world position of the point with box coordinates `s`.
+    pub fn point(&self, x: &[Vec3], s: &Vec3) -> Vec3 {
+        let w = weights(s);
+        (0..4).map(|k| x[self.particles[k]] * w[k]).sum()
+    }
+
+    /// Radius of the bounding sphere (m).
+    pub fn radius(&self) -> f64 {
+        self.half.norm()
+    }
+}
+
+/// One vertex-face contact: corner `corner` of body `a` against a face of body `b`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct BoxContact {
+    /// The body whose corner it is.
+    pub a: usize,
+    /// The body whose face it is.
+    pub b: usize,
+    /// Which corner of `a` (index into [`CORNERS`]).
+    pub corner: usize,
+    /// Unit normal out of `b`'s face.
+    pub normal: Vec3,
+    /// Weights of the corner over `a`'s particles.
+    pub weights_a: [f64; 4],
+    /// Weights of the face point over `b`'s particles.
+    pub weights_b: [f64; 4],
+    /// `C = n·(p − q)`: negative when penetrating (m).
+    pub c: f64,
+}
+
+/// Every vertex-face contact with `C < margin` between the bodies, in a deterministic order.
+pub fn contacts(bodies: &[BoxBody], x: &[Vec3], margin: f64) -> Vec<BoxContact> {
+    let centres: Vec<Vec3> = bodies.iter().map(|b| b.frame(x).0).collect();
+    let radii: Vec<f64> = bodies.iter().map(BoxBody::radius).collect();
+    let mut out = Vec::new();
+    for (i, j) in crate::broadphase::pairs(&centres, &radii, margin, |_, _| false) {
+        for (a, b) in [(i, j), (j, i)] {
+            let (cb, axes) = bodies[b].frame(x);
+            let half = bodies[b].half;
+            let to_local = |p: Vec3| Vec3::new(axes[0].dot(&(p - cb)), axes[1].dot(&(p - cb)), axes[2].dot(&(p - cb)));
+            // The face of b that faces a: the axis along which a's centre lies furthest out in
+            // units of b's half extents. One face per pair keeps the normals of a resting box
+            // consistent (a corner exactly on a side plane would otherwise pick that side).
+            let lc = to_local(centres[a]);
+            let axis =
+                (0..3).max_by(|&u, &v| (lc[u].abs() / half[u]).total_cmp(&(lc[v].abs() / half[v]))).expect("axes");
+            let sign = if lc[axis] >= 0.0 { 1.0 } else { -1.0 };
+            for (k, s) in CORNERS.iter().enumerate() {
+                let s = Vec3::new(s[0], s[1], s[2]);
+                let local = to_local(bodies[a].point(x, &s));
+                let lateral_ok = (0..3).filter(|&u| u != axis).all(|u| local[u].abs() <= half[u] + margin);
+                let c = sign * local[axis] - half[axis];
+                if !lateral_ok || c >= margin || sign * local[axis] < -half[axis] {
+                    continue;
+                }
+                let mut q_local = local;
+                q_local[axis] = sign * half[axis];
+                for u in (0..3).filter(|&u| u != axis) {
+                    q_local[u] = q_local[u].clamp(-half[u], half[u]);
+                }
+                let s_q = Vec3::new(q_local.x / half.x, q_local.y / half.y, q_local.z / half.z);
+                out.push(BoxContact {
+                    a,
+                    b,
+                    corner: k,
+                    normal: axes[axis] * sign,
+                    weights_a: weights(&s),
+                    weights_b: weights(&s_q),
+                    c,
+                });
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn unit_box(centre: Vec3, half: f64) -> (BoxBody, Vec<Vec3>) {
+        let corners = [[1.0, 1.0, 1.0], [1.0, -1.0, -1.0], [-1.0, 1.0, -1.0], [-1.0, -1.0, 1.0]];
+        let x = corners.iter().map(|c| centre + Vec3::new(c[0], c[1], c[2]) * half).collect();
+        (BoxBody { particles: [0, 1, 2, 3], half: Vec3::repeat(half), friction: 0.0 }, x)
+    }
+
+    #[test]
+    fn weights_reproduce_every_corner_and_the_frame() {
+        let (body, x) = unit_box(Vec3::new(1.0, 2.0, 3.0), 0.5);
+        for c in CORNERS {
+            let s = Vec3::new(c[0], c[1], c[2]);
+            assert!((body.point(&x, &s) - (Vec3::new(1.0, 2.0, 3.0) + s * 0.5)).norm() < 1e-15);
+            assert!((weights(&s).iter().sum::<f64>() - 1.0).abs() < 1e-15);
+        }
+        let (centre, axes) = body.frame(&x);
+        assert!((centre - Vec3::new(1.0, 2.0, 3.0)).norm() < 1e-15);
+        assert!(
+            (axes[0] - Vec3::x()).norm() < 1e-15
+                && (axes[1] - Vec3::y()).norm() < 1e-15
+                && (axes[2] - Vec3::z()).norm() < 1e-15
+        );
+    }
+
+    #[test]
+    fn a_box_sunk_into_another_gives_four_corner_contacts_with_the_right_depth() {
+        let (a, xa) = unit_box(Vec3::new(0.0, 0.95, 0.0), 0.5);
+        let (b, xb) = unit_box(Vec3::zeros(), 0.5);
+        let x: Vec<Vec3> = xa.into_iter().chain(xb).collect();
+        let bodies = [a, BoxBody { particles: [4, 5, 6, 7], ..b }];
+        let found = contacts(&bodies, &x, 0.0);
+        // The four lower corners of the upper box are 0.05 inside the lower box's top face,
+        // and the four upper corners of the lower box are 0.05 inside the upper box's bottom.
+        assert_eq!(found.len(), 8);
+        for c in &found {
+            assert!((c.c + 0.05).abs() < 1e-12, "{c:?}");
+            let expected = if c.a == 0 { Vec3::y() } else { -Vec3::y() };
+            assert!((c.normal - expected).norm() < 1e-12);
+        }
+    }
+}

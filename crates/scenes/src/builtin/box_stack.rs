@@ -1,0 +1,75 @@
+//! A vertical stack of boxes on the floor (reference.md §4: "vertical stack (15 boxes, μ 0.3,
+//! ±0.01 offsets)"; "high mass ratio (heavy box 100–400× on light ones)"). Every box is a
+//! tetrahedron of particles carrying a cube ([`solverlab_core::bodies`]): its four other corners
+//! are embedded points against the floor, and boxes touch each other through vertex-face
+//! contacts. Boxes alternate ±`offset` along x; with `ratio ≠ 1` the top box is `ratio` times
+//! heavier than the others.
+
+use solverlab_core::bodies::{weights, BoxBody};
+use solverlab_core::{Constraint, EmbeddedPoint, Particle, Plane, Scene, Vec3};
+
+use super::Builtin;
+use crate::params::{ParamError, ParamSpec, Params};
+
+/// The registry entry.
+pub const BUILTIN: Builtin = Builtin {
+    name: "box-stack",
+    summary: "a vertical stack of boxes (tetrahedra carrying cubes), optional heavy top box",
+    source: "reference.md §4 (vertical stack, mass-ratio stack); Jakobsen 2001, §5",
+    params,
+    build,
+};
+
+fn params() -> Vec<ParamSpec> {
+    vec![
+        ParamSpec::num("boxes", 10.0, "number of boxes"),
+        ParamSpec::num("size", 0.5, "box edge (m)"),
+        ParamSpec::num("offset", 0.005, "alternating sideways offset of the boxes (m)"),
+        ParamSpec::num("gap", 0.0, "initial vertical gap between boxes (m)"),
+        ParamSpec::num("ratio", 1.0, "mass of the top box divided by the others'"),
+        ParamSpec::num("mass", 10.0, "mass of each box (kg)"),
+        ParamSpec::num("friction", 0.5, "friction μ of the floor and between boxes"),
+    ]
+}
+
+/// Adds one box body of edge `size` centred at `centre` with total mass `mass`.
+pub fn add_box(scene: &mut Scene, centre: Vec3, size: f64, mass: f64, friction: f64) {
+    let h = size / 2.0;
+    let first = scene.particles.len();
+    let signs = [[1.0, 1.0, 1.0], [1.0, -1.0, -1.0], [-1.0, 1.0, -1.0], [-1.0, -1.0, 1.0]];
+    for s in signs {
+        scene.add(Particle::new(centre + Vec3::new(s[0], s[1], s[2]) * h, mass / 4.0));
+    }
+    let p = [first, first + 1, first + 2, first + 3];
+    for a in 0..4 {
+        for b in a + 1..4 {
+            scene.stick(p[a], p[b]);
+        }
+    }
+    // The other four corners collide with the world as embedded points.
+    for s in [[-1.0, -1.0, -1.0], [-1.0, 1.0, 1.0], [1.0, -1.0, 1.0], [1.0, 1.0, -1.0]] {
+        let w = weights(&Vec3::new(s[0], s[1], s[2]));
+        scene.embedded.push(EmbeddedPoint { particles: p, weights: w, count: 4 });
+    }
+    scene.bodies.push(BoxBody { particles: p, half: Vec3::repeat(h), friction });
+}
+
+fn build(p: &Params) -> Result<Scene, ParamError> {
+    let n = p.count("boxes", 1, 10_000)?;
+    let size = p.positive("size")?;
+    let offset = p.num("offset");
+    let gap = p.non_negative("gap")?;
+    let ratio = p.positive("ratio")?;
+    let mass = p.positive("mass")?;
+    let mu = p.non_negative("friction")?;
+    let mut scene = Scene::new("box-stack");
+    for i in 0..n {
+        let x = if i % 2 == 0 { offset } else { -offset };
+        let centre = Vec3::new(x, size / 2.0 + i as f64 * (size + gap), 0.0);
+        let m = if i == n - 1 { mass * ratio } else { mass };
+        add_box(&mut scene, centre, size, m, mu);
+    }
+    scene.planes.push(Plane { normal: Vec3::y(), offset: 0.0, friction: mu, restitution: 0.0 });
+    let _ = Constraint::stick(0, 1, 1.0);
+    Ok(scene)
+}
