@@ -51,6 +51,9 @@ pub fn weights(s: &Vec3) -> [f64; 4] {
     ]
 }
 
+/// How far (as a fraction of the half extent) a corner may overhang a face and still rest on it.
+pub const LATERAL_SLACK: f64 = 0.05;
+
 /// The eight corners in box coordinates.
 pub const CORNERS: [[f64; 3]; 8] = [
     [-1.0, -1.0, -1.0],
@@ -125,7 +128,11 @@ pub fn contacts(bodies: &[BoxBody], x: &[Vec3], margin: f64) -> Vec<BoxContact> 
             for (k, s) in CORNERS.iter().enumerate() {
                 let s = Vec3::new(s[0], s[1], s[2]);
                 let local = to_local(bodies[a].point(x, &s));
-                let lateral_ok = (0..3).filter(|&u| u != axis).all(|u| local[u].abs() <= half[u] + margin);
+                // A corner counts while it overhangs the face by at most `LATERAL_SLACK` of the
+                // half extent (its face point is clamped to the edge): aligned boxes put corners
+                // exactly on the face boundary, where rounding alone would drop half of them.
+                let lateral_ok =
+                    (0..3).filter(|&u| u != axis).all(|u| local[u].abs() <= half[u] * (1.0 + LATERAL_SLACK) + margin);
                 let c = sign * local[axis] - half[axis];
                 if !lateral_ok || c >= margin || sign * local[axis] < -half[axis] {
                     continue;

@@ -283,11 +283,16 @@ impl RelaxSolver {
             let (pa, pb) = (scene.bodies[k.a].particles, scene.bodies[k.b].particles);
             let denom: f64 =
                 (0..4).map(|m| self.w[pa[m]] * k.weights_a[m].powi(2) + self.w[pb[m]] * k.weights_b[m].powi(2)).sum();
-            if k.c >= 0.0 || denom == 0.0 {
+            // C at the current positions: an earlier row of this sweep (often the same contact
+            // seen from the other body) may already have separated them.
+            let p: Vec3 = (0..4).map(|m| state.x[pa[m]] * k.weights_a[m]).sum();
+            let q: Vec3 = (0..4).map(|m| state.x[pb[m]] * k.weights_b[m]).sum();
+            let c = k.normal.dot(&(p - q));
+            if c >= 0.0 || denom == 0.0 {
                 continue;
             }
-            worst = worst.max(-k.c);
-            let dl = -k.c / denom;
+            worst = worst.max(-c);
+            let dl = -c / denom;
             for m in 0..4 {
                 state.x[pa[m]] += k.normal * (self.w[pa[m]] * k.weights_a[m] * dl);
                 state.x[pb[m]] -= k.normal * (self.w[pb[m]] * k.weights_b[m] * dl);

@@ -114,3 +114,18 @@ fn a_free_tetrahedron_conserves_momentum_and_loses_angular_momentum_as_documente
         }
     }
 }
+
+/// Regression: aligned boxes put corners exactly on the face boundary, where rounding dropped
+/// half of the vertex-face contacts and the stack fell through itself.
+#[test]
+fn aligned_box_corners_on_the_face_boundary_still_support_the_box_above() {
+    let s = scene("box-stack", &["boxes=3", "offset=0", "friction=0"]);
+    for name in ["direct", "pgs"] {
+        let mut solver = build(&preset(name).unwrap().config, name).unwrap();
+        let mut sim = Simulation::new(&s, solver.as_mut(), s.dt, 1).unwrap();
+        for f in 0..300 {
+            let m = sim.step_frame(&mut NullObserver).unwrap().metrics;
+            assert!((m.com.y - 0.75).abs() < 0.01, "{name}, frame {f}: centre of mass at {}", m.com.y);
+        }
+    }
+}
