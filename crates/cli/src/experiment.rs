@@ -15,7 +15,7 @@ use std::time::Instant;
 use rayon::prelude::*;
 use serde::Deserialize;
 use solverlab_core::hash::{hex, state_hash};
-use solverlab_core::metrics::{max_violation, measure};
+use solverlab_core::metrics::max_violation;
 use solverlab_core::sim::{FrameReport, Simulation};
 use solverlab_core::solver::{IterationReport, Observer};
 use solverlab_core::{NullObserver, Scene, State, StepContext, Vec3};
@@ -535,16 +535,7 @@ pub fn execute(
             return out;
         }
     };
-    out.steps.push(FrameReport {
-        frame: 0,
-        time: 0.0,
-        iterations: 0,
-        residual: 0.0,
-        converged: true,
-        solve_seconds: 0.0,
-        integrate_seconds: 0.0,
-        metrics: measure(scene, &sim.state, sim.h()),
-    });
+    out.steps.push(sim.report_now());
     if position_frames.contains(&0) {
         out.positions.push((0, sim.state.x.clone()));
     }

@@ -135,58 +135,23 @@ fn steps() -> String {
 const TABLES: [&str; 5] = ["steps", "runs", "trace", "convergence", "frozen_trace"];
 
 fn columns_of(table: &str, file: &ExperimentFile) -> Vec<String> {
-    let mut c: Vec<String> = ["run", "scene", "label", "kind"].iter().map(|s| s.to_string()).collect();
+    use crate::results::{CONVERGENCE_COLUMNS, FROZEN_COLUMNS, RUNS_COLUMNS, RUN_COLUMNS, TRACE_COLUMNS};
+    let mut c: Vec<String> = RUN_COLUMNS.iter().map(|s| s.to_string()).collect();
     c.extend(crate::experiment::sweep_columns(file));
-    let rest: &[&str] = match table {
-        "steps" => &[
-            "frame",
-            "time",
-            "iterations",
-            "residual",
-            "converged",
-            "max_violation",
-            "rms_violation",
-            "max_penetration",
-            "max_stretch",
-            "kinetic_energy",
-            "potential_energy",
-            "momentum_x",
-            "momentum_y",
-            "momentum_z",
-            "com_x",
-            "com_y",
-            "com_z",
-            "solve_seconds",
-            "integrate_seconds",
-            "energy",
-            "energy_ratio",
-            "energy_change",
-            "step_ms",
-            "solve_ms",
-        ],
-        "trace" => &["frame", "substep", "outer", "iteration", "residual", "residual_rms", "delta_lambda"],
-        "runs" => &[
-            "status",
-            "particles",
-            "constraints",
-            "frames_completed",
-            "mean_iterations",
-            "step_ms_median",
-            "step_ms_p25",
-            "step_ms_p75",
-            "final_max_violation",
-            "max_violation",
-            "final_max_stretch",
-            "max_penetration",
-            "final_state_hash",
-        ],
-        "convergence" => &["cap", "iterations", "error_rms", "error_max", "violation", "seconds"],
-        "frozen_trace" => &["outer", "iteration", "residual", "residual_rms", "violation"],
-        _ => &[],
+    let rest: Vec<&str> = match table {
+        "steps" => crate::simulate::STEP_COLUMNS.iter().chain(&DERIVED_STEP_COLUMNS).copied().collect(),
+        "trace" => TRACE_COLUMNS.to_vec(),
+        "runs" => RUNS_COLUMNS.to_vec(),
+        "convergence" => CONVERGENCE_COLUMNS.to_vec(),
+        "frozen_trace" => FROZEN_COLUMNS.to_vec(),
+        _ => Vec::new(),
     };
     c.extend(rest.iter().map(|s| s.to_string()));
     c
 }
+
+/// Columns [`Table::derive_steps`] adds to the steps table.
+const DERIVED_STEP_COLUMNS: [&str; 5] = ["energy", "energy_ratio", "energy_change", "step_ms", "solve_ms"];
 
 impl FigureSpec {
     /// Checks names, tables and columns against the experiment.
@@ -292,7 +257,7 @@ impl Table {
                 [e, e / e0, e - e0, (solve + integrate) * 1e3, solve * 1e3]
             })
             .collect();
-        self.columns.extend(["energy", "energy_ratio", "energy_change", "step_ms", "solve_ms"].map(String::from));
+        self.columns.extend(DERIVED_STEP_COLUMNS.map(String::from));
         for (row, d) in self.rows.iter_mut().zip(derived) {
             row.extend(d.iter().map(|x| format!("{x:?}")));
         }

@@ -13,7 +13,24 @@ use crate::simulate::step_fields;
 use crate::CliError;
 
 /// Columns every table starts with; then one per sweep key.
-const RUN_COLUMNS: [&str; 4] = ["run", "scene", "label", "kind"];
+pub const RUN_COLUMNS: [&str; 4] = ["run", "scene", "label", "kind"];
+
+/// The rest of trace.csv.
+pub const TRACE_COLUMNS: [&str; 7] =
+    ["frame", "substep", "outer", "iteration", "residual", "residual_rms", "delta_lambda"];
+
+/// The rest of runs.csv: one row per run, timing statistics after the warm-up frames.
+#[rustfmt::skip]
+pub const RUNS_COLUMNS: [&str; 13] = [
+    "status", "particles", "constraints", "frames_completed", "mean_iterations", "step_ms_median", "step_ms_p25",
+    "step_ms_p75", "final_max_violation", "max_violation", "final_max_stretch", "max_penetration", "final_state_hash",
+];
+
+/// The rest of convergence.csv.
+pub const CONVERGENCE_COLUMNS: [&str; 6] = ["cap", "iterations", "error_rms", "error_max", "violation", "seconds"];
+
+/// The rest of frozen_trace.csv.
+pub const FROZEN_COLUMNS: [&str; 5] = ["outer", "iteration", "residual", "residual_rms", "violation"];
 
 /// The per-run columns of run `i`.
 fn run_fields(exp: &Experiment, i: usize) -> Vec<String> {
@@ -99,28 +116,10 @@ pub fn write(exp: &Experiment, outputs: &[RunOutput], out: &Path) -> Result<(), 
         CsvOut::create(&out.join(name), &cols.iter().map(String::as_str).collect::<Vec<_>>()).map_err(io)
     };
     let mut steps = create("steps.csv", &crate::simulate::STEP_COLUMNS)?;
-    let mut trace =
-        create("trace.csv", &["frame", "substep", "outer", "iteration", "residual", "residual_rms", "delta_lambda"])?;
-    let mut runs = create(
-        "runs.csv",
-        &[
-            "status",
-            "particles",
-            "constraints",
-            "frames_completed",
-            "mean_iterations",
-            "step_ms_median",
-            "step_ms_p25",
-            "step_ms_p75",
-            "final_max_violation",
-            "max_violation",
-            "final_max_stretch",
-            "max_penetration",
-            "final_state_hash",
-        ],
-    )?;
-    let mut conv = create("convergence.csv", &["cap", "iterations", "error_rms", "error_max", "violation", "seconds"])?;
-    let mut frozen = create("frozen_trace.csv", &["outer", "iteration", "residual", "residual_rms", "violation"])?;
+    let mut trace = create("trace.csv", &TRACE_COLUMNS)?;
+    let mut runs = create("runs.csv", &RUNS_COLUMNS)?;
+    let mut conv = create("convergence.csv", &CONVERGENCE_COLUMNS)?;
+    let mut frozen = create("frozen_trace.csv", &FROZEN_COLUMNS)?;
     let mut positions = create("positions.csv", &["frame", "particle", "x", "y", "z"])?;
     let mut sticks = CsvOut::create(&out.join("sticks.csv"), &["run", "a", "b", "rest"]).map_err(io)?;
 

@@ -7,7 +7,6 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 use solverlab_core::hash::{hex, state_hash};
-use solverlab_core::metrics::measure;
 use solverlab_core::sim::{FrameReport, SimError, Simulation};
 use solverlab_core::solver::{IterationReport, Observer};
 use solverlab_core::Scene;
@@ -173,17 +172,7 @@ pub fn run(spec: &RunSpec) -> Result<String, CliError> {
         Ok(())
     };
     // Frame 0: the initial state, so that drift can be normalised by it.
-    let initial = FrameReport {
-        frame: 0,
-        time: 0.0,
-        iterations: 0,
-        residual: 0.0,
-        converged: true,
-        solve_seconds: 0.0,
-        integrate_seconds: 0.0,
-        metrics: measure(scene, &sim.state, sim.h()),
-    };
-    steps.row(step_fields(&initial)).map_err(io_err(&spec.out))?;
+    steps.row(step_fields(&sim.report_now())).map_err(io_err(&spec.out))?;
     if spec.positions_every > 0 {
         write_positions(&mut positions, 0, &sim.state.x).map_err(io_err(&spec.out))?;
     }

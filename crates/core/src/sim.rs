@@ -122,6 +122,21 @@ impl<'a> Simulation<'a> {
         self.solver
     }
 
+    /// A report of the current state without stepping (frame 0 of a run: no iterations, no
+    /// time spent), so that drift can be measured from the initial state.
+    pub fn report_now(&self) -> FrameReport {
+        FrameReport {
+            frame: self.frame,
+            time: self.state.time,
+            iterations: 0,
+            residual: 0.0,
+            converged: true,
+            solve_seconds: 0.0,
+            integrate_seconds: 0.0,
+            metrics: measure(self.scene, &self.state, self.h),
+        }
+    }
+
     /// Frames completed so far.
     pub fn frame(&self) -> u64 {
         self.frame
