@@ -22,7 +22,11 @@
 //!       * **Jacobi** computes every row from the positions at the start of the sweep, sums the
 //!         corrections per particle, and applies `ω·Σ Δx / nᵢ`, where `nᵢ` counts the rows that
 //!         acted on particle `i` in the sweep (Müller et al. 2007, §3.5 averaging). XPBD's `λ`
-//!         grows by `ω·Δλ / max(nₐ, n_b)`, the share that was applied.
+//!         grows by `ω·Δλ / max(nₐ, n_b)`, the share that was applied. The two ends of a row are
+//!         divided by different counts when their particles take part in different numbers of
+//!         rows, so averaged Jacobi conserves linear momentum only where the counts are equal
+//!         (a free tetrahedron, a closed ring), not in general; mass splitting (Tonge 2012)
+//!         would fix that and is not implemented.
 //!    3. Stop early when the iteration's residual is at most `tolerance`.
 //! 3. Restitution: a particle that hit a collider with restitution `e > 0` faster than
 //!    `2|g|h` gets its normal velocity set to `−e` times its predicted approach velocity.
