@@ -291,9 +291,9 @@ impl Experiment {
             if c.frame < 2 || c.frame > file.frames {
                 return Err(bad("convergence.frame", format!("{} must be in 2..={}", c.frame, file.frames)));
             }
-            let reference = solverlab_solvers::preset(&c.reference)
-                .ok_or_else(|| bad("convergence.reference", format!("unknown preset `{}`", c.reference)))?;
-            let _ = reference;
+            if solverlab_solvers::preset(&c.reference).is_none() {
+                return Err(bad("convergence.reference", format!("unknown preset `{}`", c.reference)));
+            }
             if c.caps.as_ref().is_some_and(|caps| caps.is_empty() || caps.contains(&0)) {
                 return Err(bad("convergence.caps", "needs iteration caps of at least 1".into()));
             }
@@ -420,7 +420,7 @@ pub fn with_cap(config: &SolverConfig, k: u64) -> SolverConfig {
         SolverConfig::Cg(g) => {
             g.outer_iterations = 1;
             g.cg_max_iterations = k as i64;
-            g.cg_tolerance = 1e-300_f64.max(f64::MIN_POSITIVE);
+            g.cg_tolerance = 1e-300; // never reached: the cap decides
         }
         SolverConfig::Direct(_) => {}
     }

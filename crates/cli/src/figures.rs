@@ -333,9 +333,9 @@ fn keep(table: &Table, spec: &FigureSpec, row: &[String]) -> bool {
             toml::Value::String(s) => s.clone(),
             other => other.to_string(),
         };
-        table.col(k).is_some_and(|c| {
-            row[c] == want || row[c].parse::<f64>().ok() == want.parse::<f64>().ok() && want.parse::<f64>().is_ok()
-        })
+        // Equal as text, or as numbers (so that `1` matches `1.0`).
+        let same_number = |a: &str| matches!((a.parse::<f64>(), want.parse::<f64>()), (Ok(x), Ok(y)) if x == y);
+        table.col(k).is_some_and(|c| row[c] == want || same_number(&row[c]))
     });
     let frame_ok = match (spec.frames, table.col("frame")) {
         (Some([a, b]), Some(c)) => row[c].parse::<u64>().is_ok_and(|f| f >= a && f <= b),

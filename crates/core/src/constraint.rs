@@ -121,6 +121,18 @@ pub struct Contact {
     pub collider: ColliderRef,
 }
 
+impl Contact {
+    /// The friction and restitution data a contact row carries.
+    pub fn info(&self) -> crate::rows::ContactInfo {
+        crate::rows::ContactInfo {
+            normal: self.normal,
+            friction: self.friction,
+            restitution: self.restitution,
+            collider: Some(self.collider),
+        }
+    }
+}
+
 /// A stable name for one collider face, used to build row ids for warm starting.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum ColliderRef {

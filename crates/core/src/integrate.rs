@@ -11,6 +11,7 @@
 //! The solver then projects `x` onto the constraints; the velocity at the end of the step is
 //! `(x − x*)/h`.
 
+use crate::constraint::for_each_contact;
 use crate::model::{Kind, Scene, State};
 use crate::Vec3;
 
@@ -54,6 +55,40 @@ pub fn predict(scene: &Scene, kinematic: &[KinematicPin], state: &mut State, h: 
     state.step += 1;
     for pin in kinematic {
         state.x[pin.particle] = pin.target + pin.velocity * state.time;
+    }
+}
+
+/// Whether any collider has restitution `e > 0` (only then do solvers keep the prediction for
+/// [`apply_restitution`]).
+pub fn has_restitution(scene: &Scene) -> bool {
+    scene.planes.iter().any(|p| p.restitution > 0.0)
+        || scene.spheres.iter().any(|s| s.restitution > 0.0)
+        || scene.bounds.as_ref().is_some_and(|b| b.restitution > 0.0)
+}
+
+/// The position-level solvers' restitution, applied after their solve: a particle that struck a
+/// collider with restitution `e > 0` faster than `2|g|h` (slower, resting contact would jitter)
+/// gets its normal velocity set to `−e` times its approach velocity in the prediction
+/// `predicted`. Only `x*` changes, so the Verlet state carries the bounce into the next step.
+pub fn apply_restitution(scene: &Scene, predicted: &[Vec3], state: &mut State, h: f64) {
+    if !has_restitution(scene) {
+        return;
+    }
+    let threshold = 2.0 * scene.gravity.norm() * h * h;
+    for (i, p) in scene.particles.iter().enumerate() {
+        if p.w == 0.0 {
+            continue;
+        }
+        let x = state.x[i];
+        let mut x_prev = state.x_prev[i];
+        for_each_contact(&scene.planes, &scene.spheres, scene.bounds.as_ref(), &x, p.radius, 1e-9, |c| {
+            let approach = (predicted[i] - x_prev).dot(&c.normal);
+            if c.restitution > 0.0 && -approach > threshold {
+                let now = (x - x_prev).dot(&c.normal);
+                x_prev += c.normal * (now + c.restitution * approach);
+            }
+        });
+        state.x_prev[i] = x_prev;
     }
 }
 

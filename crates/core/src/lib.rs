@@ -5,7 +5,11 @@
 //! * [`model`]: the scene model (particles, constraints, colliders) in SI units, 3-D, `f64`;
 //! * [`constraint`]: constraint maths as pure functions (value, gradient, projection), each with
 //!   its derivation written above it;
-//! * [`integrate`]: the Verlet prediction of Jakobsen's article, shared by every solver;
+//! * [`rows`]: scalar constraint rows with stable ids, gathered for the Jacobian-based solvers;
+//! * [`broadphase`]: the uniform grid that finds particle-particle and body-body candidates;
+//! * [`bodies`]: boxes carried by tetrahedra of particles and their vertex-face contacts;
+//! * [`integrate`]: the Verlet prediction of Jakobsen's article, shared by every solver, and the
+//!   restitution fix-up of the position-level solvers;
 //! * [`solver`]: the [`Solver`] and [`Observer`] traits;
 //! * [`metrics`]: per-step measurements (violation, penetration, stretch, energy, momentum);
 //! * [`sim`]: the frame loop with substeps, the one place that calls a solver;

@@ -115,19 +115,6 @@ impl Constraint {
         self.compliance = alpha;
         self
     }
-
-    /// Whether it is an inequality (`C ≥ 0`) rather than an equality (`C = 0`).
-    pub fn is_unilateral(&self) -> bool {
-        matches!(self.kind, Kind::Stick { sense: Sense::AtLeast | Sense::AtMost, .. })
-    }
-
-    /// The particles it touches.
-    pub fn particles(&self) -> ([usize; 2], usize) {
-        match self.kind {
-            Kind::Stick { a, b, .. } => ([a, b], 2),
-            Kind::Pin { a, .. } => ([a, a], 1),
-        }
-    }
 }
 
 /// A half-space particles stay in: `normal·x ≥ offset + radius`.
@@ -253,7 +240,7 @@ impl Scene {
         self.particles.iter().map(|p| p.w).collect()
     }
 
-    /// Whether any collider or any particle radius is present.
+    /// Whether the scene has any world collider (plane, sphere or box).
     pub fn has_colliders(&self) -> bool {
         !self.planes.is_empty() || !self.spheres.is_empty() || self.bounds.is_some()
     }

@@ -91,6 +91,19 @@ impl Row {
     }
 }
 
+/// A contact row (an inequality with friction data): `C = c` with gradient `grad` on the first
+/// `n` of `particles`.
+fn contact_row(
+    id: u64,
+    n: usize,
+    particles: [usize; ROW_PARTICLES],
+    grad: [Vec3; ROW_PARTICLES],
+    c: f64,
+    info: ContactInfo,
+) -> Row {
+    Row { id, n, particles, grad, c, dc_dt: 0.0, kind: RowKind::Inequality, compliance: 0.0, contact: Some(info) }
+}
+
 /// The id of row `axis` (0 for sticks, 0–2 for pins) of scene constraint `index`.
 pub fn constraint_row_id(index: usize, axis: usize) -> u64 {
     ((index as u64) << 2) | axis as u64
@@ -206,22 +219,13 @@ pub fn gather_rows(
                 (particles[m], grad[m]) = (pa[m], k.normal * k.weights_a[m]);
                 (particles[4 + m], grad[4 + m]) = (pb[m], -k.normal * k.weights_b[m]);
             }
-            out.push(Row {
-                id: body_row_id(k.a, k.b, k.corner, 0),
-                n: 8,
-                particles,
-                grad,
-                c: k.c,
-                dc_dt: 0.0,
-                kind: RowKind::Inequality,
-                compliance: 0.0,
-                contact: Some(ContactInfo {
-                    normal: k.normal,
-                    friction: scene.bodies[k.a].friction.min(scene.bodies[k.b].friction),
-                    restitution: 0.0,
-                    collider: None,
-                }),
-            });
+            let info = ContactInfo {
+                normal: k.normal,
+                friction: scene.bodies[k.a].friction.min(scene.bodies[k.b].friction),
+                restitution: 0.0,
+                collider: None,
+            };
+            out.push(contact_row(body_row_id(k.a, k.b, k.corner, 0), 8, particles, grad, k.c, info));
         }
     }
     if !scene.has_colliders() {
@@ -234,22 +238,15 @@ pub fn gather_rows(
         let margin = contact_margin(i);
         for_each_contact(&scene.planes, &scene.spheres, scene.bounds.as_ref(), &x[i], p.radius, margin, |c| {
             if c.c < margin {
-                out.push(Row {
-                    id: contact_row_id(i, c.collider, 0),
-                    n: 1,
-                    particles: padded(&[i]),
-                    grad: padded_grad(&[c.normal]),
-                    c: c.c,
-                    dc_dt: 0.0,
-                    kind: RowKind::Inequality,
-                    compliance: 0.0,
-                    contact: Some(ContactInfo {
-                        normal: c.normal,
-                        friction: c.friction,
-                        restitution: c.restitution,
-                        collider: Some(c.collider),
-                    }),
-                });
+                let row = contact_row(
+                    contact_row_id(i, c.collider, 0),
+                    1,
+                    padded(&[i]),
+                    padded_grad(&[c.normal]),
+                    c.c,
+                    c.info(),
+                );
+                out.push(row);
             }
         });
     }
@@ -263,22 +260,8 @@ pub fn gather_rows(
                 for (k, g) in grad.iter_mut().enumerate().take(point.count) {
                     *g = c.normal * point.weights[k];
                 }
-                out.push(Row {
-                    id: embedded_row_id(e, c.collider, 0),
-                    n: point.count,
-                    particles: padded(&point.particles[..point.count]),
-                    grad,
-                    c: c.c,
-                    dc_dt: 0.0,
-                    kind: RowKind::Inequality,
-                    compliance: 0.0,
-                    contact: Some(ContactInfo {
-                        normal: c.normal,
-                        friction: c.friction,
-                        restitution: c.restitution,
-                        collider: Some(c.collider),
-                    }),
-                });
+                let particles = padded(&point.particles[..point.count]);
+                out.push(contact_row(embedded_row_id(e, c.collider, 0), point.count, particles, grad, c.c, c.info()));
             }
         });
     }

@@ -1,7 +1,7 @@
 //! # solverlab-scenes
 //!
 //! The builtin scenes (one module each under [`builtin`], each naming the section of Jakobsen's
-//! article or the paper it comes from) and the scene-file format ([`file`]).
+//! article or the paper it comes from) and the scene-file format ([`mod@file`]).
 //!
 //! A scene is named either by a builtin name with parameters (`cloth` with `nx = 32`) or by the
 //! path of a TOML file. [`resolve`] turns either into a validated [`Scene`]; every error names the

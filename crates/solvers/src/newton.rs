@@ -254,7 +254,10 @@ impl<L: Linear> Solver for Newton<L> {
             self.prepare(scene)?;
         }
         self.current.clear();
-        self.predicted.clone_from(&state.x);
+        let restitution = solverlab_core::integrate::has_restitution(scene);
+        if restitution {
+            self.predicted.clone_from(&state.x);
+        }
         let mut rows = std::mem::take(&mut self.rows);
         let (mut merit, mut worst) = self.gather(scene, &state.x, state.time, h, &mut rows);
         self.rows = rows;
@@ -317,8 +320,8 @@ impl<L: Linear> Solver for Newton<L> {
         for (i, n, depth, mu) in contacts {
             state.x_prev[i] = seed_friction(&state.x[i], &state.x_prev[i], &n, depth, mu);
         }
-        if scene.has_colliders() {
-            crate::relax::apply_restitution(scene, &self.predicted, state, h);
+        if restitution {
+            solverlab_core::integrate::apply_restitution(scene, &self.predicted, state, h);
         }
         std::mem::swap(&mut self.previous, &mut self.current);
         Ok(info)

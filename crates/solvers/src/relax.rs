@@ -14,7 +14,9 @@
 //!       (particles with a radius, pairs found once per step by the uniform-grid broadphase):
 //!       overlapping pairs are pushed apart, mass-weighted, Gauss-Seidel in pair order. Then
 //!       embedded points (`p = Σ cₖxₖ`, Jakobsen §5) are pushed out of the colliders by moving
-//!       their particles in proportion to `wₖcₖ`.
+//!       their particles in proportion to `wₖcₖ`, and box bodies' vertex-face contacts
+//!       ([`solverlab_core::bodies`]) push corner and face apart, each re-evaluated at the
+//!       current positions.
 //!    2. Constraints (sticks, min/max sticks, pins on movable particles), each row by the update
 //!       of [`solverlab_core::constraint`]:
 //!       `Δλ = (−C − α̃λ)/(Σwᵢ|∇ᵢC|² + α̃)`, then `Δλ ← k·ω·Δλ`, `λ += Δλ`, `Δxᵢ = wᵢ∇ᵢC·Δλ`.
@@ -28,8 +30,9 @@
 //!         (a free tetrahedron, a closed ring), not in general; mass splitting (Tonge 2012)
 //!         would fix that and is not implemented.
 //!    3. Stop early when the iteration's residual is at most `tolerance`.
-//! 3. Restitution: a particle that hit a collider with restitution `e > 0` faster than
-//!    `2|g|h` gets its normal velocity set to `−e` times its predicted approach velocity.
+//! 3. Restitution ([`solverlab_core::integrate::apply_restitution`], shared with CG and
+//!    direct): a particle that hit a collider with restitution `e > 0` faster than `2|g|h` gets
+//!    its normal velocity set to `−e` times its predicted approach velocity.
 //!
 //! Stiffness: with `xpbd = false` (PBD), each projection moves a fraction `k = stiffness` of the
 //! way and constraint compliance is ignored; the stiffness then depends on the iteration count,
@@ -255,14 +258,16 @@ impl RelaxSolver {
     fn project_embedded(&self, scene: &Scene, state: &mut State) -> f64 {
         let mut worst: f64 = 0.0;
         for e in &scene.embedded {
+            let denom: f64 = (0..e.count).map(|k| self.w[e.particles[k]] * e.weights[k] * e.weights[k]).sum();
+            if denom == 0.0 {
+                continue;
+            }
             let p = e.position(&state.x);
-            let mut faces = Vec::new();
-            for_each_contact(&scene.planes, &scene.spheres, scene.bounds.as_ref(), &p, 0.0, 0.0, |c| faces.push(c));
-            for c in faces {
+            for_each_contact(&scene.planes, &scene.spheres, scene.bounds.as_ref(), &p, 0.0, 0.0, |c| {
+                // Re-evaluated at the moving point: an earlier face may already have pushed it.
                 let depth = -c.normal.dot(&(e.position(&state.x) - p)) - c.c;
-                let denom: f64 = (0..e.count).map(|k| self.w[e.particles[k]] * e.weights[k] * e.weights[k]).sum();
-                if depth <= 0.0 || denom == 0.0 {
-                    continue;
+                if depth <= 0.0 {
+                    return;
                 }
                 worst = worst.max(depth);
                 let dl = depth / denom;
@@ -272,7 +277,7 @@ impl RelaxSolver {
                     let share = depth * e.weights[k].max(0.0);
                     state.x_prev[i] = seed_friction(&state.x[i], &state.x_prev[i], &c.normal, share, c.friction);
                 }
-            }
+            });
         }
         worst
     }
@@ -538,7 +543,7 @@ impl Solver for RelaxSolver {
             self.cfg.stiffness
         };
         let scale = k * self.cfg.omega;
-        let restitution = collider_restitution(scene);
+        let restitution = solverlab_core::integrate::has_restitution(scene);
         if restitution {
             self.predicted.clone_from(&state.x);
         }
@@ -592,39 +597,8 @@ impl Solver for RelaxSolver {
             }
         }
         if restitution {
-            apply_restitution(scene, &self.predicted, state, ctx.h);
+            solverlab_core::integrate::apply_restitution(scene, &self.predicted, state, ctx.h);
         }
         Ok(info)
-    }
-}
-
-fn collider_restitution(scene: &Scene) -> bool {
-    scene.planes.iter().any(|p| p.restitution > 0.0)
-        || scene.spheres.iter().any(|s| s.restitution > 0.0)
-        || scene.bounds.as_ref().is_some_and(|b| b.restitution > 0.0)
-}
-
-/// Sets the normal velocity of particles that struck a collider with restitution `e > 0` to `−e`
-/// times their predicted approach velocity, when that approach was faster than `2|g|h` (below it,
-/// resting contact would jitter). Shared by the position-level solvers.
-pub fn apply_restitution(scene: &Scene, predicted: &[Vec3], state: &mut State, h: f64) {
-    if !collider_restitution(scene) {
-        return;
-    }
-    let threshold = 2.0 * scene.gravity.norm() * h * h;
-    for (i, p) in scene.particles.iter().enumerate() {
-        if p.w == 0.0 {
-            continue;
-        }
-        let x = state.x[i];
-        let mut x_prev = state.x_prev[i];
-        for_each_contact(&scene.planes, &scene.spheres, scene.bounds.as_ref(), &x, p.radius, 1e-9, |c| {
-            let approach = (predicted[i] - x_prev).dot(&c.normal);
-            if c.restitution > 0.0 && -approach > threshold {
-                let now = (x - x_prev).dot(&c.normal);
-                x_prev += c.normal * (now + c.restitution * approach);
-            }
-        });
-        state.x_prev[i] = x_prev;
     }
 }

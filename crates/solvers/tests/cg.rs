@@ -3,7 +3,7 @@
 use nalgebra_sparse::{CooMatrix, CsrMatrix};
 use solverlab_core::hash::state_hash;
 use solverlab_core::rng::Rng;
-use solverlab_core::rows::{gather_rows, RowKind};
+use solverlab_core::rows::gather_rows;
 use solverlab_core::sim::Simulation;
 use solverlab_core::solver::{IterationReport, Observer};
 use solverlab_core::{Constraint, NullObserver, Particle, Scene, Solver, StepContext, Vec3};
@@ -287,5 +287,4 @@ fn the_captured_system_is_the_one_solved() {
     let bn: f64 = sys.rhs.iter().map(|v| v * v).sum::<f64>().sqrt();
     assert!(r <= 1e-7 * bn, "{r:e} vs {bn:e}");
     assert!(sys.warm_start.iter().any(|&l| l != 0.0), "the second frame is warm-started");
-    let _ = RowKind::Equality;
 }

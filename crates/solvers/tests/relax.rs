@@ -5,7 +5,6 @@ use solverlab_core::metrics::{max_violation, measure};
 use solverlab_core::rng::Rng;
 use solverlab_core::sim::Simulation;
 use solverlab_core::{Constraint, NullObserver, Particle, Scene, Solver, State, StepContext, Vec3};
-use solverlab_scenes::builtin::default_scene;
 use solverlab_solvers::{build, preset, Mode, Order, RelaxConfig, RelaxSolver, SolverConfig};
 
 fn relax(cfg: RelaxConfig) -> RelaxSolver {
@@ -296,5 +295,4 @@ fn knees_apart(s: &Scene) {
             assert!(d > gap - 5e-3, "{name}: knees {d} apart");
         }
     }
-    let _ = default_scene("ragdoll");
 }

@@ -6,7 +6,7 @@
 //! heavier than the others.
 
 use solverlab_core::bodies::{weights, BoxBody};
-use solverlab_core::{Constraint, EmbeddedPoint, Particle, Plane, Scene, Vec3};
+use solverlab_core::{EmbeddedPoint, Particle, Plane, Scene, Vec3};
 
 use super::Builtin;
 use crate::params::{ParamError, ParamSpec, Params};
@@ -70,6 +70,5 @@ fn build(p: &Params) -> Result<Scene, ParamError> {
         add_box(&mut scene, centre, size, m, mu);
     }
     scene.planes.push(Plane { normal: Vec3::y(), offset: 0.0, friction: mu, restitution: 0.0 });
-    let _ = Constraint::stick(0, 1, 1.0);
     Ok(scene)
 }
