@@ -13,7 +13,7 @@
 //! With `α = 0` and `λ` not carried between iterations this is Jakobsen's projection; for an
 //! inequality the accumulated multiplier is clamped at `λ ≥ 0`, so that it only ever pushes.
 
-use crate::model::{BoxCollider, Plane, Sense, Sphere};
+use crate::model::{Block, BoxCollider, Plane, Scene, Sense, Sphere};
 use crate::Vec3;
 
 /// A stick `|xb − xa| ≷ rest`, linearised at the current positions.
@@ -142,15 +142,19 @@ pub enum ColliderRef {
     Sphere(u32),
     /// Face of the box: `2·axis` is the lower face, `2·axis + 1` the upper one.
     BoxFace(u8),
+    /// Block `k` (one id per block: a contact keeps its id when the pushing face changes).
+    Block(u32),
 }
 
 impl ColliderRef {
-    /// A dense code, unique among colliders: planes first, then spheres, then box faces.
+    /// A dense code, unique among colliders: box faces, then planes, spheres and blocks
+    /// interleaved.
     pub fn code(self) -> u64 {
         match self {
             ColliderRef::BoxFace(f) => f as u64,
-            ColliderRef::Plane(k) => 8 + 2 * k as u64,
-            ColliderRef::Sphere(k) => 9 + 2 * k as u64,
+            ColliderRef::Plane(k) => 8 + 3 * k as u64,
+            ColliderRef::Sphere(k) => 9 + 3 * k as u64,
+            ColliderRef::Block(k) => 10 + 3 * k as u64,
         }
     }
 }
@@ -200,19 +204,37 @@ pub fn box_face_contact(f: usize, b: &BoxCollider, x: &Vec3, r: f64) -> Contact 
     Contact { normal: n, c, friction: b.friction, restitution: b.restitution, collider: ColliderRef::BoxFace(f as u8) }
 }
 
-/// Calls `f` with every collider row of a particle at `x` with radius `r` whose `C` is below
-/// `margin` (m). `margin = 0` gives exactly the penetrating ones (and touching ones, `C = 0`).
+/// Block `k` (particles outside): the face of least penetration, `C = maxₖ dₖ` with
+/// `dₖ = max(minₖ − r − xₖ, xₖ − maxₖ − r)`, `∇C = ±eₖ` (see [`Block`]). Ties go to the lowest
+/// axis, then to the lower face.
 #[inline]
-pub fn for_each_contact(
-    planes: &[Plane],
-    spheres: &[Sphere],
-    bounds: Option<&BoxCollider>,
-    x: &Vec3,
-    r: f64,
-    margin: f64,
-    mut f: impl FnMut(Contact),
-) {
-    if let Some(b) = bounds {
+pub fn block_contact(k: usize, b: &Block, x: &Vec3, r: f64) -> Contact {
+    let mut best = (f64::NEG_INFINITY, Vec3::zeros());
+    for axis in 0..3 {
+        let below = b.min[axis] - r - x[axis];
+        let above = x[axis] - b.max[axis] - r;
+        let (d, sign) = if below >= above { (below, -1.0) } else { (above, 1.0) };
+        if d > best.0 {
+            let mut n = Vec3::zeros();
+            n[axis] = sign;
+            best = (d, n);
+        }
+    }
+    Contact {
+        normal: best.1,
+        c: best.0,
+        friction: b.friction,
+        restitution: b.restitution,
+        collider: ColliderRef::Block(k as u32),
+    }
+}
+
+/// Calls `f` with every collider row of a particle at `x` with radius `r` whose `C` is below
+/// `margin` (m), over the scene's box, planes, spheres and blocks in that order. `margin = 0`
+/// gives exactly the penetrating ones (and touching ones, `C = 0`).
+#[inline]
+pub fn for_each_contact(scene: &Scene, x: &Vec3, r: f64, margin: f64, mut f: impl FnMut(Contact)) {
+    if let Some(b) = &scene.bounds {
         for face in 0..6 {
             let c = box_face_contact(face, b, x, r);
             if c.c <= margin {
@@ -220,14 +242,20 @@ pub fn for_each_contact(
             }
         }
     }
-    for (k, p) in planes.iter().enumerate() {
+    for (k, p) in scene.planes.iter().enumerate() {
         let c = plane_contact(k, p, x, r);
         if c.c <= margin {
             f(c);
         }
     }
-    for (k, s) in spheres.iter().enumerate() {
+    for (k, s) in scene.spheres.iter().enumerate() {
         let c = sphere_contact(k, s, x, r);
+        if c.c <= margin {
+            f(c);
+        }
+    }
+    for (k, b) in scene.blocks.iter().enumerate() {
+        let c = block_contact(k, b, x, r);
         if c.c <= margin {
             f(c);
         }
@@ -361,5 +389,35 @@ mod tests {
         assert!((v.y + 0.05).abs() < 1e-15, "normal part untouched");
         let stopped = seed_friction(&x, &x_prev, &n, 0.2, 2.0);
         assert_eq!((x - stopped).x, 0.0, "stops instead of reversing");
+    }
+
+    #[test]
+    fn a_block_pushes_out_through_the_face_of_least_penetration() {
+        let b = Block { min: Vec3::new(0.0, 0.0, 0.0), max: Vec3::new(2.0, 1.0, 4.0), friction: 0.3, restitution: 0.0 };
+        // 0.1 below the top, 0.5 from the nearest side: out through the top.
+        let c = block_contact(2, &b, &Vec3::new(0.5, 0.9, 2.0), 0.0);
+        assert!((c.c + 0.1).abs() < 1e-15 && c.normal == Vec3::y() && c.collider == ColliderRef::Block(2));
+        // 0.05 inside the x = 0 side: out through −x; a radius adds to the depth.
+        let c = block_contact(0, &b, &Vec3::new(0.05, 0.5, 2.0), 0.02);
+        assert!((c.c + 0.07).abs() < 1e-15 && c.normal == -Vec3::x());
+        // Outside above the top by 0.3 and beside it by 0.1: C is the larger axis distance.
+        let c = block_contact(0, &b, &Vec3::new(2.1, 1.3, 2.0), 0.0);
+        assert!((c.c - 0.3).abs() < 1e-15 && c.normal == Vec3::y());
+        // Moving along the normal changes C at unit rate (∇C = n).
+        let x = Vec3::new(0.5, 0.9, 2.0);
+        let d = block_contact(0, &b, &(x + Vec3::y() * 1e-3), 0.0).c - block_contact(0, &b, &x, 0.0).c;
+        assert!((d - 1e-3).abs() < 1e-12);
+    }
+
+    #[test]
+    fn collider_codes_are_distinct() {
+        let mut codes: Vec<u64> = (0..6u8).map(|f| ColliderRef::BoxFace(f).code()).collect();
+        for k in 0..50u32 {
+            codes.extend([ColliderRef::Plane(k).code(), ColliderRef::Sphere(k).code(), ColliderRef::Block(k).code()]);
+        }
+        let n = codes.len();
+        codes.sort_unstable();
+        codes.dedup();
+        assert_eq!(codes.len(), n);
     }
 }

@@ -64,6 +64,7 @@ pub fn has_restitution(scene: &Scene) -> bool {
     scene.planes.iter().any(|p| p.restitution > 0.0)
         || scene.spheres.iter().any(|s| s.restitution > 0.0)
         || scene.bounds.as_ref().is_some_and(|b| b.restitution > 0.0)
+        || scene.blocks.iter().any(|b| b.restitution > 0.0)
 }
 
 /// The position-level solvers' restitution, applied after their solve: a particle that struck a
@@ -81,7 +82,7 @@ pub fn apply_restitution(scene: &Scene, predicted: &[Vec3], state: &mut State, h
         }
         let x = state.x[i];
         let mut x_prev = state.x_prev[i];
-        for_each_contact(&scene.planes, &scene.spheres, scene.bounds.as_ref(), &x, p.radius, 1e-9, |c| {
+        for_each_contact(scene, &x, p.radius, 1e-9, |c| {
             let approach = (predicted[i] - x_prev).dot(&c.normal);
             if c.restitution > 0.0 && -approach > threshold {
                 let now = (x - x_prev).dot(&c.normal);

@@ -33,5 +33,5 @@ pub mod solver;
 /// A 3-D vector of `f64`, the only vector type the particle maths uses.
 pub type Vec3 = nalgebra::Vector3<f64>;
 
-pub use model::{BoxCollider, Constraint, EmbeddedPoint, Kind, Particle, Plane, Scene, Sense, Sphere, State};
+pub use model::{Block, BoxCollider, Constraint, EmbeddedPoint, Kind, Particle, Plane, Scene, Sense, Sphere, State};
 pub use solver::{IterationReport, LinearSystem, NullObserver, Observer, SolveError, SolveInfo, Solver, StepContext};

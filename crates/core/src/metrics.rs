@@ -118,7 +118,7 @@ pub fn max_collider_penetration(scene: &Scene, x: &[Vec3]) -> f64 {
     }
     for (p, xi) in scene.particles.iter().zip(x) {
         if p.w > 0.0 {
-            for_each_contact(&scene.planes, &scene.spheres, scene.bounds.as_ref(), xi, p.radius, 0.0, |c| {
+            for_each_contact(scene, xi, p.radius, 0.0, |c| {
                 worst = worst.max(-c.c);
             });
         }
@@ -127,7 +127,7 @@ pub fn max_collider_penetration(scene: &Scene, x: &[Vec3]) -> f64 {
         worst = worst.max(-k.c);
     }
     for e in &scene.embedded {
-        for_each_contact(&scene.planes, &scene.spheres, scene.bounds.as_ref(), &e.position(x), 0.0, 0.0, |c| {
+        for_each_contact(scene, &e.position(x), 0.0, 0.0, |c| {
             worst = worst.max(-c.c);
         });
     }

@@ -156,6 +156,24 @@ pub struct BoxCollider {
     pub restitution: f64,
 }
 
+/// A solid axis-aligned block particles stay outside of: a stair step, a wall, a table.
+///
+/// Its contact row is the face of least penetration: with the per-axis outside distances
+/// `dₖ = max(minₖ − r − xₖ, xₖ − maxₖ − r)`, `C = maxₖ dₖ` and `∇C = ±eₖ` for the maximising
+/// axis (negative `C` inside). Outside a block `C` is the largest axis distance, a lower bound on
+/// the true distance, which is all a contact margin needs.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Block {
+    /// Lower corner (m).
+    pub min: Vec3,
+    /// Upper corner (m).
+    pub max: Vec3,
+    /// Friction coefficient μ, default 0.
+    pub friction: f64,
+    /// Restitution e in [0, 1], default 0.
+    pub restitution: f64,
+}
+
 /// A point carried by up to four particles, `p = Σ cᵢ xᵢ` with `Σ cᵢ = 1` (Jakobsen §5): a
 /// corner of a box embedded in a tetrahedron, a point on a stick. It collides with the world
 /// colliders like a particle, and its corrections are spread over the particles by their weights.
@@ -198,6 +216,8 @@ pub struct Scene {
     pub spheres: Vec<Sphere>,
     /// The optional box particles stay inside.
     pub bounds: Option<BoxCollider>,
+    /// Solid blocks particles stay outside of.
+    pub blocks: Vec<Block>,
     /// Points carried by particles that collide with the world colliders.
     pub embedded: Vec<EmbeddedPoint>,
     /// Box bodies (tetrahedra of particles) that collide with each other.
@@ -217,6 +237,7 @@ impl Scene {
             planes: Vec::new(),
             spheres: Vec::new(),
             bounds: None,
+            blocks: Vec::new(),
             embedded: Vec::new(),
             bodies: Vec::new(),
         }
@@ -240,9 +261,9 @@ impl Scene {
         self.particles.iter().map(|p| p.w).collect()
     }
 
-    /// Whether the scene has any world collider (plane, sphere or box).
+    /// Whether the scene has any world collider (plane, sphere, box or block).
     pub fn has_colliders(&self) -> bool {
-        !self.planes.is_empty() || !self.spheres.is_empty() || self.bounds.is_some()
+        !self.planes.is_empty() || !self.spheres.is_empty() || self.bounds.is_some() || !self.blocks.is_empty()
     }
 
     /// The initial state for a step of `h` seconds: `x* = x − v·h`, so that the Verlet velocity
@@ -354,6 +375,18 @@ impl Scene {
                 return err(format!("sphere[{k}].radius"), format!("{} must be positive", s.radius));
             }
             material(format!("sphere[{k}]"), s.friction, s.restitution)?;
+        }
+        for (k, b) in self.blocks.iter().enumerate() {
+            if !finite3(&b.min) || !finite3(&b.max) {
+                return err(format!("block[{k}].min"), "min and max must be finite".into());
+            }
+            if let Some(axis) = (0..3).find(|&a| b.min[a] >= b.max[a]) {
+                return err(
+                    format!("block[{k}].max"),
+                    format!("max must exceed min on every axis (axis {axis}: {} ≥ {})", b.min[axis], b.max[axis]),
+                );
+            }
+            material(format!("block[{k}]"), b.friction, b.restitution)?;
         }
         for (k, e) in self.embedded.iter().enumerate() {
             if !(1..=4).contains(&e.count) {

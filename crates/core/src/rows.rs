@@ -236,7 +236,7 @@ pub fn gather_rows(
             continue;
         }
         let margin = contact_margin(i);
-        for_each_contact(&scene.planes, &scene.spheres, scene.bounds.as_ref(), &x[i], p.radius, margin, |c| {
+        for_each_contact(scene, &x[i], p.radius, margin, |c| {
             if c.c < margin {
                 let row = contact_row(
                     contact_row_id(i, c.collider, 0),
@@ -254,7 +254,7 @@ pub fn gather_rows(
     for (e, point) in scene.embedded.iter().enumerate() {
         let p = point.position(x);
         let margin = (0..point.count).map(|k| contact_margin(point.particles[k])).fold(0.0, f64::max);
-        for_each_contact(&scene.planes, &scene.spheres, scene.bounds.as_ref(), &p, 0.0, margin, |c| {
+        for_each_contact(scene, &p, 0.0, margin, |c| {
             if c.c < margin {
                 let mut grad = [Vec3::zeros(); ROW_PARTICLES];
                 for (k, g) in grad.iter_mut().enumerate().take(point.count) {

@@ -30,6 +30,11 @@
 //! center = [0.0, 0.0, 0.0]
 //! radius = 1.0
 //!
+//! [[block]]                     # solid axis-aligned block: particles stay outside
+//! min = [0.0, 0.0, 0.0]         # m (a stair step, a wall)
+//! max = [1.0, 0.2, 2.0]
+//! friction = 0.5
+//!
 //! [box]                         # optional: particles stay inside
 //! min = [0.0, 0.0, 0.0]
 //! max = [1000.0, 1000.0, 1000.0]
@@ -46,7 +51,9 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 use solverlab_core::bodies::BoxBody;
-use solverlab_core::{BoxCollider, Constraint, EmbeddedPoint, Kind, Particle, Plane, Scene, Sense, Sphere, Vec3};
+use solverlab_core::{
+    Block, BoxCollider, Constraint, EmbeddedPoint, Kind, Particle, Plane, Scene, Sense, Sphere, Vec3,
+};
 
 use crate::SceneError;
 
@@ -105,6 +112,9 @@ pub struct SceneFile {
     /// Box bodies.
     #[serde(default, rename = "body", skip_serializing_if = "Vec::is_empty")]
     pub bodies: Vec<BodyFile>,
+    /// Solid blocks (same fields as the box; particles stay outside).
+    #[serde(default, rename = "block", skip_serializing_if = "Vec::is_empty")]
+    pub blocks: Vec<BoxFile>,
     /// The box.
     #[serde(default, rename = "box", skip_serializing_if = "Option::is_none")]
     pub bounds: Option<BoxFile>,
@@ -382,6 +392,14 @@ impl SceneFile {
             }
             scene.bodies.push(BoxBody { particles, half: v3(b.half), friction: b.friction });
         }
+        for b in &self.blocks {
+            scene.blocks.push(Block {
+                min: v3(b.min),
+                max: v3(b.max),
+                friction: b.friction,
+                restitution: b.restitution,
+            });
+        }
         if let Some(b) = &self.bounds {
             scene.bounds =
                 Some(BoxCollider { min: v3(b.min), max: v3(b.max), friction: b.friction, restitution: b.restitution });
@@ -467,6 +485,11 @@ impl SceneFile {
                     particles: e.particles[..e.count].iter().map(|&i| i as i64).collect(),
                     weights: e.weights[..e.count].to_vec(),
                 })
+                .collect(),
+            blocks: scene
+                .blocks
+                .iter()
+                .map(|b| BoxFile { min: a3(&b.min), max: a3(&b.max), friction: b.friction, restitution: b.restitution })
                 .collect(),
             bounds: scene.bounds.as_ref().map(|b| BoxFile {
                 min: a3(&b.min),

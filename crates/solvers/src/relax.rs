@@ -263,7 +263,7 @@ impl RelaxSolver {
                 continue;
             }
             let p = e.position(&state.x);
-            for_each_contact(&scene.planes, &scene.spheres, scene.bounds.as_ref(), &p, 0.0, 0.0, |c| {
+            for_each_contact(scene, &p, 0.0, 0.0, |c| {
                 // Re-evaluated at the moving point: an earlier face may already have pushed it.
                 let depth = -c.normal.dot(&(e.position(&state.x) - p)) - c.c;
                 if depth <= 0.0 {
@@ -319,23 +319,15 @@ impl RelaxSolver {
             }
             let mut x = state.x[i];
             let mut x_prev = state.x_prev[i];
-            for_each_contact(
-                &scene.planes,
-                &scene.spheres,
-                scene.bounds.as_ref(),
-                &state.x[i],
-                self.radius[i],
-                0.0,
-                |c| {
-                    // Re-evaluate at the moving x: an earlier face may already have pushed it out.
-                    let depth = -(c.c + c.normal.dot(&(x - state.x[i])));
-                    if depth > 0.0 {
-                        x += c.normal * depth;
-                        x_prev = seed_friction(&x, &x_prev, &c.normal, depth, c.friction);
-                        worst = worst.max(depth);
-                    }
-                },
-            );
+            for_each_contact(scene, &state.x[i], self.radius[i], 0.0, |c| {
+                // Re-evaluate at the moving x: an earlier face may already have pushed it out.
+                let depth = -(c.c + c.normal.dot(&(x - state.x[i])));
+                if depth > 0.0 {
+                    x += c.normal * depth;
+                    x_prev = seed_friction(&x, &x_prev, &c.normal, depth, c.friction);
+                    worst = worst.max(depth);
+                }
+            });
             state.x[i] = x;
             state.x_prev[i] = x_prev;
         }

@@ -284,6 +284,45 @@ fn ragdoll_knees_keep_their_minimum_distance_knocked_over_and_dragged() {
     }
 }
 
+#[test]
+fn a_dragged_ragdoll_follows_its_hand() {
+    let s = scene("ragdoll", &["push=0", "drag=1.5"]);
+    let start = s.particles[7].x;
+    let centre0: Vec3 = s.particles.iter().map(|p| p.x).sum::<Vec3>() / s.particles.len() as f64;
+    for name in ["gs", "pgs", "cg"] {
+        let mut solver = build(&preset(name).unwrap().config, name).unwrap();
+        let mut sim = Simulation::new(&s, solver.as_mut(), s.dt, 1).unwrap();
+        for _ in 0..120 {
+            sim.step_frame(&mut NullObserver).unwrap();
+        }
+        // 2 s at 1.5 m/s: the hand is exactly on its path and has pulled the body along.
+        let hand = sim.state.x[7];
+        assert!((hand - (start + Vec3::new(3.0, 0.0, 0.0))).norm() < 1e-12, "{name}: hand at {hand}");
+        let centre: Vec3 = sim.state.x.iter().sum::<Vec3>() / sim.state.x.len() as f64;
+        assert!(centre.x - centre0.x > 2.0, "{name}: the body moved only {} m", centre.x - centre0.x);
+    }
+}
+
+#[test]
+fn a_ragdoll_falls_down_the_stairs_without_entering_them() {
+    let s = scene("ragdoll-stairs", &[]);
+    let top = s.blocks.iter().map(|b| b.max.y).fold(0.0, f64::max);
+    for name in ["gs", "pgs", "direct"] {
+        let mut solver = build(&preset(name).unwrap().config, name).unwrap();
+        let mut sim = Simulation::new(&s, solver.as_mut(), s.dt, 1).unwrap();
+        for frame in 0..240 {
+            let r = sim.step_frame(&mut NullObserver).unwrap();
+            assert!(
+                r.metrics.max_penetration < 0.02,
+                "{name}, frame {frame}: {} m into a step",
+                r.metrics.max_penetration
+            );
+        }
+        let lowest = sim.state.x.iter().map(|x| x.y).fold(f64::INFINITY, f64::min);
+        assert!(lowest < top - 0.3, "{name}: the lowest particle is still at {lowest} m (top step {top} m)");
+    }
+}
+
 fn knees_apart(s: &Scene) {
     let gap = 0.12;
     for name in ["gs", "xpbd", "pgs", "cg"] {

@@ -20,6 +20,46 @@ pub const BUILTIN: Builtin = Builtin {
     build,
 };
 
+/// The pyramid entry.
+pub const PYRAMID: Builtin = Builtin {
+    name: "box-pyramid",
+    summary: "a pyramid of boxes (tetrahedra carrying cubes), base row of `base` boxes",
+    source: "reference.md §4 (pyramid, base 10); Jakobsen 2001, §5",
+    params: pyramid_params,
+    build: build_pyramid,
+};
+
+fn pyramid_params() -> Vec<ParamSpec> {
+    vec![
+        ParamSpec::num("base", 10.0, "boxes in the bottom row (the pyramid has base·(base+1)/2)"),
+        ParamSpec::num("size", 0.5, "box edge (m)"),
+        ParamSpec::num("spacing", 0.05, "horizontal gap between neighbouring boxes in a row (m)"),
+        ParamSpec::num("mass", 10.0, "mass of each box (kg)"),
+        ParamSpec::num("friction", 0.5, "friction μ of the floor and between boxes"),
+    ]
+}
+
+/// Row `r` (0 at the bottom) holds `base − r` boxes centred on x = 0, `size + spacing` apart,
+/// each resting on the two below it.
+fn build_pyramid(p: &Params) -> Result<Scene, ParamError> {
+    let base = p.count("base", 1, 200)?;
+    let size = p.positive("size")?;
+    let spacing = p.non_negative("spacing")?;
+    let mass = p.positive("mass")?;
+    let mu = p.non_negative("friction")?;
+    let mut scene = Scene::new("box-pyramid");
+    let pitch = size + spacing;
+    for row in 0..base {
+        let count = base - row;
+        for k in 0..count {
+            let x = (k as f64 - (count - 1) as f64 / 2.0) * pitch;
+            add_box(&mut scene, Vec3::new(x, size / 2.0 + row as f64 * size, 0.0), size, mass, mu);
+        }
+    }
+    scene.planes.push(Plane { normal: Vec3::y(), offset: 0.0, friction: mu, restitution: 0.0 });
+    Ok(scene)
+}
+
 fn params() -> Vec<ParamSpec> {
     vec![
         ParamSpec::num("boxes", 10.0, "number of boxes"),

@@ -46,10 +46,12 @@ pub fn builtins() -> Vec<Builtin> {
         pendulum::BUILTIN,
         tetrahedron::BUILTIN,
         ragdoll::BUILTIN,
+        ragdoll::STAIRS,
         spring::BUILTIN,
         balls::BUILTIN,
         embedded_box::BUILTIN,
         box_stack::BUILTIN,
+        box_stack::PYRAMID,
     ]
 }
 

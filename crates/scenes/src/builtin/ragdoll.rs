@@ -6,8 +6,11 @@
 //! hips, 11/12 knees, 13/14 feet. The figure stands on the floor (`y = 0`), lifted by `height`,
 //! and is hit at the right shoulder. With `drag > 0` the right hand is instead held and dragged
 //! along the floor (the seed's IK: an immovable particle moved to its target every step).
+//!
+//! `ragdoll-stairs` stands the same figure on the top of a flight of solid steps (blocks) and
+//! knocks it down them (reference.md §4, "ragdoll falling down stairs").
 
-use solverlab_core::{Constraint, Particle, Plane, Scene, Vec3};
+use solverlab_core::{Block, Constraint, Kind, Particle, Plane, Scene, Vec3};
 
 use super::Builtin;
 use crate::params::{ParamError, ParamSpec, Params};
@@ -21,6 +24,17 @@ pub const BUILTIN: Builtin = Builtin {
     build,
 };
 
+/// The stairs entry: the same figure knocked down a flight of steps.
+pub const STAIRS: Builtin = Builtin {
+    name: "ragdoll-stairs",
+    summary: "the ragdoll knocked down a flight of solid steps (block colliders)",
+    source: "Jakobsen 2001, §6; reference.md §4 (ragdoll falling down stairs)",
+    params: stairs_params,
+    build: build_stairs,
+};
+
+/// Index of the right hand (the dragged one).
+pub const RIGHT_HAND: usize = 7;
 /// Index of the left knee.
 pub const LEFT_KNEE: usize = 11;
 /// Index of the right knee.
@@ -41,8 +55,59 @@ fn params() -> Vec<ParamSpec> {
     ]
 }
 
+fn stairs_params() -> Vec<ParamSpec> {
+    let mut specs = params();
+    specs.retain(|s| s.name != "drag");
+    specs.extend([
+        ParamSpec::num("steps", 6.0, "number of steps"),
+        ParamSpec::num("rise", 0.18, "height of each step (m)"),
+        ParamSpec::num("run", 0.3, "depth of each step along −z (m)"),
+    ]);
+    specs
+}
+
 fn build(p: &Params) -> Result<Scene, ParamError> {
-    let h = p.non_negative("height")?;
+    let mut scene = figure(p, 0.0)?;
+    let drag = p.non_negative("drag")?;
+    if drag > 0.0 {
+        // The seed's IK: the hand becomes immovable and follows its target, so every solver
+        // sees it as a kinematic particle and the rest of the body is pulled along by sticks.
+        scene.particles[RIGHT_HAND].w = 0.0;
+        scene.particles[RIGHT_HAND].v = Vec3::zeros();
+        let target = scene.particles[RIGHT_HAND].x;
+        scene.constraints.push(Constraint {
+            kind: Kind::Pin { a: RIGHT_HAND, target, velocity: Vec3::new(drag, 0.0, 0.0) },
+            compliance: 0.0,
+        });
+    }
+    Ok(scene)
+}
+
+/// The figure on the top step of `steps` blocks descending along −z. Step `i` (0 at the top) is
+/// the block `x ∈ [−1, 1]`, `y ∈ [0, (steps − i)·rise]`, `z ∈ [−(i + 1)·run, −i·run]`; the top
+/// one also reaches back to `z = run` under the figure, which stands at `z = 0`.
+fn build_stairs(p: &Params) -> Result<Scene, ParamError> {
+    let steps = p.count("steps", 1, 1000)?;
+    let rise = p.positive("rise")?;
+    let run = p.positive("run")?;
+    let mu = p.non_negative("friction")?;
+    let mut scene = figure(p, steps as f64 * rise)?;
+    scene.name = "ragdoll-stairs".into();
+    for i in 0..steps {
+        let back = if i == 0 { run } else { -(i as f64) * run };
+        scene.blocks.push(Block {
+            min: Vec3::new(-1.0, 0.0, -(i as f64 + 1.0) * run),
+            max: Vec3::new(1.0, (steps - i) as f64 * rise, back),
+            friction: mu,
+            restitution: 0.0,
+        });
+    }
+    Ok(scene)
+}
+
+/// The standing figure with its feet `height` above `floor`, knocked at the right shoulder.
+fn figure(p: &Params, floor: f64) -> Result<Scene, ParamError> {
+    let h = p.non_negative("height")? + floor;
     let mass = p.positive("mass")?;
     let gap = p.positive("knee_gap")?;
     let at = |x: f64, y: f64| Vec3::new(x, y + h, 0.0);
