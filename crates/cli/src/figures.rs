@@ -298,6 +298,12 @@ fn label(column: &str) -> String {
         "com_x" => "centre of mass x (m)".into(),
         "com_y" => "centre of mass y (m)".into(),
         "com_z" => "centre of mass z (m)".into(),
+        "rms_speed" => "RMS particle speed (m/s)".into(),
+        "jitter" => "jitter: settled RMS speed (m/s)".into(),
+        "body_drift" | "max_body_drift" => "largest body drift (m)".into(),
+        "top_drift" | "max_top_drift" => "top body drift (m)".into(),
+        "stood" => "stood (1 = every body stayed in place)".into(),
+        "scene.ratio" => "mass ratio".into(),
         other => other.replace('_', " "),
     }
 }

@@ -19,12 +19,28 @@ pub const RUN_COLUMNS: [&str; 4] = ["run", "scene", "label", "kind"];
 pub const TRACE_COLUMNS: [&str; 7] =
     ["frame", "substep", "outer", "iteration", "residual", "residual_rms", "delta_lambda"];
 
-/// The rest of runs.csv: one row per run, timing statistics after the warm-up frames.
+/// The rest of runs.csv: one row per run, timing statistics after the warm-up frames. Stack
+/// columns (see `solverlab_core::metrics`): `jitter` is the RMS of `rms_speed` over the settled
+/// window, the second half of the completed frames (m/s); `max_body_drift` and `max_top_drift`
+/// are the largest drifts over the run (m); `stood` is 1 if every body stayed in place in every
+/// frame, 0 if not, empty for scenes without bodies.
 #[rustfmt::skip]
-pub const RUNS_COLUMNS: [&str; 13] = [
+pub const RUNS_COLUMNS: [&str; 17] = [
     "status", "particles", "constraints", "frames_completed", "mean_iterations", "step_ms_median", "step_ms_p25",
-    "step_ms_p75", "final_max_violation", "max_violation", "final_max_stretch", "max_penetration", "final_state_hash",
+    "step_ms_p75", "final_max_violation", "max_violation", "final_max_stretch", "max_penetration", "jitter",
+    "max_body_drift", "max_top_drift", "stood", "final_state_hash",
 ];
+
+/// Jitter: the RMS of the per-frame RMS particle speed over the second half of `steps` (frame 0
+/// excluded), in m/s.
+pub fn jitter(steps: &[solverlab_core::sim::FrameReport]) -> f64 {
+    let done = steps.len().saturating_sub(1);
+    let window = &steps[steps.len() - done / 2..];
+    if window.is_empty() {
+        return 0.0;
+    }
+    (window.iter().map(|r| r.metrics.rms_speed.powi(2)).sum::<f64>() / window.len() as f64).sqrt()
+}
 
 /// The rest of convergence.csv.
 pub const CONVERGENCE_COLUMNS: [&str; 6] = ["cap", "iterations", "error_rms", "error_max", "violation", "seconds"];
@@ -122,6 +138,8 @@ pub fn write(exp: &Experiment, outputs: &[RunOutput], out: &Path) -> Result<(), 
     let mut frozen = create("frozen_trace.csv", &FROZEN_COLUMNS)?;
     let mut positions = create("positions.csv", &["frame", "particle", "x", "y", "z"])?;
     let mut sticks = CsvOut::create(&out.join("sticks.csv"), &["run", "a", "b", "rest"]).map_err(io)?;
+    let with_bodies = outputs.iter().zip(&exp.runs).any(|(o, r)| !o.positions.is_empty() && !r.scene.bodies.is_empty());
+    let mut bodies = if with_bodies { Some(create("bodies.csv", &crate::simulate::BODY_COLUMNS[..])?) } else { None };
 
     let opt = |x: Option<f64>| x.map(num).unwrap_or_default();
     for (i, o) in outputs.iter().enumerate() {
@@ -153,6 +171,13 @@ pub fn write(exp: &Experiment, outputs: &[RunOutput], out: &Path) -> Result<(), 
         let last = o.steps.last().map(|r| r.metrics).unwrap_or_default();
         let worst = o.steps.iter().map(|r| r.metrics.max_violation).fold(0.0, f64::max);
         let pen = o.steps.iter().map(|r| r.metrics.max_penetration).fold(0.0, f64::max);
+        let body_drift = o.steps.iter().map(|r| r.metrics.body_drift).fold(0.0, f64::max);
+        let top_drift = o.steps.iter().map(|r| r.metrics.top_drift).fold(0.0, f64::max);
+        let stood = if exp.runs[i].scene.bodies.is_empty() {
+            String::new()
+        } else {
+            (o.steps.iter().all(|r| r.metrics.in_place) as u8).to_string()
+        };
         runs.row(row(vec![
             o.status.clone(),
             exp.runs[i].scene.particles.len().to_string(),
@@ -166,6 +191,10 @@ pub fn write(exp: &Experiment, outputs: &[RunOutput], out: &Path) -> Result<(), 
             num(worst),
             num(last.max_stretch),
             num(pen),
+            num(jitter(&o.steps)),
+            num(body_drift),
+            num(top_drift),
+            stood,
             o.hash.clone(),
         ]))
         .map_err(io)?;
@@ -195,6 +224,11 @@ pub fn write(exp: &Experiment, outputs: &[RunOutput], out: &Path) -> Result<(), 
             for (p, v) in x.iter().enumerate() {
                 positions.row(row(vec![frame.to_string(), p.to_string(), num(v.x), num(v.y), num(v.z)])).map_err(io)?;
             }
+            if let Some(out) = bodies.as_mut() {
+                for r in crate::simulate::body_rows(&exp.runs[i].scene, *frame, x) {
+                    out.row(row(r)).map_err(io)?;
+                }
+            }
         }
         if !o.positions.is_empty() {
             for c in &exp.runs[i].scene.constraints {
@@ -204,7 +238,7 @@ pub fn write(exp: &Experiment, outputs: &[RunOutput], out: &Path) -> Result<(), 
             }
         }
     }
-    for table in [steps, trace, runs, conv, frozen, positions, sticks] {
+    for table in [steps, trace, runs, conv, frozen, positions, sticks].into_iter().chain(bodies) {
         table.commit().map_err(io)?;
     }
     let meta = Meta {

@@ -42,11 +42,32 @@ pub struct RunSpec {
 
 /// Columns of `steps.csv`.
 #[rustfmt::skip]
-pub const STEP_COLUMNS: [&str; 19] = [
+pub const STEP_COLUMNS: [&str; 23] = [
     "frame", "time", "iterations", "residual", "converged", "max_violation", "rms_violation", "max_penetration", "max_stretch",
     "kinetic_energy", "potential_energy", "momentum_x", "momentum_y", "momentum_z", "com_x", "com_y", "com_z",
-    "solve_seconds", "integrate_seconds",
+    "rms_speed", "body_drift", "top_drift", "in_place", "solve_seconds", "integrate_seconds",
 ];
+
+/// Columns of `bodies.csv`, written beside `positions.csv` for scenes with box bodies: each
+/// body's centre (m) and orientation as a unit quaternion `(w, x, y, z)`, the rotation from the
+/// body's own axes to the world (identity as the scene builds it). With the half extents in the
+/// scene file, this redraws every box.
+pub const BODY_COLUMNS: [&str; 9] = ["frame", "body", "cx", "cy", "cz", "qw", "qx", "qy", "qz"];
+
+/// The `bodies.csv` rows of one frame.
+pub fn body_rows(scene: &solverlab_core::Scene, frame: u64, x: &[solverlab_core::Vec3]) -> Vec<Vec<String>> {
+    scene
+        .bodies
+        .iter()
+        .enumerate()
+        .map(|(k, b)| {
+            let (c, _) = b.frame(x);
+            let q = b.orientation(x);
+            let v = [c.x, c.y, c.z, q.w, q.i, q.j, q.k];
+            [frame.to_string(), k.to_string()].into_iter().chain(v.map(num)).collect()
+        })
+        .collect()
+}
 
 /// Columns of `trace.csv`.
 pub const TRACE_COLUMNS: [&str; 8] =
@@ -73,6 +94,10 @@ pub fn step_fields(r: &FrameReport) -> Vec<String> {
         num(m.com.x),
         num(m.com.y),
         num(m.com.z),
+        num(m.rms_speed),
+        num(m.body_drift),
+        num(m.top_drift),
+        (m.in_place as u8).to_string(),
         num(r.solve_seconds),
         num(r.integrate_seconds),
     ]
@@ -147,7 +172,8 @@ fn io_err(path: &Path) -> impl Fn(std::io::Error) -> CliError + '_ {
     move |e| CliError::Io(format!("{}: {e}", path.display()))
 }
 
-/// Runs the simulation and writes `steps.csv`, `trace.csv`, `positions.csv` and `meta.json`.
+/// Runs the simulation and writes `steps.csv`, `trace.csv`, `positions.csv` (with `bodies.csv`
+/// for scenes with box bodies) and `meta.json`.
 ///
 /// A divergence stops the run, keeps every row written so far, records the error in
 /// `meta.json`, and is returned as [`CliError::Diverged`].
@@ -161,20 +187,33 @@ pub fn run(spec: &RunSpec) -> Result<String, CliError> {
     let mut positions =
         CsvOut::create(&path("positions.csv"), &["frame", "particle", "x", "y", "z"]).map_err(io_err(&spec.out))?;
     let mut recorder = Recorder { trace, frame: 0, substep: 0, violation: spec.violation, error: None };
-
     let scene = &spec.scene;
+    let mut bodies = match scene.bodies.is_empty() || spec.positions_every == 0 {
+        true => None,
+        false => Some(CsvOut::create(&path("bodies.csv"), &BODY_COLUMNS).map_err(io_err(&spec.out))?),
+    };
+
     let mut sim = Simulation::new(scene, solver.as_mut(), scene.dt, spec.substeps)
         .map_err(|e| CliError::Input(format!("--solver: {e}")))?;
-    let write_positions = |positions: &mut CsvOut, frame: u64, x: &[solverlab_core::Vec3]| -> std::io::Result<()> {
+    let write_positions = |positions: &mut CsvOut,
+                           bodies: &mut Option<CsvOut>,
+                           frame: u64,
+                           x: &[solverlab_core::Vec3]|
+     -> std::io::Result<()> {
         for (i, p) in x.iter().enumerate() {
             positions.row([frame.to_string(), i.to_string(), num(p.x), num(p.y), num(p.z)])?;
+        }
+        if let Some(out) = bodies {
+            for row in body_rows(scene, frame, x) {
+                out.row(row)?;
+            }
         }
         Ok(())
     };
     // Frame 0: the initial state, so that drift can be normalised by it.
     steps.row(step_fields(&sim.report_now())).map_err(io_err(&spec.out))?;
     if spec.positions_every > 0 {
-        write_positions(&mut positions, 0, &sim.state.x).map_err(io_err(&spec.out))?;
+        write_positions(&mut positions, &mut bodies, 0, &sim.state.x).map_err(io_err(&spec.out))?;
     }
 
     let bar = crate::progress_bar(spec.frames, &format!("{} · {}", scene.name, spec.label));
@@ -184,7 +223,8 @@ pub fn run(spec: &RunSpec) -> Result<String, CliError> {
             Ok(report) => {
                 steps.row(step_fields(&report)).map_err(io_err(&spec.out))?;
                 if spec.positions_every > 0 && report.frame % spec.positions_every == 0 {
-                    write_positions(&mut positions, report.frame, &sim.state.x).map_err(io_err(&spec.out))?;
+                    write_positions(&mut positions, &mut bodies, report.frame, &sim.state.x)
+                        .map_err(io_err(&spec.out))?;
                 }
                 bar.inc(1);
             }
@@ -219,6 +259,9 @@ pub fn run(spec: &RunSpec) -> Result<String, CliError> {
     steps.commit().map_err(io_err(&spec.out))?;
     recorder.trace.commit().map_err(io_err(&spec.out))?;
     positions.commit().map_err(io_err(&spec.out))?;
+    if let Some(b) = bodies {
+        b.commit().map_err(io_err(&spec.out))?;
+    }
     let json = serde_json::to_string_pretty(&meta).expect("meta serialises");
     write_atomic(&path("meta.json"), &(json + "\n")).map_err(io_err(&spec.out))?;
     match failure {

@@ -312,3 +312,44 @@ fn export_system_refuses_a_solver_without_an_explicit_system() {
         &["--solver gs", "explicit system"],
     );
 }
+
+#[test]
+fn simulate_writes_body_centres_and_orientations_for_box_scenes() {
+    let out = tmp("bodies");
+    let o = solverlab(&[
+        "simulate",
+        "--scene",
+        "box-stack",
+        "--set",
+        "boxes=3",
+        "--solver",
+        "direct",
+        "--frames",
+        "4",
+        "--positions-every",
+        "2",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let rows = csv_rows(&out.join("bodies.csv"));
+    assert_eq!(rows.len(), 3 * 3, "frames 0, 2 and 4 × three boxes");
+    let f = |r: &Vec<String>, k: usize| r[k].parse::<f64>().unwrap();
+    for (k, r) in rows.iter().take(3).enumerate() {
+        // Frame 0: centres where the scene put them (edge 0.5 m), orientation the identity.
+        assert!((f(r, 3) - (0.25 + 0.5 * k as f64)).abs() < 1e-12, "{r:?}");
+        assert!((f(r, 5) - 1.0).abs() < 1e-15 && f(r, 6) == 0.0 && f(r, 7) == 0.0 && f(r, 8) == 0.0, "{r:?}");
+    }
+    for r in &rows {
+        let norm = (5..9).map(|k| f(r, k).powi(2)).sum::<f64>();
+        assert!((norm - 1.0).abs() < 1e-12, "a unit quaternion: {r:?}");
+    }
+    let steps = csv_rows(&out.join("steps.csv"));
+    let header = std::fs::read_to_string(out.join("steps.csv")).unwrap().lines().next().unwrap().to_string();
+    let col = header.split(',').position(|c| c == "in_place").unwrap();
+    assert!(steps.iter().all(|r| r[col] == "1"), "a resting three-box stack stays in place for 4 frames");
+    // Scenes without bodies get no bodies.csv.
+    let out2 = tmp("no-bodies");
+    let o = solverlab(&["simulate", "--scene", "chain", "--frames", "2", "--out", out2.to_str().unwrap()]);
+    assert!(o.status.success() && !out2.join("bodies.csv").exists());
+}

@@ -77,6 +77,15 @@ impl BoxBody {
         (centre, [ex, ey, ex.cross(&ey)])
     }
 
+    /// The orientation for output: the rotation whose columns are [`BoxBody::frame`]'s axes (the
+    /// identity for the box as a scene builds it, axis-aligned). The tetrahedron may shear
+    /// slightly while constraints are unconverged; Gram-Schmidt makes the axes orthonormal first.
+    pub fn orientation(&self, x: &[Vec3]) -> nalgebra::UnitQuaternion<f64> {
+        let (_, [ex, ey, ez]) = self.frame(x);
+        let r = nalgebra::Rotation3::from_matrix_unchecked(nalgebra::Matrix3::from_columns(&[ex, ey, ez]));
+        nalgebra::UnitQuaternion::from_rotation_matrix(&r)
+    }
+
     /// The world position of the point with box coordinates `s`.
     pub fn point(&self, x: &[Vec3], s: &Vec3) -> Vec3 {
         let w = weights(s);
@@ -183,6 +192,17 @@ mod tests {
                 && (axes[1] - Vec3::y()).norm() < 1e-15
                 && (axes[2] - Vec3::z()).norm() < 1e-15
         );
+    }
+
+    #[test]
+    fn the_orientation_recovers_a_known_rotation() {
+        let (body, x) = unit_box(Vec3::new(1.0, 2.0, 3.0), 0.5);
+        let q =
+            nalgebra::UnitQuaternion::from_axis_angle(&nalgebra::Unit::new_normalize(Vec3::new(1.0, 2.0, -0.5)), 0.9);
+        let turned: Vec<Vec3> =
+            x.iter().map(|p| Vec3::new(1.0, 2.0, 3.0) + q * (p - Vec3::new(1.0, 2.0, 3.0))).collect();
+        assert!(body.orientation(&x).angle() < 1e-15);
+        assert!(body.orientation(&turned).angle_to(&q) < 1e-12);
     }
 
     #[test]

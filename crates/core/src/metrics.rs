@@ -8,7 +8,12 @@
 //!   have infinite mass and no motion); potential: gravitational `−Σ m g·x` over movable
 //!   particles plus the elastic energy `½ C²/α` of every compliant row (`α > 0`; an inequality
 //!   row only while violated);
-//! * linear momentum `Σ m v` over movable particles.
+//! * linear momentum `Σ m v` over movable particles;
+//! * stacks: the RMS particle speed `√(Σ|v|²/n)` over movable particles (averaged over a
+//!   settled window it is the stack's jitter); each box body's drift, the distance of its centre
+//!   from where the scene put it; the top body's drift (the body starting highest against
+//!   gravity); and whether every body is still in place, within [`IN_PLACE`] of its smallest half
+//!   extent (a stack "stood" if that held in every frame).
 
 use crate::constraint::{for_each_contact, stick_value};
 use crate::model::{Kind, Scene, Sense, State};
@@ -33,6 +38,45 @@ pub struct StepMetrics {
     pub momentum: Vec3,
     /// Centre of mass of the movable particles (m): sag, drift of a body.
     pub com: Vec3,
+    /// Root mean square speed of the movable particles (m/s); 0 when there are none.
+    pub rms_speed: f64,
+    /// Largest distance of a box body's centre from its initial position (m); 0 without bodies.
+    pub body_drift: f64,
+    /// Distance of the top box body's centre from its initial position (m); 0 without bodies.
+    pub top_drift: f64,
+    /// Whether every box body's centre is within [`IN_PLACE`] times its smallest half extent of
+    /// its initial position (true without bodies).
+    pub in_place: bool,
+}
+
+/// A body is in place while its centre stays within this fraction of its smallest half extent of
+/// where it started: 0.5, so a 0.5 m box may move 12.5 cm (sinking, sliding or tilting) before a
+/// stack counts as fallen.
+pub const IN_PLACE: f64 = 0.5;
+
+/// The index of the body whose initial centre is highest against gravity (the top of a stack).
+pub fn top_body(scene: &Scene) -> Option<usize> {
+    let x0: Vec<Vec3> = scene.particles.iter().map(|p| p.x).collect();
+    let up = if scene.gravity.norm() > 0.0 { -scene.gravity.normalize() } else { Vec3::y() };
+    (0..scene.bodies.len()).max_by(|&a, &b| {
+        up.dot(&scene.bodies[a].frame(&x0).0).total_cmp(&up.dot(&scene.bodies[b].frame(&x0).0)).then(b.cmp(&a))
+    })
+}
+
+/// Box-body drift from the scene's initial positions: `(largest, top body's, all in place)`.
+fn body_drift(scene: &Scene, x: &[Vec3]) -> (f64, f64, bool) {
+    let x0: Vec<Vec3> = scene.particles.iter().map(|p| p.x).collect();
+    let top = top_body(scene);
+    let (mut worst, mut top_drift, mut in_place) = (0.0_f64, 0.0, true);
+    for (k, b) in scene.bodies.iter().enumerate() {
+        let d = (b.frame(x).0 - b.frame(&x0).0).norm();
+        worst = worst.max(d);
+        if Some(k) == top {
+            top_drift = d;
+        }
+        in_place &= d <= IN_PLACE * b.half.min();
+    }
+    (worst, top_drift, in_place)
 }
 
 /// The value of a pin row set: distance from the particle to its target at `time` (m).
@@ -43,7 +87,7 @@ fn pin_error(x: &Vec3, target: &Vec3, velocity: &Vec3, time: f64) -> f64 {
 /// Measures `state` at the end of a step of length `h`.
 pub fn measure(scene: &Scene, state: &State, h: f64) -> StepMetrics {
     let x = &state.x;
-    let mut m = StepMetrics { max_stretch: 1.0, ..StepMetrics::default() };
+    let mut m = StepMetrics { max_stretch: 1.0, in_place: true, ..StepMetrics::default() };
     let mut sum_sq = 0.0;
     let mut count = 0usize;
     for c in &scene.constraints {
@@ -81,6 +125,7 @@ pub fn measure(scene: &Scene, state: &State, h: f64) -> StepMetrics {
     m.max_penetration = m.max_penetration.max(max_collider_penetration(scene, x));
     let inv_h = 1.0 / h;
     let mut total_mass = 0.0;
+    let mut movable = 0usize;
     for ((p, xi), xp) in scene.particles.iter().zip(x).zip(&state.x_prev) {
         if p.w > 0.0 {
             let mass = 1.0 / p.w;
@@ -88,12 +133,18 @@ pub fn measure(scene: &Scene, state: &State, h: f64) -> StepMetrics {
             m.com += xi * mass;
             let v = (xi - xp) * inv_h;
             m.kinetic_energy += 0.5 * mass * v.norm_squared();
+            m.rms_speed += v.norm_squared();
+            movable += 1;
             m.potential_energy -= mass * scene.gravity.dot(xi);
             m.momentum += v * mass;
         }
     }
     if total_mass > 0.0 {
         m.com /= total_mass;
+        m.rms_speed = (m.rms_speed / movable as f64).sqrt();
+    }
+    if !scene.bodies.is_empty() {
+        (m.body_drift, m.top_drift, m.in_place) = body_drift(scene, x);
     }
     m
 }
@@ -177,9 +228,41 @@ mod tests {
         assert!((m.potential_energy - (-2.0 * 9.81 * 1.1)).abs() < 1e-12);
         assert!((m.momentum - Vec3::new(2.0, 0.0, 0.0)).norm() < 1e-12);
         assert_eq!(m.com, Vec3::new(0.0, -1.1, 0.0), "the fixed particle has no finite mass");
+        assert!((m.rms_speed - 1.0).abs() < 1e-12, "one movable particle at 1 m/s");
         assert!((max_violation(&scene, &state.x, 0.0) - 0.1).abs() < 1e-12);
         scene.constraints[0].compliance = 0.01;
         let elastic = measure(&scene, &state, 0.1).potential_energy - m.potential_energy;
         assert!((elastic - 0.5 * 0.01 / 0.01).abs() < 1e-12, "½·0.1²/0.01 = 0.5 J, got {elastic}");
+    }
+
+    #[test]
+    fn body_drift_measures_the_top_box_and_the_in_place_bound() {
+        use crate::bodies::BoxBody;
+        let mut scene = Scene::new("two boxes");
+        let corners = [[1.0, 1.0, 1.0], [1.0, -1.0, -1.0], [-1.0, 1.0, -1.0], [-1.0, -1.0, 1.0]];
+        for centre in [Vec3::new(0.0, 0.5, 0.0), Vec3::new(0.0, 1.5, 0.0)] {
+            let first = scene.particles.len();
+            for c in corners {
+                scene.add(Particle::new(centre + Vec3::new(c[0], c[1], c[2]) * 0.5, 1.0));
+            }
+            let particles = [first, first + 1, first + 2, first + 3];
+            scene.bodies.push(BoxBody { particles, half: Vec3::repeat(0.5), friction: 0.0 });
+        }
+        assert_eq!(top_body(&scene), Some(1));
+        let mut state = scene.initial_state(0.1);
+        let m = measure(&scene, &state, 0.1);
+        assert!(m.body_drift == 0.0 && m.top_drift == 0.0 && m.in_place);
+        // Slide the top box 0.2 m sideways: within 0.5 · 0.5 m, still in place.
+        for i in 4..8 {
+            state.x[i].x += 0.2;
+        }
+        let m = measure(&scene, &state, 0.1);
+        assert!((m.top_drift - 0.2).abs() < 1e-12 && (m.body_drift - 0.2).abs() < 1e-12 && m.in_place);
+        // Drop the bottom box by 0.3 m: out of place, and the largest drift.
+        for i in 0..4 {
+            state.x[i].y -= 0.3;
+        }
+        let m = measure(&scene, &state, 0.1);
+        assert!((m.body_drift - 0.3).abs() < 1e-12 && (m.top_drift - 0.2).abs() < 1e-12 && !m.in_place);
     }
 }
