@@ -285,6 +285,40 @@ pub fn seed_friction(x: &Vec3, x_prev: &Vec3, n: &Vec3, depth: f64, mu: f64) -> 
     x - vn - vt * scale
 }
 
+/// Jakobsen's friction for a contact row over several particles (two bodies touching): after
+/// the row `C = n·Σ kᵢxᵢ ≥ 0` was pushed out by `depth`, the tangential part `vt` of its
+/// displacement over the step, `Σ kᵢ(xᵢ − x*ᵢ)`, shrinks by `μ·depth` without reversing. The
+/// change is spread like a mass-weighted impulse, `x*ᵢ += wᵢkᵢ·Δ·t̂ / Σ wₖkₖ²`, so the row's
+/// tangential displacement changes by exactly `Δ = min(|vt|, μ·depth)` along `−t̂`. For one
+/// particle with `k = 1` this is [`seed_friction`]. The coefficients `kᵢ` are the row's gradient
+/// along `n`: `+cᴬ` on the body whose corner it is, `−cᴮ` on the body whose face it is.
+#[allow(clippy::too_many_arguments)]
+pub fn row_friction(
+    x: &[Vec3],
+    x_prev: &mut [Vec3],
+    w: &[f64],
+    particles: &[usize],
+    coeffs: &[f64],
+    n: &Vec3,
+    depth: f64,
+    mu: f64,
+) {
+    let denom: f64 = particles.iter().zip(coeffs).map(|(&i, k)| w[i] * k * k).sum();
+    if mu <= 0.0 || depth <= 0.0 || denom <= 0.0 {
+        return;
+    }
+    let v: Vec3 = particles.iter().zip(coeffs).map(|(&i, k)| (x[i] - x_prev[i]) * *k).sum();
+    let vt = v - n * v.dot(n);
+    let t = vt.norm();
+    if t <= 0.0 {
+        return;
+    }
+    let change = vt * ((mu * depth).min(t) / t / denom);
+    for (&i, k) in particles.iter().zip(coeffs) {
+        x_prev[i] += change * (w[i] * k);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -8,7 +8,7 @@
 //! 1. Reset every row's multiplier `λ = 0` (XPBD accumulates `λ` over the step; PBD does not).
 //! 2. For each iteration `1..=iterations`:
 //!    1. Colliders, as in the seed's stick-in-box listing (box first, then sticks): every movable
-//!       particle below a plane, inside a sphere or outside the box is projected to the surface
+//!       particle below a plane, inside a sphere or a block, or outside the box is projected to the surface
 //!       along the normal, and Jakobsen's friction shrinks its tangential displacement by
 //!       `μ·depth` without reversing it ([`seed_friction`]). Then particle-particle contacts
 //!       (particles with a radius, pairs found once per step by the uniform-grid broadphase):
@@ -16,7 +16,8 @@
 //!       embedded points (`p = Σ cₖxₖ`, Jakobsen §5) are pushed out of the colliders by moving
 //!       their particles in proportion to `wₖcₖ`, and box bodies' vertex-face contacts
 //!       ([`solverlab_core::bodies`]) push corner and face apart, each re-evaluated at the
-//!       current positions.
+//!       current positions, with the seed's friction on the two bodies' relative tangential
+//!       motion ([`row_friction`]).
 //!    2. Constraints (sticks, min/max sticks, pins on movable particles), each row by the update
 //!       of [`solverlab_core::constraint`]:
 //!       `Δλ = (−C − α̃λ)/(Σwᵢ|∇ᵢC|² + α̃)`, then `Δλ ← k·ω·Δλ`, `λ += Δλ`, `Δxᵢ = wᵢ∇ᵢC·Δλ`.
@@ -65,7 +66,7 @@
 //! * W. H. Press et al., "Numerical Recipes", §19.5: successive over-relaxation.
 
 use serde::{Deserialize, Serialize};
-use solverlab_core::constraint::{delta_lambda, for_each_contact, seed_friction, stick_row};
+use solverlab_core::constraint::{delta_lambda, for_each_contact, row_friction, seed_friction, stick_row};
 use solverlab_core::metrics::max_violation;
 use solverlab_core::model::{Kind, Scene, Sense, State};
 use solverlab_core::rng::Rng;
@@ -306,6 +307,10 @@ impl RelaxSolver {
                 state.x[pa[m]] += k.normal * (self.w[pa[m]] * k.weights_a[m] * dl);
                 state.x[pb[m]] -= k.normal * (self.w[pb[m]] * k.weights_b[m] * dl);
             }
+            let mu = scene.bodies[k.a].friction.min(scene.bodies[k.b].friction);
+            let particles = [pa, pb].concat();
+            let coeffs = [k.weights_a, k.weights_b.map(|c| -c)].concat();
+            row_friction(&state.x, &mut state.x_prev, &self.w, &particles, &coeffs, &k.normal, -c, mu);
         }
         worst
     }
