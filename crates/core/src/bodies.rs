@@ -25,8 +25,16 @@
 //! ```
 //!
 //! This is the seed's §5 treatment of body-body collisions ("move p and q toward each other").
-//! Edge-edge contacts are not generated: a box resting on a face is held by its corners, which
-//! is what stacks need; edge-on-edge impacts can pass through.
+//!
+//! Edge-edge contacts catch what corners miss (two boxes crossed edge on edge): for every pair
+//! of non-parallel edges, one of each box, the closest points `p` (on `a`'s edge) and `q` (on
+//! `b`'s) of the two lines give a contact when both lie inside their edges, away from the
+//! corners by [`EDGE_END`] of the edge (corners are the vertex-face contacts' job), each lies
+//! inside the other box, and the pair's axis is the separating axis of least overlap (less than
+//! 95 % of every face axis's); of those, the deepest pair gives the one edge-edge contact of the
+//! two boxes. The normal is `n = ±(dᴬ × dᴮ)/|dᴬ × dᴮ|`, oriented from `b`'s
+//! centre towards `a`'s, and `C = n·(p − q)` as above, with `p` and `q` carried by their bodies
+//! through the weights of their box coordinates.
 
 use crate::Vec3;
 
@@ -98,26 +106,36 @@ impl BoxBody {
     }
 }
 
-/// One vertex-face contact: corner `corner` of body `a` against a face of body `b`.
+/// How far from either end (as a fraction of the edge) an edge-edge closest point must be.
+pub const EDGE_END: f64 = 0.025;
+
+/// The twelve edges as pairs of indices into [`CORNERS`] (they differ in one coordinate).
+pub const EDGES: [(usize, usize); 12] =
+    [(0, 1), (2, 3), (4, 5), (6, 7), (0, 2), (1, 3), (4, 6), (5, 7), (0, 4), (1, 5), (2, 6), (3, 7)];
+
+/// One contact between two bodies: a corner of `a` against a face of `b`, or an edge of `a`
+/// against an edge of `b`.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct BoxContact {
     /// The body whose corner it is.
     pub a: usize,
     /// The body whose face it is.
     pub b: usize,
-    /// Which corner of `a` (index into [`CORNERS`]).
-    pub corner: usize,
-    /// Unit normal out of `b`'s face.
+    /// Which feature: `0–7` a corner of `a` (index into [`CORNERS`]) against a face of `b`;
+    /// `8 + 12·i + j` edge `i` of `a` against edge `j` of `b` (indices into [`EDGES`]).
+    pub feature: usize,
+    /// Unit normal, pointing from `b` towards `a` (out of `b`'s face for corners).
     pub normal: Vec3,
-    /// Weights of the corner over `a`'s particles.
+    /// Weights of the point `p` (corner or edge point) over `a`'s particles.
     pub weights_a: [f64; 4],
-    /// Weights of the face point over `b`'s particles.
+    /// Weights of the point `q` (face or edge point) over `b`'s particles.
     pub weights_b: [f64; 4],
     /// `C = n·(p − q)`: negative when penetrating (m).
     pub c: f64,
 }
 
-/// Every vertex-face contact with `C < margin` between the bodies, in a deterministic order.
+/// Every vertex-face and edge-edge contact with `C < margin` between the bodies, in a
+/// deterministic order.
 pub fn contacts(bodies: &[BoxBody], x: &[Vec3], margin: f64) -> Vec<BoxContact> {
     let centres: Vec<Vec3> = bodies.iter().map(|b| b.frame(x).0).collect();
     let radii: Vec<f64> = bodies.iter().map(BoxBody::radius).collect();
@@ -155,7 +173,7 @@ pub fn contacts(bodies: &[BoxBody], x: &[Vec3], margin: f64) -> Vec<BoxContact> 
                 out.push(BoxContact {
                     a,
                     b,
-                    corner: k,
+                    feature: k,
                     normal: axes[axis] * sign,
                     weights_a: weights(&s),
                     weights_b: weights(&s_q),
@@ -163,13 +181,83 @@ pub fn contacts(bodies: &[BoxBody], x: &[Vec3], margin: f64) -> Vec<BoxContact> 
                 });
             }
         }
+        edge_contacts(bodies, x, i, j, margin, &mut out);
     }
     out
+}
+
+/// Box coordinates of the point a fraction `t` along edge `e`.
+fn edge_point(e: usize, t: f64) -> Vec3 {
+    let (p, q) = (CORNERS[EDGES[e].0], CORNERS[EDGES[e].1]);
+    Vec3::new(p[0] + t * (q[0] - p[0]), p[1] + t * (q[1] - p[1]), p[2] + t * (q[2] - p[2]))
+}
+
+/// The edge-edge contacts between bodies `i` and `j` (see the module notes), with `a = i`.
+fn edge_contacts(bodies: &[BoxBody], x: &[Vec3], i: usize, j: usize, margin: f64, out: &mut Vec<BoxContact>) {
+    let (ba, bb) = (&bodies[i], &bodies[j]);
+    let (ca, axes_a) = ba.frame(x);
+    let (cb, axes_b) = bb.frame(x);
+    let inside = |p: &Vec3, c: &Vec3, axes: &[Vec3; 3], half: &Vec3| {
+        (0..3).all(|u| axes[u].dot(&(p - c)).abs() <= half[u] + margin)
+    };
+    // Separating-axis overlaps: along a unit axis n the boxes overlap by rᴬ(n) + rᴮ(n) − |Δc·n|
+    // with r(n) = Σ halfᵤ|axisᵤ·n|. An edge pair is only the contact when its axis overlaps
+    // less than every face axis (by 5 %, so that resting faces keep their corner contacts);
+    // otherwise edges of boxes that merely share a face region would look deeply crossed.
+    let radius = |axes: &[Vec3; 3], half: &Vec3, n: &Vec3| (0..3).map(|u| half[u] * axes[u].dot(n).abs()).sum::<f64>();
+    let overlap = |n: &Vec3| radius(&axes_a, &ba.half, n) + radius(&axes_b, &bb.half, n) - (ca - cb).dot(n).abs();
+    let face_overlap = axes_a.iter().chain(&axes_b).map(overlap).fold(f64::INFINITY, f64::min);
+    let mut best: Option<BoxContact> = None;
+    for ea in 0..12 {
+        let (p0, p1) = (ba.point(x, &edge_point(ea, 0.0)), ba.point(x, &edge_point(ea, 1.0)));
+        let da = p1 - p0;
+        for eb in 0..12 {
+            let (q0, q1) = (bb.point(x, &edge_point(eb, 0.0)), bb.point(x, &edge_point(eb, 1.0)));
+            let db = q1 - q0;
+            // Closest points of the lines p0 + s·da and q0 + t·db.
+            let r = p0 - q0;
+            let (aa, bd, ee, c, f) = (da.dot(&da), da.dot(&db), db.dot(&db), da.dot(&r), db.dot(&r));
+            let denom = aa * ee - bd * bd;
+            if denom <= 1e-9 * aa * ee {
+                continue; // parallel edges: the faces' corners handle them
+            }
+            let s = (bd * f - c * ee) / denom;
+            let t = (aa * f - bd * c) / denom;
+            let interior = EDGE_END..=1.0 - EDGE_END;
+            if !interior.contains(&s) || !interior.contains(&t) {
+                continue;
+            }
+            let p = p0 + da * s;
+            let q = q0 + db * t;
+            if !inside(&p, &cb, &axes_b, &bb.half) || !inside(&q, &ca, &axes_a, &ba.half) {
+                continue;
+            }
+            let mut n = da.cross(&db).normalize();
+            if n.dot(&(ca - cb)) < 0.0 {
+                n = -n;
+            }
+            let c = n.dot(&(p - q));
+            if c >= margin || overlap(&n) >= 0.95 * face_overlap || best.is_some_and(|k| k.c <= c) {
+                continue;
+            }
+            best = Some(BoxContact {
+                a: i,
+                b: j,
+                feature: 8 + 12 * ea + eb,
+                normal: n,
+                weights_a: weights(&edge_point(ea, s)),
+                weights_b: weights(&edge_point(eb, t)),
+                c,
+            });
+        }
+    }
+    out.extend(best);
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::f64::consts::FRAC_PI_4;
 
     fn unit_box(centre: Vec3, half: f64) -> (BoxBody, Vec<Vec3>) {
         let corners = [[1.0, 1.0, 1.0], [1.0, -1.0, -1.0], [-1.0, 1.0, -1.0], [-1.0, -1.0, 1.0]];
@@ -220,5 +308,39 @@ mod tests {
             let expected = if c.a == 0 { Vec3::y() } else { -Vec3::y() };
             assert!((c.normal - expected).norm() < 1e-12);
         }
+    }
+
+    #[test]
+    fn crossed_edges_give_one_edge_edge_contact_and_no_corner_contacts() {
+        // Box a turned 45° about x (its lowest edge runs along x), box b turned 45° about z (its
+        // highest edge runs along z), a above b with the edges crossing 0.05 deep.
+        let turn = |axis: Vec3, centre: Vec3, first: usize| {
+            let q = nalgebra::UnitQuaternion::from_axis_angle(&nalgebra::Unit::new_normalize(axis), FRAC_PI_4);
+            let (body, x) = unit_box(Vec3::zeros(), 0.5);
+            (
+                BoxBody { particles: [first, first + 1, first + 2, first + 3], ..body },
+                x.into_iter().map(|p| centre + q * p).collect::<Vec<_>>(),
+            )
+        };
+        let reach = 0.5 * std::f64::consts::SQRT_2;
+        let (a, xa) = turn(Vec3::x(), Vec3::new(0.0, 2.0 * reach - 0.05, 0.0), 0);
+        let (b, xb) = turn(Vec3::z(), Vec3::zeros(), 4);
+        let x: Vec<Vec3> = xa.into_iter().chain(xb).collect();
+        let found = contacts(&[a.clone(), b.clone()], &x, 0.0);
+        assert_eq!(found.len(), 1, "{found:?}");
+        let k = found[0];
+        assert!(k.feature >= 8, "an edge pair");
+        assert!((k.normal - Vec3::y()).norm() < 1e-12, "from b up to a: {}", k.normal);
+        assert!((k.c + 0.05).abs() < 1e-12, "depth 0.05: {}", k.c);
+        // p and q through the weights are the crossing points on the two edges.
+        let p: Vec3 = (0..4).map(|m| x[m] * k.weights_a[m]).sum();
+        let q: Vec3 = (0..4).map(|m| x[4 + m] * k.weights_b[m]).sum();
+        assert!(
+            (p - Vec3::new(0.0, reach - 0.05, 0.0)).norm() < 1e-12 && (q - Vec3::new(0.0, reach, 0.0)).norm() < 1e-12
+        );
+        // Lifted clear, nothing.
+        let lifted: Vec<Vec3> =
+            x.iter().enumerate().map(|(i, p)| if i < 4 { p + Vec3::y() * 0.1 } else { *p }).collect();
+        assert!(contacts(&[a, b], &lifted, 0.0).is_empty());
     }
 }

@@ -225,7 +225,7 @@ pub fn gather_rows(
                 restitution: 0.0,
                 collider: None,
             };
-            out.push(contact_row(body_row_id(k.a, k.b, k.corner, 0), 8, particles, grad, k.c, info));
+            out.push(contact_row(body_row_id(k.a, k.b, k.feature, 0), 8, particles, grad, k.c, info));
         }
     }
     if !scene.has_colliders() {
@@ -267,14 +267,15 @@ pub fn gather_rows(
     }
 }
 
-/// The id of the vertex-face contact row of corner `corner` of body `a` against body `b` (`dir`
-/// as in [`contact_row_id`]); bits 63 and 60 keep it apart from the other kinds.
-pub fn body_row_id(a: usize, b: usize, corner: usize, dir: usize) -> u64 {
+/// The id of the contact row between bodies `a` and `b` at `feature` (a corner of `a`, or an
+/// edge pair; see [`crate::bodies::BoxContact::feature`]), `dir` as in [`contact_row_id`]; bits
+/// 63 and 60 keep it apart from the other kinds. Bodies below 2¹⁸ = 262 144 are distinct.
+pub fn body_row_id(a: usize, b: usize, feature: usize, dir: usize) -> u64 {
     (1 << 63)
         | (1 << 60)
-        | ((a as u64 & 0xf_ffff) << 25)
-        | ((b as u64 & 0xf_ffff) << 5)
-        | ((corner as u64 & 7) << 2)
+        | ((a as u64 & 0x3_ffff) << 28)
+        | ((b as u64 & 0x3_ffff) << 10)
+        | ((feature as u64 & 0xff) << 2)
         | dir as u64
 }
 

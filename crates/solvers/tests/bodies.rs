@@ -163,3 +163,37 @@ fn a_box_sliding_on_another_box_stops_where_coulomb_says() {
         assert!((low..high).contains(&(slid / expected)), "{name}: slid {slid} m, Coulomb {expected} m");
     }
 }
+
+/// A box dropped edge-first across the top edge of an immovable box (both turned 45°, the edges
+/// crossing at right angles) rests on the edge-edge contact: no corner touches anything, so
+/// without edge-edge contacts it would sink about 0.2 m before its corners met the faces.
+#[test]
+fn a_box_rests_crosswise_on_the_edge_of_another() {
+    let mut s = Scene::new("crossed");
+    let reach = 0.5 * std::f64::consts::SQRT_2;
+    for (axis, centre) in [(Vec3::z(), Vec3::zeros()), (Vec3::x(), Vec3::new(0.0, 2.0 * reach + 0.002, 0.0))] {
+        let first = s.particles.len();
+        solverlab_scenes::builtin::box_stack::add_box(&mut s, Vec3::zeros(), 1.0, 4.0, 0.5);
+        let q = nalgebra::UnitQuaternion::from_axis_angle(
+            &nalgebra::Unit::new_normalize(axis),
+            std::f64::consts::FRAC_PI_4,
+        );
+        for p in &mut s.particles[first..] {
+            p.x = centre + q * p.x;
+        }
+    }
+    s.embedded.clear();
+    for p in &mut s.particles[0..4] {
+        p.w = 0.0;
+    }
+    for name in ["gs", "pgs", "direct"] {
+        let mut solver = build(&preset(name).unwrap().config, name).unwrap();
+        let mut sim = Simulation::new(&s, solver.as_mut(), s.dt, 1).unwrap();
+        for frame in 1..=60 {
+            let r = sim.step_frame(&mut NullObserver).unwrap();
+            assert!(r.metrics.max_penetration < 0.01, "{name}, frame {frame}: {} m deep", r.metrics.max_penetration);
+        }
+        let top = sim.state.x[4..8].iter().sum::<Vec3>() / 4.0;
+        assert!(top.y > 2.0 * reach - 0.01, "{name}: the upper box sank to {} m", top.y);
+    }
+}
