@@ -182,9 +182,20 @@ fn a_diverging_run_exits_1_names_frame_and_solver_and_keeps_the_rows() {
 fn every_builtin_exports_to_a_file_that_simulates_like_the_builtin() {
     let dir = tmp("export");
     std::fs::create_dir_all(&dir).unwrap();
-    for name in
-        ["particles-in-box", "stick-in-box", "cloth", "plant", "chain", "pendulum", "tetrahedron", "ragdoll", "spring"]
-    {
+    for name in [
+        "particles-in-box",
+        "stick-in-box",
+        "cloth",
+        "plant",
+        "chain",
+        "pendulum",
+        "tetrahedron",
+        "ragdoll",
+        "spring",
+        "ragdoll-stairs",
+        "embedded-box",
+        "warm-start-energy",
+    ] {
         let o = solverlab(&["scene", "export", name]);
         assert!(o.status.success(), "{name}: {}", stderr(&o));
         let file = dir.join(format!("{name}.toml"));

@@ -8,6 +8,8 @@
 //! With `damping = 0` this is `x' = 2x − x* + a·h²`; the seed lowers the 2 to 1.99 for drag, which
 //! is `damping = 0.01` here. Immovable particles keep their position, except those under a
 //! kinematic pin, which move to the pin's target at the end of the step (the seed's IK dragging).
+//! The particles of a removed body ([`crate::model::Removal`]) are put at their parking place at
+//! rest (`x = x* = initial + PARK_OFFSET`) from the first step that ends at or after its time.
 //! The solver then projects `x` onto the constraints; the velocity at the end of the step is
 //! `(x − x*)/h`.
 
@@ -53,6 +55,13 @@ pub fn predict(scene: &Scene, kinematic: &[KinematicPin], state: &mut State, h: 
     }
     state.time += h;
     state.step += 1;
+    if let Some(gone) = scene.removed_particles(state.time) {
+        for (i, _) in gone.iter().enumerate().filter(|(_, g)| **g) {
+            let parked = scene.particles[i].x + crate::model::PARK_OFFSET;
+            state.x[i] = parked;
+            state.x_prev[i] = parked;
+        }
+    }
     for pin in kinematic {
         state.x[pin.particle] = pin.target + pin.velocity * state.time;
     }

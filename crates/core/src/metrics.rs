@@ -14,6 +14,9 @@
 //!   from where the scene put it; the top body's drift (the body starting highest against
 //!   gravity); and whether every body is still in place, within [`IN_PLACE`] of its smallest half
 //!   extent (a stack "stood" if that held in every frame).
+//!
+//! Particles of removed bodies ([`crate::model::Removal`]) are left out of the energies, momentum,
+//! centre of mass, speeds and drifts from their removal on.
 
 use crate::constraint::{for_each_contact, stick_value};
 use crate::model::{Kind, Scene, Sense, State};
@@ -54,21 +57,27 @@ pub struct StepMetrics {
 /// stack counts as fallen.
 pub const IN_PLACE: f64 = 0.5;
 
-/// The index of the body whose initial centre is highest against gravity (the top of a stack).
-pub fn top_body(scene: &Scene) -> Option<usize> {
+/// The index of the body whose initial centre is highest against gravity (the top of a stack),
+/// among those not removed by `time`.
+pub fn top_body(scene: &Scene, time: f64) -> Option<usize> {
     let x0: Vec<Vec3> = scene.particles.iter().map(|p| p.x).collect();
     let up = if scene.gravity.norm() > 0.0 { -scene.gravity.normalize() } else { Vec3::y() };
-    (0..scene.bodies.len()).max_by(|&a, &b| {
+    (0..scene.bodies.len()).filter(|&k| !removed(scene, k, time)).max_by(|&a, &b| {
         up.dot(&scene.bodies[a].frame(&x0).0).total_cmp(&up.dot(&scene.bodies[b].frame(&x0).0)).then(b.cmp(&a))
     })
 }
 
-/// Box-body drift from the scene's initial positions: `(largest, top body's, all in place)`.
-fn body_drift(scene: &Scene, x: &[Vec3]) -> (f64, f64, bool) {
+fn removed(scene: &Scene, body: usize, time: f64) -> bool {
+    scene.removals.iter().any(|r| r.body == body && r.time <= time)
+}
+
+/// Box-body drift from the scene's initial positions, over the bodies still in the scene at
+/// `time`: `(largest, top body's, all in place)`.
+fn body_drift(scene: &Scene, x: &[Vec3], time: f64) -> (f64, f64, bool) {
     let x0: Vec<Vec3> = scene.particles.iter().map(|p| p.x).collect();
-    let top = top_body(scene);
+    let top = top_body(scene, time);
     let (mut worst, mut top_drift, mut in_place) = (0.0_f64, 0.0, true);
-    for (k, b) in scene.bodies.iter().enumerate() {
+    for (k, b) in scene.bodies.iter().enumerate().filter(|(k, _)| !removed(scene, *k, time)) {
         let d = (b.frame(x).0 - b.frame(&x0).0).norm();
         worst = worst.max(d);
         if Some(k) == top {
@@ -126,8 +135,9 @@ pub fn measure(scene: &Scene, state: &State, h: f64) -> StepMetrics {
     let inv_h = 1.0 / h;
     let mut total_mass = 0.0;
     let mut movable = 0usize;
-    for ((p, xi), xp) in scene.particles.iter().zip(x).zip(&state.x_prev) {
-        if p.w > 0.0 {
+    let gone = scene.removed_particles(state.time);
+    for (i, ((p, xi), xp)) in scene.particles.iter().zip(x).zip(&state.x_prev).enumerate() {
+        if p.w > 0.0 && !gone.as_ref().is_some_and(|g| g[i]) {
             let mass = 1.0 / p.w;
             total_mass += mass;
             m.com += xi * mass;
@@ -144,7 +154,7 @@ pub fn measure(scene: &Scene, state: &State, h: f64) -> StepMetrics {
         m.rms_speed = (m.rms_speed / movable as f64).sqrt();
     }
     if !scene.bodies.is_empty() {
-        (m.body_drift, m.top_drift, m.in_place) = body_drift(scene, x);
+        (m.body_drift, m.top_drift, m.in_place) = body_drift(scene, x, state.time);
     }
     m
 }
@@ -248,7 +258,7 @@ mod tests {
             let particles = [first, first + 1, first + 2, first + 3];
             scene.bodies.push(BoxBody { particles, half: Vec3::repeat(0.5), friction: 0.0 });
         }
-        assert_eq!(top_body(&scene), Some(1));
+        assert_eq!(top_body(&scene, 0.0), Some(1));
         let mut state = scene.initial_state(0.1);
         let m = measure(&scene, &state, 0.1);
         assert!(m.body_drift == 0.0 && m.top_drift == 0.0 && m.in_place);

@@ -174,6 +174,21 @@ pub struct Block {
     pub restitution: f64,
 }
 
+/// A scene event: box body `body` leaves the scene at `time` (s), for example the heavy top of
+/// a stack (reference.md §4, warm-start energy). From the first step that ends at or after
+/// `time`, its particles are parked at rest at their initial positions plus [`PARK_OFFSET`], far
+/// from everything, and the metrics leave them out.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Removal {
+    /// Index into [`Scene::bodies`].
+    pub body: usize,
+    /// When it leaves (s).
+    pub time: f64,
+}
+
+/// Where removed bodies wait, relative to their initial positions (m).
+pub const PARK_OFFSET: Vec3 = Vec3::new(1000.0, 0.0, 0.0);
+
 /// A point carried by up to four particles, `p = Σ cᵢ xᵢ` with `Σ cᵢ = 1` (Jakobsen §5): a
 /// corner of a box embedded in a tetrahedron, a point on a stick. It collides with the world
 /// colliders like a particle, and its corrections are spread over the particles by their weights.
@@ -222,6 +237,8 @@ pub struct Scene {
     pub embedded: Vec<EmbeddedPoint>,
     /// Box bodies (tetrahedra of particles) that collide with each other.
     pub bodies: Vec<crate::bodies::BoxBody>,
+    /// Bodies that leave the scene during a run.
+    pub removals: Vec<Removal>,
 }
 
 impl Scene {
@@ -240,7 +257,21 @@ impl Scene {
             blocks: Vec::new(),
             embedded: Vec::new(),
             bodies: Vec::new(),
+            removals: Vec::new(),
         }
+    }
+
+    /// Whether each particle belongs to a body removed at or before `time`; `None` when no
+    /// body has been removed by then.
+    pub fn removed_particles(&self, time: f64) -> Option<Vec<bool>> {
+        let mut gone: Option<Vec<bool>> = None;
+        for r in self.removals.iter().filter(|r| r.time <= time) {
+            let g = gone.get_or_insert_with(|| vec![false; self.particles.len()]);
+            for &i in &self.bodies[r.body].particles {
+                g[i] = true;
+            }
+        }
+        gone
     }
 
     /// Adds a particle and returns its index.
@@ -387,6 +418,17 @@ impl Scene {
                 );
             }
             material(format!("block[{k}]"), b.friction, b.restitution)?;
+        }
+        for (k, r) in self.removals.iter().enumerate() {
+            if r.body >= self.bodies.len() {
+                return err(
+                    format!("removal[{k}].body"),
+                    format!("body index {} out of range (the scene has {} bodies)", r.body, self.bodies.len()),
+                );
+            }
+            if !(r.time >= 0.0 && r.time.is_finite()) {
+                return err(format!("removal[{k}].time"), format!("{} must be a time ≥ 0 in seconds", r.time));
+            }
         }
         for (k, e) in self.embedded.iter().enumerate() {
             if !(1..=4).contains(&e.count) {

@@ -35,6 +35,10 @@
 //! max = [1.0, 0.2, 2.0]
 //! friction = 0.5
 //!
+//! [[removal]]                   # body 2 leaves the scene at t = 2 s (parked far away at rest)
+//! body = 2
+//! time = 2.0
+//!
 //! [box]                         # optional: particles stay inside
 //! min = [0.0, 0.0, 0.0]
 //! max = [1000.0, 1000.0, 1000.0]
@@ -51,6 +55,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 use solverlab_core::bodies::BoxBody;
+use solverlab_core::model::Removal;
 use solverlab_core::{
     Block, BoxCollider, Constraint, EmbeddedPoint, Kind, Particle, Plane, Scene, Sense, Sphere, Vec3,
 };
@@ -112,6 +117,9 @@ pub struct SceneFile {
     /// Box bodies.
     #[serde(default, rename = "body", skip_serializing_if = "Vec::is_empty")]
     pub bodies: Vec<BodyFile>,
+    /// Bodies leaving the scene.
+    #[serde(default, rename = "removal", skip_serializing_if = "Vec::is_empty")]
+    pub removals: Vec<RemovalFile>,
     /// Solid blocks (same fields as the box; particles stay outside).
     #[serde(default, rename = "block", skip_serializing_if = "Vec::is_empty")]
     pub blocks: Vec<BoxFile>,
@@ -132,6 +140,16 @@ pub struct BodyFile {
     /// Friction against other bodies.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub friction: f64,
+}
+
+/// One `[[removal]]`: body `body` leaves the scene at `time`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RemovalFile {
+    /// Index of the `[[body]]`.
+    pub body: i64,
+    /// Time (s).
+    pub time: f64,
 }
 
 /// One `[[embedded]]`: a point `Σ cᵢ xᵢ` carried by 1–4 particles, colliding with the world.
@@ -392,6 +410,12 @@ impl SceneFile {
             }
             scene.bodies.push(BoxBody { particles, half: v3(b.half), friction: b.friction });
         }
+        for (k, r) in self.removals.iter().enumerate() {
+            if r.body < 0 {
+                return Err(err(format!("removal[{k}].body"), format!("body index {} is negative", r.body)));
+            }
+            scene.removals.push(Removal { body: r.body as usize, time: r.time });
+        }
         for b in &self.blocks {
             scene.blocks.push(Block {
                 min: v3(b.min),
@@ -486,6 +510,7 @@ impl SceneFile {
                     weights: e.weights[..e.count].to_vec(),
                 })
                 .collect(),
+            removals: scene.removals.iter().map(|r| RemovalFile { body: r.body as i64, time: r.time }).collect(),
             blocks: scene
                 .blocks
                 .iter()
@@ -571,6 +596,14 @@ b = 1
             (PENDULUM.replace("b = 1", "b = 1\nstiffnes = 2"), "unknown field `stiffnes`"),
             (PENDULUM.replace("type = \"distance\"", "type = \"spring\""), "unknown variant `spring`"),
             (PENDULUM.replace("b = 1", ""), "bad.toml: constraint[0].b: missing"),
+            (
+                format!("{PENDULUM}\n[[removal]]\nbody = 0\ntime = 1.0\n"),
+                "bad.toml: removal[0].body: body index 0 out of range",
+            ),
+            (
+                format!("{PENDULUM}\n[[block]]\nmin = [0.0, 0.0, 0.0]\nmax = [1.0, 0.0, 1.0]\n"),
+                "bad.toml: block[0].max: max must exceed min on every axis (axis 1",
+            ),
         ];
         for (text, expected) in cases {
             let e = error_of(&text);

@@ -197,3 +197,36 @@ fn a_box_rests_crosswise_on_the_edge_of_another() {
         assert!(top.y > 2.0 * reach - 0.01, "{name}: the upper box sank to {} m", top.y);
     }
 }
+
+/// The warm-start energy scene's removal: the heavy top box is parked at rest far away, the
+/// metrics leave it out, and under the exact solver the two light boxes stay put afterwards.
+#[test]
+fn a_removed_body_is_parked_at_rest_and_left_out_of_the_metrics() {
+    let s = scene("warm-start-energy", &["ratio=10", "remove_at=0.5"]);
+    let mut solver = build(&preset("direct").unwrap().config, "direct").unwrap();
+    let mut sim = Simulation::new(&s, solver.as_mut(), s.dt, 1).unwrap();
+    let mut before = None;
+    for _ in 0..60 {
+        let r = sim.step_frame(&mut NullObserver).unwrap();
+        if r.time < 0.5 {
+            before = Some(r.metrics);
+        } else {
+            assert!(
+                r.metrics.kinetic_energy < 1e-2,
+                "t = {}: {} J after the removal",
+                r.time,
+                r.metrics.kinetic_energy
+            );
+            assert!(r.metrics.in_place && r.metrics.top_drift < 1e-3, "{:?}", r.metrics);
+        }
+    }
+    for i in 8..12 {
+        let parked = s.particles[i].x + solverlab_core::model::PARK_OFFSET;
+        assert_eq!((sim.state.x[i], sim.state.x_prev[i]), (parked, parked));
+    }
+    // Before: the centre of mass is pulled up by the heavy top (10, 10, 100 kg at 0.25, 0.75,
+    // 1.25 m); after, it is that of the two light boxes.
+    let after = measure(&s, &sim.state, s.dt);
+    assert!((before.unwrap().com.y - (2.5 + 7.5 + 125.0) / 120.0).abs() < 1e-3);
+    assert!((after.com.y - 0.5).abs() < 1e-3, "{}", after.com.y);
+}

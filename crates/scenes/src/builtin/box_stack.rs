@@ -6,6 +6,7 @@
 //! heavier than the others.
 
 use solverlab_core::bodies::{weights, BoxBody};
+use solverlab_core::model::Removal;
 use solverlab_core::{EmbeddedPoint, Particle, Plane, Scene, Vec3};
 
 use super::Builtin;
@@ -28,6 +29,43 @@ pub const PYRAMID: Builtin = Builtin {
     params: pyramid_params,
     build: build_pyramid,
 };
+
+/// The warm-start energy entry.
+pub const WARM_START_ENERGY: Builtin = Builtin {
+    name: "warm-start-energy",
+    summary: "three stacked boxes, the top one `ratio` times denser, removed at `remove_at`",
+    source: "reference.md §4 (warm-start energy: densities 1, 1, 100, top removed mid-run)",
+    params: energy_params,
+    build: build_energy,
+};
+
+fn energy_params() -> Vec<ParamSpec> {
+    vec![
+        ParamSpec::num("ratio", 100.0, "density of the top box divided by the others'"),
+        ParamSpec::num("remove_at", 2.0, "when the top box leaves the scene (s)"),
+        ParamSpec::num("size", 0.5, "box edge (m)"),
+        ParamSpec::num("mass", 10.0, "mass of each light box (kg)"),
+        ParamSpec::num("friction", 0.5, "friction μ of the floor and between boxes"),
+    ]
+}
+
+/// Three boxes resting on each other on the floor; the top one, `ratio` times heavier, is
+/// removed at `remove_at`. A solver that warm-starts the lower contacts with the impulses that
+/// carried the heavy box pushes the light boxes up in the step after the removal.
+fn build_energy(p: &Params) -> Result<Scene, ParamError> {
+    let size = p.positive("size")?;
+    let mass = p.positive("mass")?;
+    let ratio = p.positive("ratio")?;
+    let mu = p.non_negative("friction")?;
+    let remove_at = p.non_negative("remove_at")?;
+    let mut scene = Scene::new("warm-start-energy");
+    for (i, m) in [mass, mass, mass * ratio].into_iter().enumerate() {
+        add_box(&mut scene, Vec3::new(0.0, size / 2.0 + i as f64 * size, 0.0), size, m, mu);
+    }
+    scene.planes.push(Plane { normal: Vec3::y(), offset: 0.0, friction: mu, restitution: 0.0 });
+    scene.removals.push(Removal { body: 2, time: remove_at });
+    Ok(scene)
+}
 
 fn pyramid_params() -> Vec<ParamSpec> {
     vec![

@@ -52,6 +52,7 @@ pub fn builtins() -> Vec<Builtin> {
         embedded_box::BUILTIN,
         box_stack::BUILTIN,
         box_stack::PYRAMID,
+        box_stack::WARM_START_ENERGY,
     ]
 }
 
