@@ -299,6 +299,8 @@ fn label(column: &str) -> String {
         "com_y" => "centre of mass y (m)".into(),
         "com_z" => "centre of mass z (m)".into(),
         "rms_speed" => "RMS particle speed (m/s)".into(),
+        "kinetic_energy" => "kinetic energy (J)".into(),
+        "potential_energy" => "potential energy (J)".into(),
         "jitter" => "jitter: settled RMS speed (m/s)".into(),
         "body_drift" | "max_body_drift" => "largest body drift (m)".into(),
         "top_drift" | "max_top_drift" => "top body drift (m)".into(),
@@ -390,6 +392,8 @@ fn lines(spec: &FigureSpec, table: &Table, file: &ExperimentFile) -> Figure {
                 let name = sc
                     .iter()
                     .enumerate()
+                    // A sweep column a series does not have (empty) stays out of its name.
+                    .filter(|&(k, &c)| k == 0 || !row[c].is_empty())
                     .map(|(k, &c)| if k == 0 { row[c].clone() } else { format!("{} = {}", series_cols[k], row[c]) })
                     .collect::<Vec<_>>()
                     .join(", ");
@@ -402,7 +406,8 @@ fn lines(spec: &FigureSpec, table: &Table, file: &ExperimentFile) -> Figure {
             let t_max = groups.values().flatten().map(|p| p.0).fold(0.0, f64::max);
             let mut series: Vec<Series> = order
                 .into_iter()
-                .map(|name| {
+                .enumerate()
+                .map(|(index, name)| {
                     let raw = &groups[&name];
                     let points: Vec<(f64, f64)> = match spec.reduce {
                         None => raw.iter().map(|p| (p.0, p.1)).collect(),
@@ -434,7 +439,10 @@ fn lines(spec: &FigureSpec, table: &Table, file: &ExperimentFile) -> Figure {
                         (true, Some(s)) => format!("{name} (slope {s:.2})"),
                         _ => name,
                     };
-                    let style = if spec.reduce.is_some() || points.len() < 12 {
+                    // Colours repeat after the palette's eight; the repeats are dashed.
+                    let style = if index >= solverlab_plot::PALETTE.len() {
+                        LineStyle::Dashed
+                    } else if spec.reduce.is_some() || points.len() < 12 {
                         LineStyle::LineAndPoints
                     } else {
                         LineStyle::Line
@@ -446,7 +454,7 @@ fn lines(spec: &FigureSpec, table: &Table, file: &ExperimentFile) -> Figure {
                 series.push(analytic_spring(file, t_max));
             }
             let title = match pv {
-                Some(v) => format!("{} — {v}", label(y)),
+                Some(v) => format!("{} — {} = {v}", label(y), label(spec.panels.as_deref().unwrap_or_default())),
                 None => label(y),
             };
             panels.push(Panel {
