@@ -186,6 +186,11 @@ pub fn contacts(bodies: &[BoxBody], x: &[Vec3], margin: f64) -> Vec<BoxContact> 
     out
 }
 
+/// Box coordinates of corner `k`.
+fn corner(k: usize) -> Vec3 {
+    Vec3::new(CORNERS[k][0], CORNERS[k][1], CORNERS[k][2])
+}
+
 /// Box coordinates of the point a fraction `t` along edge `e`.
 fn edge_point(e: usize, t: f64) -> Vec3 {
     let (p, q) = (CORNERS[EDGES[e].0], CORNERS[EDGES[e].1]);
@@ -208,11 +213,11 @@ fn edge_contacts(bodies: &[BoxBody], x: &[Vec3], i: usize, j: usize, margin: f64
     let overlap = |n: &Vec3| radius(&axes_a, &ba.half, n) + radius(&axes_b, &bb.half, n) - (ca - cb).dot(n).abs();
     let face_overlap = axes_a.iter().chain(&axes_b).map(overlap).fold(f64::INFINITY, f64::min);
     let mut best: Option<BoxContact> = None;
-    for ea in 0..12 {
-        let (p0, p1) = (ba.point(x, &edge_point(ea, 0.0)), ba.point(x, &edge_point(ea, 1.0)));
+    let ends = |body: &BoxBody| EDGES.map(|(u, v)| (body.point(x, &corner(u)), body.point(x, &corner(v))));
+    let (edges_a, edges_b) = (ends(ba), ends(bb));
+    for (ea, &(p0, p1)) in edges_a.iter().enumerate() {
         let da = p1 - p0;
-        for eb in 0..12 {
-            let (q0, q1) = (bb.point(x, &edge_point(eb, 0.0)), bb.point(x, &edge_point(eb, 1.0)));
+        for (eb, &(q0, q1)) in edges_b.iter().enumerate() {
             let db = q1 - q0;
             // Closest points of the lines p0 + s·da and q0 + t·db.
             let r = p0 - q0;

@@ -1,0 +1,94 @@
+//! Contact generation: does it grow linearly with the scene?
+//!
+//! `cargo bench -p solverlab-benches --bench contacts` times the uniform-grid particle broadphase
+//! against the all-pairs reference on piles of 1000 and 4000 balls, and box-body contact
+//! generation (broadphase on bounding spheres, then vertex-face and edge-edge tests per pair) on
+//! pyramids of 55, 210 and 820 boxes. The lines printed at the end give ns per particle or per
+//! body, medians of 11 timings taken in one run: constant across sizes means linear growth.
+
+#![allow(missing_docs)] // criterion_group! generates undocumented items
+
+use std::time::Instant;
+
+use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use solverlab_core::broadphase::{pairs, pairs_brute_force};
+use solverlab_core::{Scene, Vec3};
+
+/// The contact margin: boxes of the pyramid start exactly touching, so a margin (as the solvers
+/// use for speculative rows) makes every resting contact count.
+const MARGIN: f64 = 0.01;
+
+fn balls(n: usize) -> Scene {
+    solverlab_scenes::resolve("balls", &[format!("n={n}")]).expect("balls build")
+}
+
+fn pyramid(base: usize) -> Scene {
+    solverlab_scenes::resolve("box-pyramid", &[format!("base={base}")]).expect("pyramid builds")
+}
+
+fn positions(scene: &Scene) -> (Vec<Vec3>, Vec<f64>) {
+    (scene.particles.iter().map(|p| p.x).collect(), scene.particles.iter().map(|p| p.radius).collect())
+}
+
+fn median_seconds(mut f: impl FnMut()) -> f64 {
+    let mut samples: Vec<f64> = (0..11)
+        .map(|_| {
+            let t = Instant::now();
+            f();
+            t.elapsed().as_secs_f64()
+        })
+        .collect();
+    samples.sort_by(f64::total_cmp);
+    samples[samples.len() / 2]
+}
+
+fn broadphase(c: &mut Criterion) {
+    let mut group = c.benchmark_group("broadphase_balls");
+    group.sample_size(20);
+    for n in [1000, 4000] {
+        let (x, r) = positions(&balls(n));
+        group.throughput(Throughput::Elements(n as u64));
+        group.bench_function(format!("grid_{n}"), |b| b.iter(|| pairs(&x, &r, 0.0, |_, _| false)));
+        group.bench_function(format!("all_pairs_{n}"), |b| b.iter(|| pairs_brute_force(&x, &r, 0.0)));
+    }
+    group.finish();
+    for n in [1000, 4000] {
+        let (x, r) = positions(&balls(n));
+        let grid = median_seconds(|| drop(pairs(&x, &r, 0.0, |_, _| false)));
+        let brute = median_seconds(|| drop(pairs_brute_force(&x, &r, 0.0)));
+        println!(
+            "broadphase, {n} balls: grid {:.1} ns per ball, all pairs {:.1} ns per ball, ratio all pairs / grid {:.1}",
+            grid / n as f64 * 1e9,
+            brute / n as f64 * 1e9,
+            brute / grid
+        );
+    }
+}
+
+fn box_contacts(c: &mut Criterion) {
+    let mut group = c.benchmark_group("box_contacts_pyramid");
+    group.sample_size(20);
+    for base in [10, 20, 40] {
+        let scene = pyramid(base);
+        let x: Vec<Vec3> = scene.particles.iter().map(|p| p.x).collect();
+        group.throughput(Throughput::Elements(scene.bodies.len() as u64));
+        group.bench_function(format!("base_{base}"), |b| {
+            b.iter(|| solverlab_core::bodies::contacts(&scene.bodies, &x, MARGIN))
+        });
+    }
+    group.finish();
+    for base in [10, 20, 40] {
+        let scene = pyramid(base);
+        let x: Vec<Vec3> = scene.particles.iter().map(|p| p.x).collect();
+        let found = solverlab_core::bodies::contacts(&scene.bodies, &x, MARGIN).len();
+        let t = median_seconds(|| drop(solverlab_core::bodies::contacts(&scene.bodies, &x, MARGIN)));
+        println!(
+            "box contacts, pyramid of {} boxes: {found} contacts, {:.0} ns per box",
+            scene.bodies.len(),
+            t / scene.bodies.len() as f64 * 1e9
+        );
+    }
+}
+
+criterion_group!(benches, broadphase, box_contacts);
+criterion_main!(benches);
