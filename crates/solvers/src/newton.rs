@@ -24,7 +24,13 @@
 //!    (for rigid rows that is `max |C|`; a compliant row settles where `C = −α̃λ`, not at 0).
 //!
 //! After the loop, contacts get Jakobsen's friction (tangential motion shrunk by `μ·depth`, with
-//! the depth of the prediction's penetration) and restitution as in the relax solver.
+//! the depth of the prediction's penetration) and restitution as in the relax solver. A contact
+//! row over several particles (an embedded point, two bodies touching) shares its depth among the
+//! particles with positive gradient along the normal, by their weights, and each of them is
+//! slowed in the world frame; the other body is left alone. This is a one-pass approximation,
+//! not Coulomb's law: a box sliding on a fixed box stops after 1.46× the Coulomb distance
+//! (`tests/bodies.rs`), while the relative form the relax solver uses, applied once after the
+//! solve, let a 10-box stack slide apart.
 
 use std::collections::HashMap;
 
