@@ -230,3 +230,40 @@ fn a_removed_body_is_parked_at_rest_and_left_out_of_the_metrics() {
     assert!((before.unwrap().com.y - (2.5 + 7.5 + 125.0) / 120.0).abs() < 1e-3);
     assert!((after.com.y - 0.5).abs() < 1e-3, "{}", after.com.y);
 }
+
+/// Jakobsen §6's joints by shared particles: a body sharing two particles with a fixed frame
+/// turns about the line through them (every particle keeps its coordinate along the axis and its
+/// distance to it), while one sharing a single particle swings out of that plane too; both keep
+/// every shared particle exactly where the frame has it, in every solver family.
+#[test]
+fn a_body_sharing_two_particles_turns_on_a_hinge_and_one_sharing_one_on_a_ball_joint() {
+    for shared in [2, 1] {
+        let s = scene("hinge", &[&format!("shared={shared}")]);
+        let tip = s.particles.iter().position(|p| p.v.norm() > 0.0).unwrap();
+        let movable: Vec<usize> = (0..s.particles.len()).filter(|&i| s.particles[i].w > 0.0).collect();
+        // The hinge line: x = 0, y = 2, along z.
+        let radius = |x: &Vec3| ((x.x).powi(2) + (x.y - 2.0).powi(2)).sqrt();
+        for name in ["gs", "pgs", "direct"] {
+            let mut solver = build(&preset(name).unwrap().config, name).unwrap();
+            let mut sim = Simulation::new(&s, solver.as_mut(), s.dt, 4).unwrap();
+            let mut lowest = f64::INFINITY;
+            let mut widest: f64 = 0.0;
+            for _ in 0..60 {
+                sim.step_frame(&mut NullObserver).unwrap();
+                lowest = lowest.min(sim.state.x[tip].y);
+                widest = widest.max(sim.state.x[tip].z.abs());
+                if shared == 2 {
+                    for &i in &movable {
+                        let (x, x0) = (sim.state.x[i], s.particles[i].x);
+                        assert!((x.z - x0.z).abs() < 2e-3, "{name}: particle {i} slid {} m along the axis", x.z - x0.z);
+                        assert!((radius(&x) - radius(&x0)).abs() < 2e-3, "{name}: particle {i} left its circle");
+                    }
+                }
+            }
+            assert!(lowest < 1.5, "{name}, {shared} shared: the tip did not swing down (lowest {lowest} m)");
+            if shared == 1 {
+                assert!(widest > 0.1, "{name}: a ball joint lets the tip swing sideways, only {widest} m");
+            }
+        }
+    }
+}

@@ -8,6 +8,7 @@ pub mod box_stack;
 pub mod chain;
 pub mod cloth;
 pub mod embedded_box;
+pub mod hinge;
 pub mod particles_in_box;
 pub mod pendulum;
 pub mod plant;
@@ -47,6 +48,7 @@ pub fn builtins() -> Vec<Builtin> {
         tetrahedron::BUILTIN,
         ragdoll::BUILTIN,
         ragdoll::STAIRS,
+        hinge::BUILTIN,
         spring::BUILTIN,
         balls::BUILTIN,
         embedded_box::BUILTIN,
