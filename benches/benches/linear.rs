@@ -36,7 +36,7 @@ use solverlab_core::{NullObserver, Scene, Vec3};
 use solverlab_solvers::cg::Pcg;
 use solverlab_solvers::direct::Cholesky;
 use solverlab_solvers::jacobian::{csr_mul, System};
-use solverlab_solvers::newton::Linear;
+use solverlab_solvers::newton::{Linear, LinearStop};
 use solverlab_solvers::Preconditioner;
 
 /// CG iterations per timed solve.
@@ -140,7 +140,10 @@ fn cg_fixed(a: &CsrMatrix<f64>, sys: Option<&mut System>, b: &[f64], iterations:
     let mut x = vec![0.0; b.len()];
     let info = match sys {
         None => pcg.solve_csr(a, b, &mut x, &mut NullObserver),
-        Some(sys) => pcg.solve(sys, b, &mut x, false, 1, &mut NullObserver).expect("finite"),
+        Some(sys) => {
+            let stop = LinearStop { relative: 1e-300, absolute: 0.0, max_iterations: 0 };
+            pcg.solve(sys, b, &mut x, false, stop, &mut |_, _, _| {}).expect("finite")
+        }
     };
     assert_eq!(info.iterations, iterations, "CG stopped early");
     std::hint::black_box(&x);
@@ -155,7 +158,7 @@ fn check(fx: &Fixture) {
     let (mut ours, mut theirs, mut free) = (vec![0.0; m], vec![0.0; m], vec![0.0; m]);
     csr_mul(a, &x, &mut ours);
     faer_mul(faer_view(a), &x, &mut theirs);
-    fx.matrix_free().apply(&x, &mut free);
+    fx.matrix_free().apply(&x, &mut free, &mut Vec::new());
     let scale = ours.iter().fold(0.0f64, |s, v| s.max(v.abs()));
     for other in [&theirs, &free] {
         let worst = ours.iter().zip(other).fold(0.0f64, |s, (p, q)| s.max((p - q).abs()));
@@ -201,10 +204,11 @@ fn cg(c: &mut Criterion) {
         b.iter(|| cg_fixed(fx.a(), Some(&mut free), &fx.b, CG_ITERATIONS))
     });
     group.throughput(Throughput::Elements(m as u64));
-    let mut sys = fx.sys.clone();
+    let sys = fx.sys.clone();
     let mut y = vec![0.0; m];
-    group.bench_function("apply_assembled", |b| b.iter(|| sys.apply(&fx.b, &mut y)));
-    group.bench_function("apply_matrix_free", |b| b.iter(|| free.apply(&fx.b, &mut y)));
+    let mut scratch = Vec::new();
+    group.bench_function("apply_assembled", |b| b.iter(|| sys.apply(&fx.b, &mut y, &mut scratch)));
+    group.bench_function("apply_matrix_free", |b| b.iter(|| free.apply(&fx.b, &mut y, &mut scratch)));
     group.finish();
 }
 
@@ -225,9 +229,9 @@ fn cholesky(c: &mut Criterion) {
     let mut x = vec![0.0; m];
     group.bench_function("faer_solve", |b| b.iter(|| faer_solve(&llt, &fx.b, &mut x)));
     let mut chol = Cholesky::default();
-    chol.factor_and_solve(a, true, &fx.b, &mut x).unwrap();
+    chol.factor_and_solve(a, true, &fx.b, 0.0, &mut x).unwrap();
     group.bench_function("factor_and_solve_reuse", |b| {
-        b.iter(|| chol.factor_and_solve(a, false, &fx.b, &mut x).unwrap())
+        b.iter(|| chol.factor_and_solve(a, false, &fx.b, 0.0, &mut x).unwrap())
     });
     group.finish();
 }
@@ -310,9 +314,10 @@ fn print_summary(n: usize) {
 
     let mut free = fx.matrix_free();
     let mut y = vec![0.0; m];
-    let s = time(10, || sys.apply(&fx.b, &mut y));
+    let mut scratch = Vec::new();
+    let s = time(10, || sys.apply(&fx.b, &mut y, &mut scratch));
     println!("{p}: apply A·x assembled (csr_mul) {:.2} ns per row per product", ns_row(s));
-    let s = time(10, || free.apply(&fx.b, &mut y));
+    let s = time(10, || free.apply(&fx.b, &mut y, &mut scratch));
     println!("{p}: apply A·x matrix-free J(W(Jᵀx)) + shift {:.2} ns per row per product", ns_row(s));
     for (label, assembled) in [("assembled A", true), ("matrix-free", false)] {
         let mut run = |it: usize| {
@@ -358,9 +363,9 @@ fn print_summary(n: usize) {
     let s = time(5, || faer_solve(&llt, &fx.b, &mut x));
     println!("{p}: faer solve L Lᵀ x = b {:.3} ms ({:.1} ns per row)", s * 1e3, ns_row(s));
     let mut chol = Cholesky::default();
-    let s = time(1, || chol.factor_and_solve(a, true, &fx.b, &mut x).unwrap());
+    let s = time(1, || chol.factor_and_solve(a, true, &fx.b, 0.0, &mut x).unwrap());
     println!("{p}: Cholesky::factor_and_solve, new pattern {:.3} ms", s * 1e3);
-    let s = time(1, || chol.factor_and_solve(a, false, &fx.b, &mut x).unwrap());
+    let s = time(1, || chol.factor_and_solve(a, false, &fx.b, 0.0, &mut x).unwrap());
     println!("{p}: Cholesky::factor_and_solve, symbolic reused {:.3} ms", s * 1e3);
 
     // SpMV: ours and faer's alternate within each round; 10 products per timing.

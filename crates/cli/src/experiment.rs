@@ -15,7 +15,8 @@ use std::time::Instant;
 use rayon::prelude::*;
 use serde::Deserialize;
 use solverlab_core::hash::{hex, state_hash};
-use solverlab_core::metrics::max_violation;
+use solverlab_core::metrics::violation;
+use solverlab_core::rows::constraint_row_id;
 use solverlab_core::sim::{FrameReport, Simulation};
 use solverlab_core::solver::{IterationReport, Observer};
 use solverlab_core::{NullObserver, Scene, State, StepContext, Vec3};
@@ -51,6 +52,8 @@ pub struct ExperimentFile {
     pub record_every: Option<u64>,
     /// Keep only the first N iterations of each (outer) solve in trace.csv (default: all).
     pub trace_iterations: Option<usize>,
+    /// Write every Nth frame's constraint forces to forces.csv (default: none).
+    pub forces_every: Option<u64>,
     /// Frames at the start of each run left out of the timing statistics (default 0).
     #[serde(default)]
     pub warmup: u64,
@@ -197,6 +200,9 @@ impl Experiment {
         }
         if file.record_every == Some(0) {
             return Err(bad("record_every", "must be at least 1".into()));
+        }
+        if file.forces_every == Some(0) {
+            return Err(bad("forces_every", "must be at least 1 (leave it out for no forces.csv)".into()));
         }
         if file.scenes.is_empty() {
             return Err(bad("scene", "at least one [[scene]] is needed".into()));
@@ -402,10 +408,13 @@ pub struct RunOutput {
     pub convergence: Vec<ConvergenceRow>,
     /// Iterations of the frozen step with the solver's own settings, with the violation.
     pub frozen_trace: Vec<IterationReport>,
+    /// Multipliers `(row id, λ)` at the recorded frames, with the step `h`.
+    pub forces: Vec<(u64, Vec<(u64, f64)>)>,
 }
 
-/// Caps a solver's iteration count at `k` (relax and pgs sweeps; cg iterations of a single
-/// Newton step; the direct solver ignores caps).
+/// Caps a solver's iteration count at `k` and turns its tolerance off, so that it runs exactly
+/// the cap: relax and PGS sweeps; CG iterations summed over the step's Newton iterations (a
+/// budget); the direct solver ignores caps.
 pub fn with_cap(config: &SolverConfig, k: u64) -> SolverConfig {
     let mut c = config.clone();
     match &mut c {
@@ -418,9 +427,9 @@ pub fn with_cap(config: &SolverConfig, k: u64) -> SolverConfig {
             p.tolerance = 0.0;
         }
         SolverConfig::Cg(g) => {
-            g.outer_iterations = 1;
-            g.cg_max_iterations = k as i64;
-            g.cg_tolerance = 1e-300; // never reached: the cap decides
+            g.cg_budget = k as i64;
+            g.tolerance = 0.0;
+            g.outer_iterations = g.outer_iterations.max(k as i64);
         }
         SolverConfig::Direct(_) => {}
     }
@@ -462,7 +471,7 @@ fn convergence(run: &RunConfig, spec: &ConvergenceSpec) -> Result<(Vec<Convergen
     let h = run.scene.dt / run.substeps as f64;
     let ctx = StepContext { scene: &run.scene, h };
     let caps: Vec<u64> = spec.caps.clone().unwrap_or_else(|| (0..=8).map(|p| 1u64 << p).collect());
-    let solve = |config: &SolverConfig, observer: &mut dyn Observer| -> Result<(State, usize, f64), String> {
+    let solve = |config: &SolverConfig, observer: &mut dyn Observer| -> Result<(State, usize, f64, f64), String> {
         let mut solver = solverlab_solvers::build(config, &run.label).map_err(|e| e.to_string())?;
         solver.prepare(&run.scene).map_err(|e| e.to_string())?;
         let mut prime = predicted(&run.scene, &before, h);
@@ -470,18 +479,21 @@ fn convergence(run: &RunConfig, spec: &ConvergenceSpec) -> Result<(Vec<Convergen
         let mut state = predicted(&run.scene, &at, h);
         let t = Instant::now();
         let info = solver.solve(&ctx, &mut state, observer).map_err(|e| e.to_string())?;
-        Ok((state, info.iterations, t.elapsed().as_secs_f64()))
+        let seconds = t.elapsed().as_secs_f64();
+        let lambda = |j: usize, axis: usize| solver.multiplier(constraint_row_id(j, axis));
+        let v = violation(&run.scene, &state.x, state.time, h, &lambda);
+        Ok((state, info.iterations, seconds, v))
     };
     let mut rows = Vec::new();
     for &cap in &caps {
-        let (state, iterations, seconds) = solve(&with_cap(&run.solver, cap), &mut NullObserver)?;
+        let (state, iterations, seconds, violation) = solve(&with_cap(&run.solver, cap), &mut NullObserver)?;
         let d: Vec<f64> = state.x.iter().zip(&x_ref).map(|(a, b)| (a - b).norm()).collect();
         rows.push(ConvergenceRow {
             cap,
             iterations,
             error_rms: (d.iter().map(|x| x * x).sum::<f64>() / d.len().max(1) as f64).sqrt(),
             error_max: d.iter().copied().fold(0.0, f64::max),
-            violation: max_violation(&run.scene, &state.x, state.time),
+            violation,
             seconds,
         });
     }
@@ -526,6 +538,7 @@ pub fn execute(
         hash: String::new(),
         convergence: Vec::new(),
         frozen_trace: Vec::new(),
+        forces: Vec::new(),
     };
     let mut sim = match Simulation::new(scene, solver.as_mut(), scene.dt, run.substeps) {
         Ok(s) => s,
@@ -548,6 +561,11 @@ pub fn execute(
             Ok(r) => {
                 if position_frames.contains(&r.frame) {
                     out.positions.push((r.frame, sim.state.x.clone()));
+                }
+                if exp.forces_every.is_some_and(|n| r.frame % n == 0) {
+                    let mut m = Vec::new();
+                    sim.solver().multipliers(&mut m);
+                    out.forces.push((r.frame, m));
                 }
                 out.steps.push(r);
                 bar.inc(1);

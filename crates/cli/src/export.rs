@@ -1,7 +1,11 @@
 //! `solverlab export-system`: the linearised system of one frame, in Matrix Market.
 //!
 //! A solver with an explicit system (`cg`, `cg-cold`, `direct`) keeps a copy of the system it
-//! solved in the first Newton iteration of the frame's last substep:
+//! solved in outer (Newton) iteration `K` (`--outer`, default 1) of the frame's last substep, as
+//! first posed: before any Levenberg-Marquardt retry or active-set re-solve. Its regularisation
+//! `ε` (part of `shift`) and the damping multiplier in force are written to `system.json`; in the
+//! first outer iteration of a step the damping is 1, so `ε` is the solver's `regularization`
+//! times the mean diagonal of `J W Jᵀ`:
 //!
 //! ```text
 //! (J W Jᵀ + diag(shift)) Δλ = rhs,     λ ≥ 0 on inequality rows
@@ -77,15 +81,21 @@ struct Description<'a> {
     columns: usize,
     particles: usize,
     row_ids: &'a [u64],
+    outer_iteration: usize,
+    regularization_epsilon: f64,
+    damping: f64,
     files: [(&'static str, &'static str); 9],
     commit: &'static str,
 }
 
-/// Runs to `frame` and writes its system into `spec.out`.
-pub fn run(spec: &RunSpec, frame: u64) -> Result<(), CliError> {
+/// Runs to `frame` and writes the system of its outer iteration `outer` into `spec.out`.
+pub fn run(spec: &RunSpec, frame: u64, outer: usize) -> Result<(), CliError> {
     let mut solver =
         solverlab_solvers::build(&spec.solver, &spec.label).map_err(|e| CliError::Input(format!("--solver: {e}")))?;
-    if !solver.capture_system(false) {
+    if outer == 0 {
+        return Err(CliError::Input("--outer: outer iterations count from 1".into()));
+    }
+    if !solver.capture_system(None) {
         return Err(CliError::Input(format!(
             "--solver {}: export-system needs a solver that builds an explicit system (cg, cg-cold, direct, or kind = \"cg\" / \"direct\")",
             spec.label
@@ -101,11 +111,12 @@ pub fn run(spec: &RunSpec, frame: u64) -> Result<(), CliError> {
     for _ in 1..frame {
         sim.step_frame(&mut NullObserver).map_err(|e| CliError::Diverged(e.to_string()))?;
     }
-    sim.solver_mut().capture_system(true);
+    sim.solver_mut().capture_system(Some(outer));
     sim.step_frame(&mut NullObserver).map_err(|e| CliError::Diverged(e.to_string()))?;
     let Some(sys) = sim.solver().captured_system() else {
         return Err(CliError::Input(format!(
-            "frame {frame} has no active constraint rows: there is no system to export"
+            "--outer {outer}: frame {frame} solved no system in outer iteration {outer} (it has no active rows, or it met \
+             its tolerance in fewer outer iterations)"
         )));
     };
     let (j, a) = matrices(sys);
@@ -132,14 +143,17 @@ pub fn run(spec: &RunSpec, frame: u64) -> Result<(), CliError> {
         columns: sys.columns,
         particles: sys.columns / 3,
         row_ids: &sys.ids,
+        outer_iteration: sys.outer,
+        regularization_epsilon: sys.regularization,
+        damping: sys.damping,
         files: [
             ("J.mtx", "constraint Jacobian, rows x 3*particles (m per m)"),
             ("A.mtx", "J W J^T + diag(shift), symmetric, lower triangle stored (1/kg)"),
             ("w.mtx", "inverse mass per column of J (1/kg)"),
-            ("shift.mtx", "compliance alpha/h^2 plus regularisation per row (1/kg)"),
-            ("rhs.mtx", "-C - alpha/h^2 lambda per row (m)"),
+            ("shift.mtx", "compliance alpha/h^2 plus regularisation_epsilon per row (1/kg)"),
+            ("rhs.mtx", "-C - alpha/h^2 lambda per row, lambda accumulated in earlier outer iterations (m)"),
             ("inequality.mtx", "1 where the multiplier must stay >= 0, 0 for equality rows"),
-            ("lambda_prev.mtx", "warm start: previous frame's multipliers times the warm-start factor (kg m)"),
+            ("lambda_prev.mtx", "initial guess: outer iteration 1, previous frame's multipliers times the warm-start factor; later, 0 (kg m)"),
             ("solution.mtx", "the dlambda solverlab's solver found (kg m)"),
             ("system.json", "this description"),
         ],

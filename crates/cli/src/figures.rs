@@ -132,10 +132,11 @@ fn steps() -> String {
     "steps".into()
 }
 
-const TABLES: [&str; 5] = ["steps", "runs", "trace", "convergence", "frozen_trace"];
+const TABLES: [&str; 6] = ["steps", "runs", "trace", "convergence", "frozen_trace", "forces"];
 
 fn columns_of(table: &str, file: &ExperimentFile) -> Vec<String> {
-    use crate::results::{CONVERGENCE_COLUMNS, FROZEN_COLUMNS, RUNS_COLUMNS, RUN_COLUMNS, TRACE_COLUMNS};
+    use crate::results::{CONVERGENCE_COLUMNS, FROZEN_COLUMNS, RUNS_COLUMNS, RUN_COLUMNS};
+    use crate::simulate::{FORCE_COLUMNS, TRACE_COLUMNS};
     let mut c: Vec<String> = RUN_COLUMNS.iter().map(|s| s.to_string()).collect();
     c.extend(crate::experiment::sweep_columns(file));
     let rest: Vec<&str> = match table {
@@ -144,6 +145,7 @@ fn columns_of(table: &str, file: &ExperimentFile) -> Vec<String> {
         "runs" => RUNS_COLUMNS.to_vec(),
         "convergence" => CONVERGENCE_COLUMNS.to_vec(),
         "frozen_trace" => FROZEN_COLUMNS.to_vec(),
+        "forces" => FORCE_COLUMNS.to_vec(),
         _ => Vec::new(),
     };
     c.extend(rest.iter().map(|s| s.to_string()));
@@ -273,7 +275,12 @@ fn label(column: &str) -> String {
         "iterations" => "iterations per frame".into(),
         "mean_iterations" => "iterations per frame (mean)".into(),
         "residual" => "residual (each solver's own)".into(),
-        "max_violation" => "max |C| (m)".into(),
+        "violation" | "final_violation" | "peak_violation" => "violation: max |C| (|C + α̃λ| if compliant) (m)".into(),
+        "max_violation" => "max |C| over equality rows (m)".into(),
+        "support_force" | "final_support_force" => "support force of the colliders (N)".into(),
+        "force" => "force (N)".into(),
+        "outer_iterations" | "mean_outer_iterations" => "outer (Newton) iterations per frame".into(),
+        "unconverged_frames" => "frames above tolerance".into(),
         "rms_violation" => "RMS |C| (m)".into(),
         "max_penetration" => "max penetration (m)".into(),
         "max_stretch" | "final_max_stretch" => "max length / rest".into(),
@@ -284,7 +291,6 @@ fn label(column: &str) -> String {
         "solve_ms" => "solve ms per frame".into(),
         "error_rms" => "RMS |x − x_ref| (m)".into(),
         "error_max" => "max |x − x_ref| (m)".into(),
-        "violation" => "position violation (m)".into(),
         "seconds" => "solve time (s)".into(),
         "cap" => "iteration cap".into(),
         "step_ms_p25" => "ms per frame, lower quartile".into(),

@@ -81,6 +81,9 @@ enum Command {
         /// Substeps per frame (the last substep's system is written).
         #[arg(long)]
         substeps: Option<u32>,
+        /// The outer (Newton) iteration whose system to write, counting from 1.
+        #[arg(long, default_value_t = 1)]
+        outer: usize,
         /// Output directory.
         #[arg(long, default_value = "results/system")]
         out: PathBuf,
@@ -239,9 +242,9 @@ fn run(cli: Cli) -> Result<(), CliError> {
             eprintln!("wrote {} (final state hash {hash})", spec.out.display());
             Ok(())
         }
-        Command::ExportSystem { scene, sets, solver, frame, dt, substeps, out } => {
+        Command::ExportSystem { scene, sets, solver, frame, dt, substeps, outer, out } => {
             let spec = run_spec(scene, sets, &solver, frame, dt, substeps, 0, false, out)?;
-            export::run(&spec, frame)?;
+            export::run(&spec, frame, outer)?;
             eprintln!("wrote the system of frame {frame} to {}", spec.out.display());
             Ok(())
         }

@@ -15,20 +15,21 @@ use crate::CliError;
 /// Columns every table starts with; then one per sweep key.
 pub const RUN_COLUMNS: [&str; 4] = ["run", "scene", "label", "kind"];
 
-/// The rest of trace.csv.
-pub const TRACE_COLUMNS: [&str; 7] =
-    ["frame", "substep", "outer", "iteration", "residual", "residual_rms", "delta_lambda"];
-
-/// The rest of runs.csv: one row per run, timing statistics after the warm-up frames. Stack
-/// columns (see `solverlab_core::metrics`): `jitter` is the RMS of `rms_speed` over the settled
-/// window, the second half of the completed frames (m/s); `max_body_drift` and `max_top_drift`
-/// are the largest drifts over the run (m); `stood` is 1 if every body stayed in place in every
-/// frame, 0 if not, empty for scenes without bodies.
+/// The rest of runs.csv: one row per run, timing statistics after the warm-up frames.
+/// `unconverged_frames` counts frames that ended above the solver's tolerance (their reasons are
+/// in meta.json); `final_violation` and `peak_violation` are the common violation at the last
+/// frame and its largest value over the run (m); `final_support_force` is the world colliders'
+/// total normal force at the last frame (N). Stack columns (see `solverlab_core::metrics`):
+/// `jitter` is the RMS of `rms_speed` over the settled window, the second half of the completed
+/// frames (m/s); `max_body_drift` and `max_top_drift` are the largest drifts over the run (m);
+/// `stood` is 1 if every body stayed in place in every frame, 0 if not, empty for scenes without
+/// bodies.
 #[rustfmt::skip]
-pub const RUNS_COLUMNS: [&str; 17] = [
-    "status", "particles", "constraints", "frames_completed", "mean_iterations", "step_ms_median", "step_ms_p25",
-    "step_ms_p75", "final_max_violation", "max_violation", "final_max_stretch", "max_penetration", "jitter",
-    "max_body_drift", "max_top_drift", "stood", "final_state_hash",
+pub const RUNS_COLUMNS: [&str; 21] = [
+    "status", "particles", "constraints", "frames_completed", "unconverged_frames", "mean_iterations",
+    "mean_outer_iterations", "step_ms_median", "step_ms_p25", "step_ms_p75", "final_violation", "peak_violation",
+    "final_max_stretch", "max_penetration", "final_support_force", "jitter", "max_body_drift", "max_top_drift",
+    "stood", "final_state_hash", "solve_ms_median",
 ];
 
 /// Jitter: the RMS of the per-frame RMS particle speed over the second half of `steps` (frame 0
@@ -119,6 +120,8 @@ struct RunMeta {
     frames: u64,
     status: String,
     error: String,
+    unconverged_frames: u64,
+    notes: Vec<crate::simulate::Note>,
     final_state_hash: String,
     solver: serde_json::Value,
 }
@@ -132,12 +135,16 @@ pub fn write(exp: &Experiment, outputs: &[RunOutput], out: &Path) -> Result<(), 
         CsvOut::create(&out.join(name), &cols.iter().map(String::as_str).collect::<Vec<_>>()).map_err(io)
     };
     let mut steps = create("steps.csv", &crate::simulate::STEP_COLUMNS)?;
-    let mut trace = create("trace.csv", &TRACE_COLUMNS)?;
+    let mut trace = create("trace.csv", &crate::simulate::TRACE_COLUMNS)?;
     let mut runs = create("runs.csv", &RUNS_COLUMNS)?;
     let mut conv = create("convergence.csv", &CONVERGENCE_COLUMNS)?;
     let mut frozen = create("frozen_trace.csv", &FROZEN_COLUMNS)?;
     let mut positions = create("positions.csv", &["frame", "particle", "x", "y", "z"])?;
     let mut sticks = CsvOut::create(&out.join("sticks.csv"), &["run", "a", "b", "rest"]).map_err(io)?;
+    let mut forces = match exp.file.forces_every {
+        Some(_) => Some(create("forces.csv", &crate::simulate::FORCE_COLUMNS)?),
+        None => None,
+    };
     let with_bodies = outputs.iter().zip(&exp.runs).any(|(o, r)| !o.positions.is_empty() && !r.scene.bodies.is_empty());
     let mut bodies = if with_bodies { Some(create("bodies.csv", &crate::simulate::BODY_COLUMNS[..])?) } else { None };
 
@@ -159,6 +166,7 @@ pub fn write(exp: &Experiment, outputs: &[RunOutput], out: &Path) -> Result<(), 
                 num(r.residual),
                 opt(r.residual_rms),
                 opt(r.delta_lambda),
+                opt(r.violation),
             ];
             trace.row(row(f)).map_err(io)?;
         }
@@ -166,10 +174,18 @@ pub fn write(exp: &Experiment, outputs: &[RunOutput], out: &Path) -> Result<(), 
         let mut ms: Vec<f64> =
             o.steps.iter().skip(1 + warm).map(|r| (r.solve_seconds + r.integrate_seconds) * 1e3).collect();
         ms.sort_by(f64::total_cmp);
+        let mut solve_ms: Vec<f64> = o.steps.iter().skip(1 + warm).map(|r| r.solve_seconds * 1e3).collect();
+        solve_ms.sort_by(f64::total_cmp);
         let done = o.steps.len().saturating_sub(1);
-        let mean_iterations = o.steps.iter().skip(1).map(|r| r.iterations as f64).sum::<f64>() / done.max(1) as f64;
+        let mean = |f: &dyn Fn(&solverlab_core::sim::FrameReport) -> f64| {
+            o.steps.iter().skip(1).map(f).sum::<f64>() / done.max(1) as f64
+        };
+        let mean_iterations = mean(&|r| r.iterations as f64);
+        let mean_outer = mean(&|r| r.outer_iterations as f64);
+        let (unconverged, _) = crate::simulate::convergence_notes(o.steps.iter().skip(1));
         let last = o.steps.last().map(|r| r.metrics).unwrap_or_default();
-        let worst = o.steps.iter().map(|r| r.metrics.max_violation).fold(0.0, f64::max);
+        let support = o.steps.last().map_or(0.0, |r| r.support_force);
+        let worst = o.steps.iter().map(|r| r.metrics.violation).fold(0.0, f64::max);
         let pen = o.steps.iter().map(|r| r.metrics.max_penetration).fold(0.0, f64::max);
         let body_drift = o.steps.iter().map(|r| r.metrics.body_drift).fold(0.0, f64::max);
         let top_drift = o.steps.iter().map(|r| r.metrics.top_drift).fold(0.0, f64::max);
@@ -183,19 +199,23 @@ pub fn write(exp: &Experiment, outputs: &[RunOutput], out: &Path) -> Result<(), 
             exp.runs[i].scene.particles.len().to_string(),
             exp.runs[i].scene.constraints.len().to_string(),
             done.to_string(),
+            unconverged.to_string(),
             num(mean_iterations),
+            num(mean_outer),
             num(quantile(&ms, 0.5)),
             num(quantile(&ms, 0.25)),
             num(quantile(&ms, 0.75)),
-            num(last.max_violation),
+            num(last.violation),
             num(worst),
             num(last.max_stretch),
             num(pen),
+            num(support),
             num(jitter(&o.steps)),
             num(body_drift),
             num(top_drift),
             stood,
             o.hash.clone(),
+            num(quantile(&solve_ms, 0.5)),
         ]))
         .map_err(io)?;
         for c in &o.convergence {
@@ -230,6 +250,14 @@ pub fn write(exp: &Experiment, outputs: &[RunOutput], out: &Path) -> Result<(), 
                 }
             }
         }
+        if let Some(table) = forces.as_mut() {
+            let h = exp.runs[i].scene.dt / exp.runs[i].substeps as f64;
+            for (frame, m) in &o.forces {
+                for f in crate::simulate::force_rows(&exp.runs[i].scene, *frame, m, h) {
+                    table.row(row(f.to_vec())).map_err(io)?;
+                }
+            }
+        }
         if !o.positions.is_empty() {
             for c in &exp.runs[i].scene.constraints {
                 if let Kind::Stick { a, b, rest, .. } = c.kind {
@@ -238,7 +266,7 @@ pub fn write(exp: &Experiment, outputs: &[RunOutput], out: &Path) -> Result<(), 
             }
         }
     }
-    for table in [steps, trace, runs, conv, frozen, positions, sticks].into_iter().chain(bodies) {
+    for table in [steps, trace, runs, conv, frozen, positions, sticks].into_iter().chain(bodies).chain(forces) {
         table.commit().map_err(io)?;
     }
     let meta = Meta {
@@ -252,18 +280,23 @@ pub fn write(exp: &Experiment, outputs: &[RunOutput], out: &Path) -> Result<(), 
             .runs
             .iter()
             .zip(outputs)
-            .map(|(r, o)| RunMeta {
-                run: r.index,
-                scene: r.scene_label.clone(),
-                label: r.label.clone(),
-                sweep: r.params.clone(),
-                substeps: r.substeps,
-                dt: r.scene.dt,
-                frames: r.frames,
-                status: o.status.clone(),
-                error: o.error.clone(),
-                final_state_hash: o.hash.clone(),
-                solver: serde_json::to_value(&r.solver).expect("serialises"),
+            .map(|(r, o)| {
+                let (unconverged_frames, notes) = crate::simulate::convergence_notes(o.steps.iter().skip(1));
+                RunMeta {
+                    run: r.index,
+                    scene: r.scene_label.clone(),
+                    label: r.label.clone(),
+                    sweep: r.params.clone(),
+                    substeps: r.substeps,
+                    dt: r.scene.dt,
+                    frames: r.frames,
+                    status: o.status.clone(),
+                    error: o.error.clone(),
+                    unconverged_frames,
+                    notes,
+                    final_state_hash: o.hash.clone(),
+                    solver: serde_json::to_value(&r.solver).expect("serialises"),
+                }
             })
             .collect(),
     };

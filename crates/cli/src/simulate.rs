@@ -32,7 +32,7 @@ pub struct RunSpec {
     pub frames: u64,
     /// Substeps per frame.
     pub substeps: u32,
-    /// Write positions every this many frames (0: never).
+    /// Write positions (and forces) every this many frames (0: never).
     pub positions_every: u64,
     /// Compute the common violation after every iteration (trace column `violation`).
     pub violation: bool,
@@ -40,13 +40,30 @@ pub struct RunSpec {
     pub out: PathBuf,
 }
 
-/// Columns of `steps.csv`.
+/// Columns of `steps.csv`. `violation` is the common yardstick of every family
+/// (`solverlab_core::metrics::violation`, m); `residual` is each family's own (relax: m,
+/// PGS: m/s, CG and direct: relative, dimensionless); `max_violation` and `rms_violation` are the
+/// geometric `|C|` of equality rows alone; `support_force` is the total normal force of the world
+/// colliders (N).
 #[rustfmt::skip]
-pub const STEP_COLUMNS: [&str; 23] = [
-    "frame", "time", "iterations", "residual", "converged", "max_violation", "rms_violation", "max_penetration", "max_stretch",
-    "kinetic_energy", "potential_energy", "momentum_x", "momentum_y", "momentum_z", "com_x", "com_y", "com_z",
-    "rms_speed", "body_drift", "top_drift", "in_place", "solve_seconds", "integrate_seconds",
+pub const STEP_COLUMNS: [&str; 26] = [
+    "frame", "time", "iterations", "outer_iterations", "residual", "converged", "violation", "max_violation",
+    "rms_violation", "max_penetration", "max_stretch", "kinetic_energy", "potential_energy", "momentum_x",
+    "momentum_y", "momentum_z", "com_x", "com_y", "com_z", "rms_speed", "body_drift", "top_drift", "in_place",
+    "support_force", "solve_seconds", "integrate_seconds",
 ];
+
+/// Columns of `forces.csv`: one row per active constraint row (pins and friction pairs
+/// combined) per recorded frame; see `solverlab_core::forces` for kinds and signs.
+pub const FORCE_COLUMNS: [&str; 5] = ["frame", "kind", "a", "b", "force"];
+
+/// The `forces.csv` rows of one frame from a solver's multipliers.
+pub fn force_rows(scene: &Scene, frame: u64, multipliers: &[(u64, f64)], h: f64) -> Vec<[String; 5]> {
+    solverlab_core::forces::forces(scene, multipliers, h)
+        .into_iter()
+        .map(|f| [frame.to_string(), f.kind.to_string(), f.a, f.b, num(f.force)])
+        .collect()
+}
 
 /// Columns of `bodies.csv`, written beside `positions.csv` for scenes with box bodies: each
 /// body's centre (m) and orientation as a unit quaternion `(w, x, y, z)`, the rotation from the
@@ -80,8 +97,10 @@ pub fn step_fields(r: &FrameReport) -> Vec<String> {
         r.frame.to_string(),
         num(r.time),
         r.iterations.to_string(),
+        r.outer_iterations.to_string(),
         num(r.residual),
         (r.converged as u8).to_string(),
+        num(m.violation),
         num(m.max_violation),
         num(m.rms_violation),
         num(m.max_penetration),
@@ -98,6 +117,7 @@ pub fn step_fields(r: &FrameReport) -> Vec<String> {
         num(m.body_drift),
         num(m.top_drift),
         (m.in_place as u8).to_string(),
+        num(r.support_force),
         num(r.solve_seconds),
         num(r.integrate_seconds),
     ]
@@ -152,7 +172,34 @@ struct Meta<'a> {
     dt: f64,
     substeps: u32,
     h: f64,
+    unconverged_frames: u64,
+    notes: Vec<Note>,
     final_state_hash: String,
+}
+
+/// Why frames ended above the solver's tolerance, as the solver explained it, and how many.
+#[derive(Clone, Debug, Serialize)]
+pub struct Note {
+    /// The solver's explanation.
+    pub note: &'static str,
+    /// Frames that ended unconverged for this reason.
+    pub frames: u64,
+}
+
+/// The unconverged frames of a run, and the solver's notes on them.
+pub fn convergence_notes<'r>(reports: impl IntoIterator<Item = &'r FrameReport>) -> (u64, Vec<Note>) {
+    let mut unconverged = 0;
+    let mut notes: Vec<Note> = Vec::new();
+    for r in reports.into_iter().filter(|r| !r.converged) {
+        unconverged += 1;
+        if let Some(text) = r.note {
+            match notes.iter_mut().find(|n| n.note == text) {
+                Some(n) => n.frames += 1,
+                None => notes.push(Note { note: text, frames: 1 }),
+            }
+        }
+    }
+    (unconverged, notes)
 }
 
 #[derive(Serialize)]
@@ -172,8 +219,8 @@ fn io_err(path: &Path) -> impl Fn(std::io::Error) -> CliError + '_ {
     move |e| CliError::Io(format!("{}: {e}", path.display()))
 }
 
-/// Runs the simulation and writes `steps.csv`, `trace.csv`, `positions.csv` (with `bodies.csv`
-/// for scenes with box bodies) and `meta.json`.
+/// Runs the simulation and writes `steps.csv`, `trace.csv`, `positions.csv` and `forces.csv`
+/// (with `bodies.csv` for scenes with box bodies) and `meta.json`.
 ///
 /// A divergence stops the run, keeps every row written so far, records the error in
 /// `meta.json`, and is returned as [`CliError::Diverged`].
@@ -186,6 +233,8 @@ pub fn run(spec: &RunSpec) -> Result<String, CliError> {
     let trace = CsvOut::create(&path("trace.csv"), &TRACE_COLUMNS).map_err(io_err(&spec.out))?;
     let mut positions =
         CsvOut::create(&path("positions.csv"), &["frame", "particle", "x", "y", "z"]).map_err(io_err(&spec.out))?;
+    let mut forces = CsvOut::create(&path("forces.csv"), &FORCE_COLUMNS).map_err(io_err(&spec.out))?;
+    let mut multipliers = Vec::new();
     let mut recorder = Recorder { trace, frame: 0, substep: 0, violation: spec.violation, error: None };
     let scene = &spec.scene;
     let mut bodies = match scene.bodies.is_empty() || spec.positions_every == 0 {
@@ -218,13 +267,19 @@ pub fn run(spec: &RunSpec) -> Result<String, CliError> {
 
     let bar = crate::progress_bar(spec.frames, &format!("{} · {}", scene.name, spec.label));
     let mut failure = None;
+    let mut reports = Vec::new();
     for _ in 0..spec.frames {
         match sim.step_frame(&mut recorder) {
             Ok(report) => {
                 steps.row(step_fields(&report)).map_err(io_err(&spec.out))?;
+                reports.push(report);
                 if spec.positions_every > 0 && report.frame % spec.positions_every == 0 {
                     write_positions(&mut positions, &mut bodies, report.frame, &sim.state.x)
                         .map_err(io_err(&spec.out))?;
+                    sim.solver().multipliers(&mut multipliers);
+                    for row in force_rows(scene, report.frame, &multipliers, sim.h()) {
+                        forces.row(row).map_err(io_err(&spec.out))?;
+                    }
                 }
                 bar.inc(1);
             }
@@ -240,6 +295,7 @@ pub fn run(spec: &RunSpec) -> Result<String, CliError> {
     }
     let completed = sim.frame();
     let hash = hex(state_hash(&sim.state));
+    let (unconverged_frames, notes) = convergence_notes(&reports);
     let meta = Meta {
         solverlab_version: env!("CARGO_PKG_VERSION"),
         commit: env!("SOLVERLAB_COMMIT"),
@@ -253,12 +309,15 @@ pub fn run(spec: &RunSpec) -> Result<String, CliError> {
         dt: scene.dt,
         substeps: spec.substeps,
         h: sim.h(),
+        unconverged_frames,
+        notes,
         final_state_hash: hash.clone(),
     };
     drop(sim);
     steps.commit().map_err(io_err(&spec.out))?;
     recorder.trace.commit().map_err(io_err(&spec.out))?;
     positions.commit().map_err(io_err(&spec.out))?;
+    forces.commit().map_err(io_err(&spec.out))?;
     if let Some(b) = bodies {
         b.commit().map_err(io_err(&spec.out))?;
     }

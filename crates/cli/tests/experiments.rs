@@ -67,7 +67,7 @@ logy = true
 name = "by_iterations"
 table = "runs"
 x = "solver.iterations"
-y = "final_max_violation"
+y = "final_violation"
 series = ["label", "scene.length"]
 logy = true
 "#;
@@ -123,7 +123,15 @@ fn two_runs_of_an_experiment_give_identical_csvs_apart_from_timings() {
     let (oa, outa) = run(&a, &text);
     let (ob, outb) = run(&b, &text);
     assert!(oa.status.success() && ob.status.success(), "{}", String::from_utf8_lossy(&oa.stderr));
-    let timing = ["solve_seconds", "integrate_seconds", "step_ms_median", "step_ms_p25", "step_ms_p75", "seconds"];
+    let timing = [
+        "solve_seconds",
+        "integrate_seconds",
+        "step_ms_median",
+        "step_ms_p25",
+        "step_ms_p75",
+        "solve_ms_median",
+        "seconds",
+    ];
     for f in ["steps.csv", "runs.csv", "trace.csv", "convergence.csv", "frozen_trace.csv"] {
         assert_eq!(without(&outa.join(f), &timing), without(&outb.join(f), &timing), "{f}");
     }
@@ -213,8 +221,8 @@ fn bad_experiment_files_are_rejected_before_anything_runs() {
         &["sweep.\"scene.length\"", "empty sweep"],
     );
     bad(
-        &SMALL.replace("y = \"final_max_violation\"", "y = \"final_violation\""),
-        &["figure[1] (by_iterations)", "no column `final_violation`"],
+        &SMALL.replace("y = \"final_violation\"", "y = \"final_violations\""),
+        &["figure[1] (by_iterations)", "no column `final_violations`"],
     );
     bad(&SMALL.replace("frames = 20", "frames = 20\nframs = 3"), &["unknown field `frams`"]);
     bad(

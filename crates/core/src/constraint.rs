@@ -262,61 +262,58 @@ pub fn for_each_contact(scene: &Scene, x: &Vec3, r: f64, margin: f64, mut f: imp
     }
 }
 
-/// Jakobsen's friction (§7, "Handling friction"): after a particle was pushed out of a collider by
-/// a penetration depth `depth`, its tangential displacement `vt` (the tangential part of `x − x*`)
-/// shrinks by `μ·depth`, and stops rather than reverse. The normal part is left alone. Returns the
-/// new `x*`.
+/// Position-level Coulomb friction on one contact row, applied after its normal projection
+/// (Macklin, Müller, Chentanez, Kim, "Unified Particle Physics for Real-Time Applications",
+/// 2014, §6.1; Müller et al., "Detailed Rigid Body Simulation with Extended Position Based
+/// Dynamics", 2020, §3.5). The row's point is `Σ cₖxₖ` over `particles` with coefficients `cₖ`
+/// along the unit normal `n` (one particle: `c = 1`; two bodies: `+cᴬ` and `−cᴮ`), so its
+/// tangential displacement over the step, from the start-of-step positions `x_start`, is
 ///
 /// ```text
-/// v  = x − x*,   vn = (v·n) n,   vt = v − vn
-/// |vt|' = max(0, |vt| − μ·depth)
-/// x*' = x − vn − vt·|vt|'/|vt|
+/// D  = Σ cₖ (xₖ − xₖ_start),   Dₜ = D − (D·n) n,    K = Σ wₖ cₖ²
+/// λₜ' = clamp(λₜ − Dₜ/K, |λₜ'| ≤ μ λₙ)          accumulated tangential multiplier (kg·m)
+/// xₖ += wₖ cₖ (λₜ' − λₜ)
 /// ```
-#[inline]
-pub fn seed_friction(x: &Vec3, x_prev: &Vec3, n: &Vec3, depth: f64, mu: f64) -> Vec3 {
-    let v = x - x_prev;
-    let vn = n * v.dot(n);
-    let vt = v - vn;
-    let t = vt.norm();
-    if t <= 0.0 || mu <= 0.0 || depth <= 0.0 {
-        return *x_prev;
-    }
-    let scale = (t - mu * depth).max(0.0) / t;
-    x - vn - vt * scale
-}
-
-/// Jakobsen's friction for a contact row over several particles (two bodies touching): after
-/// the row `C = n·Σ kᵢxᵢ ≥ 0` was pushed out by `depth`, the tangential part `vt` of its
-/// displacement over the step, `Σ kᵢ(xᵢ − x*ᵢ)`, shrinks by `μ·depth` without reversing. The
-/// change is spread like a mass-weighted impulse, `x*ᵢ += wᵢkᵢ·Δ·t̂ / Σ wₖkₖ²`, so the row's
-/// tangential displacement changes by exactly `Δ = min(|vt|, μ·depth)` along `−t̂`. For one
-/// particle with `k = 1` this is [`seed_friction`]. The coefficients `kᵢ` are the row's gradient
-/// along `n`: `+cᴬ` on the body whose corner it is, `−cᴮ` on the body whose face it is.
+///
+/// While the whole displacement can be cancelled within the cone it is (static friction: the
+/// point stays where it started the step); beyond it the correction is limited to `μ λₙ`, the
+/// normal multiplier times μ (dynamic friction). Called once per iteration, the accumulated `λₜ`
+/// keeps repeated calls from removing the displacement twice. Velocities are then read off the
+/// corrected positions, `(x − x*)/h`, so a block that slides reports the speed it slides at.
+/// Returns the new `λₜ` (a tangent vector; the friction force is `λₜ/h²`).
 #[allow(clippy::too_many_arguments)]
-pub fn row_friction(
-    x: &[Vec3],
-    x_prev: &mut [Vec3],
+#[inline]
+pub fn coulomb_friction(
+    x: &mut [Vec3],
+    x_start: &[Vec3],
     w: &[f64],
     particles: &[usize],
     coeffs: &[f64],
     n: &Vec3,
-    depth: f64,
+    lambda_n: f64,
     mu: f64,
-) {
-    let denom: f64 = particles.iter().zip(coeffs).map(|(&i, k)| w[i] * k * k).sum();
-    if mu <= 0.0 || depth <= 0.0 || denom <= 0.0 {
-        return;
+    lambda_t: Vec3,
+) -> Vec3 {
+    if mu <= 0.0 || lambda_n <= 0.0 {
+        return lambda_t;
     }
-    let v: Vec3 = particles.iter().zip(coeffs).map(|(&i, k)| (x[i] - x_prev[i]) * *k).sum();
-    let vt = v - n * v.dot(n);
-    let t = vt.norm();
-    if t <= 0.0 {
-        return;
+    let k: f64 = particles.iter().zip(coeffs).map(|(&i, c)| w[i] * c * c).sum();
+    if k <= 0.0 {
+        return lambda_t;
     }
-    let change = vt * ((mu * depth).min(t) / t / denom);
-    for (&i, k) in particles.iter().zip(coeffs) {
-        x_prev[i] += change * (w[i] * k);
+    let d: Vec3 = particles.iter().zip(coeffs).map(|(&i, c)| (x[i] - x_start[i]) * *c).sum();
+    let dt = d - n * d.dot(n);
+    let mut new = lambda_t - dt / k;
+    let limit = mu * lambda_n;
+    let norm = new.norm();
+    if norm > limit {
+        new *= limit / norm;
     }
+    let change = new - lambda_t;
+    for (&i, c) in particles.iter().zip(coeffs) {
+        x[i] += change * (w[i] * c);
+    }
+    new
 }
 
 #[cfg(test)]
@@ -412,17 +409,27 @@ mod tests {
         assert!((delta_lambda(0.2, 1.0, 1.0, 0.5, false) + 0.35).abs() < 1e-15);
     }
 
+    /// A particle on the floor (`w = 1`, pushed up by `λₙ = 0.1`) that moved 0.03 sideways over the
+    /// step: within the cone `μλₙ = 0.05` the whole displacement is cancelled; with `μ = 0.2`
+    /// (limit 0.02) it keeps 0.01 of it; a second call changes nothing more.
     #[test]
-    fn seed_friction_shrinks_tangential_motion_without_reversing_it() {
+    fn coulomb_friction_cancels_inside_the_cone_and_limits_outside() {
         let n = Vec3::y();
-        let x = Vec3::new(1.0, 0.0, 0.0);
-        let x_prev = Vec3::new(0.9, 0.05, 0.0); // moving +x by 0.1 and −y by 0.05
-        let slowed = seed_friction(&x, &x_prev, &n, 0.02, 2.0);
-        let v = x - slowed;
-        assert!((v.x - 0.06).abs() < 1e-15, "0.1 − 2·0.02");
-        assert!((v.y + 0.05).abs() < 1e-15, "normal part untouched");
-        let stopped = seed_friction(&x, &x_prev, &n, 0.2, 2.0);
-        assert_eq!((x - stopped).x, 0.0, "stops instead of reversing");
+        let start = [Vec3::new(0.0, 0.0, 0.0)];
+        let moved = Vec3::new(0.03, 0.0, 0.0);
+        let mut x = [moved];
+        let lt = coulomb_friction(&mut x, &start, &[1.0], &[0], &[1.0], &n, 0.1, 0.5, Vec3::zeros());
+        assert!(x[0].norm() < 1e-16 && (lt.x + 0.03).abs() < 1e-16, "static: back to the start");
+        let mut x = [moved];
+        let lt = coulomb_friction(&mut x, &start, &[1.0], &[0], &[1.0], &n, 0.1, 0.2, Vec3::zeros());
+        assert!((x[0].x - 0.01).abs() < 1e-15 && (lt.x + 0.02).abs() < 1e-15, "dynamic: limited to μλₙ");
+        let again = coulomb_friction(&mut x, &start, &[1.0], &[0], &[1.0], &n, 0.1, 0.2, lt);
+        assert!((x[0].x - 0.01).abs() < 1e-15 && (again - lt).norm() < 1e-16, "accumulated: no double removal");
+        // Two bodies: only the relative motion is resisted (both moved together: nothing to do).
+        let start = [Vec3::zeros(), Vec3::zeros()];
+        let mut x = [moved, moved];
+        coulomb_friction(&mut x, &start, &[1.0, 1.0], &[0, 1], &[1.0, -1.0], &n, 0.1, 0.5, Vec3::zeros());
+        assert_eq!(x, [moved, moved]);
     }
 
     #[test]

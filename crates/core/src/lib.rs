@@ -11,7 +11,9 @@
 //! * [`integrate`]: the Verlet prediction of Jakobsen's article, shared by every solver, and the
 //!   restitution fix-up of the position-level solvers;
 //! * [`solver`]: the [`Solver`] and [`Observer`] traits;
-//! * [`metrics`]: per-step measurements (violation, penetration, stretch, energy, momentum);
+//! * [`metrics`]: per-step measurements (the common violation, penetration, stretch, energy,
+//!   momentum);
+//! * [`forces`]: constraint forces in newtons from any solver's multipliers;
 //! * [`sim`]: the frame loop with substeps, the one place that calls a solver;
 //! * [`rng`] and [`hash`]: seeded randomness and the state hash that make runs reproducible.
 //!
@@ -21,6 +23,7 @@
 pub mod bodies;
 pub mod broadphase;
 pub mod constraint;
+pub mod forces;
 pub mod hash;
 pub mod integrate;
 pub mod metrics;

@@ -1,6 +1,11 @@
 //! Per-step measurements, the same for every solver.
 //!
-//! * violation: `|C|` over equality rows (equality sticks, pins on movable particles);
+//! * violation, the one yardstick every family is measured and stopped by ([`violation`], m):
+//!   the largest of `|C|` over rigid equality rows, `|C + α̃λ|` over compliant rows (`α̃ = α/h²`,
+//!   `λ` the solver's multiplier, so a compliant row that settled where its force balances counts
+//!   as satisfied), and the penetration `max(0, −C)` over inequality rows, colliders and contacts;
+//! * `max_violation`, `rms_violation`: the geometric `|C|` over equality rows alone (for compliant
+//!   rows that is the stretch, not an error);
 //! * penetration: `max(0, −C)` over inequality rows (min/max sticks, every collider, and
 //!   particle-particle contacts between particles with a radius);
 //! * stretch: `ℓ/rest` over equality sticks;
@@ -25,6 +30,8 @@ use crate::Vec3;
 /// Everything measured at the end of a step.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct StepMetrics {
+    /// The common violation ([`violation`]) at the end of the step (m).
+    pub violation: f64,
     /// Largest `|C|` over equality rows (m).
     pub max_violation: f64,
     /// Root mean square of `|C|` over equality rows (m); 0 when there are none.
@@ -93,10 +100,17 @@ fn pin_error(x: &Vec3, target: &Vec3, velocity: &Vec3, time: f64) -> f64 {
     (x - (target + velocity * time)).norm()
 }
 
-/// Measures `state` at the end of a step of length `h`.
-pub fn measure(scene: &Scene, state: &State, h: f64) -> StepMetrics {
+/// The multipliers of a state no solver has touched (frame 0): every `λ` is 0.
+pub fn no_multipliers(_id: u64) -> f64 {
+    0.0
+}
+
+/// Measures `state` at the end of a step of length `h`; `lambda` gives the solver's multiplier
+/// of a row by id ([`crate::Solver::multiplier`]), used for the compliant rows of [`violation`].
+pub fn measure(scene: &Scene, state: &State, h: f64, lambda: &dyn Fn(u64) -> f64) -> StepMetrics {
     let x = &state.x;
     let mut m = StepMetrics { max_stretch: 1.0, in_place: true, ..StepMetrics::default() };
+    m.violation = violation(scene, x, state.time, h, &|j, axis| lambda(crate::rows::constraint_row_id(j, axis)));
     let mut sum_sq = 0.0;
     let mut count = 0usize;
     for c in &scene.constraints {
@@ -195,24 +209,68 @@ pub fn max_collider_penetration(scene: &Scene, x: &[Vec3]) -> f64 {
     worst
 }
 
-/// The common position-level violation every solver can report: the largest of `|C|` over
-/// equality rows and `max(0, −C)` over inequality rows and colliders (m), at `time`.
-pub fn max_violation(scene: &Scene, x: &[Vec3], time: f64) -> f64 {
+/// The violation of one row (m): `|C|` for a rigid equality, `|C + α̃λ|` for a compliant one;
+/// for an inequality (`C ≥ 0` allowed, `λ ≥ 0`) the penetration `max(0, −C)`, or `|C + α̃λ|` for
+/// a compliant inequality that pushes (`λ > 0`).
+#[inline]
+pub fn row_violation(c: f64, alpha_tilde: f64, lambda: f64, equality: bool) -> f64 {
+    if alpha_tilde > 0.0 && (equality || lambda > 0.0) {
+        (c + alpha_tilde * lambda).abs()
+    } else if equality {
+        c.abs()
+    } else {
+        (-c).max(0.0)
+    }
+}
+
+/// The constraint part of [`violation`]: sticks (equality and unilateral) and pins on movable
+/// particles, at positions `x`, time `time` and step `h`. `lambda(j, axis)` is the solver's
+/// multiplier of row `axis` of constraint `j` (N·s²); it is asked only for compliant rows.
+/// Rows whose particles are all immovable are left out: no solver can move them.
+pub fn constraint_violation(scene: &Scene, x: &[Vec3], time: f64, h: f64, lambda: &dyn Fn(usize, usize) -> f64) -> f64 {
     let mut worst: f64 = 0.0;
-    for c in &scene.constraints {
+    let inv_h2 = 1.0 / (h * h);
+    for (j, c) in scene.constraints.iter().enumerate() {
+        let at = c.compliance * inv_h2;
         match c.kind {
             Kind::Stick { a, b, rest, sense } => {
+                if scene.particles[a].w + scene.particles[b].w == 0.0 {
+                    continue;
+                }
                 let value = stick_value(&x[a], &x[b], rest, sense);
-                worst = worst.max(if sense == Sense::Equal { value.abs() } else { -value });
+                let l = if at > 0.0 { lambda(j, 0) } else { 0.0 };
+                worst = worst.max(row_violation(value, at, l, sense == Sense::Equal));
             }
             Kind::Pin { a, target, velocity } => {
-                if scene.particles[a].w > 0.0 {
+                if scene.particles[a].w == 0.0 {
+                    continue;
+                }
+                if at > 0.0 {
+                    let goal = target + velocity * time;
+                    for k in 0..3 {
+                        worst = worst.max(row_violation(x[a][k] - goal[k], at, lambda(j, k), true));
+                    }
+                } else {
                     worst = worst.max(pin_error(&x[a], &target, &velocity, time));
                 }
             }
         }
     }
-    worst.max(max_collider_penetration(scene, x))
+    worst
+}
+
+/// The common position-level violation, the same yardstick for every family (m): the largest of
+/// [`constraint_violation`] and the deepest penetration of any collider or contact
+/// ([`max_collider_penetration`]). Every solver reports it per iteration (trace `violation`) and
+/// per frame (`steps.csv` `violation`), and stops when it is at most its `tolerance`.
+pub fn violation(scene: &Scene, x: &[Vec3], time: f64, h: f64, lambda: &dyn Fn(usize, usize) -> f64) -> f64 {
+    constraint_violation(scene, x, time, h, lambda).max(max_collider_penetration(scene, x))
+}
+
+/// [`violation`] with every multiplier 0: the geometric `|C|` of every row, which is the
+/// violation of a scene without compliant rows.
+pub fn max_violation(scene: &Scene, x: &[Vec3], time: f64) -> f64 {
+    violation(scene, x, time, 1.0, &|_, _| 0.0)
 }
 
 #[cfg(test)]
@@ -229,7 +287,7 @@ mod tests {
         scene.planes.push(Plane { normal: Vec3::y(), offset: -1.0, friction: 0.0, restitution: 0.0 });
         let mut state = scene.initial_state(0.1);
         state.x_prev[1] = Vec3::new(-0.1, -1.1, 0.0); // v = (1, 0, 0) m/s
-        let m = measure(&scene, &state, 0.1);
+        let m = measure(&scene, &state, 0.1, &no_multipliers);
         assert!((m.max_violation - 0.1).abs() < 1e-12);
         assert!((m.rms_violation - 0.1).abs() < 1e-12);
         assert!((m.max_stretch - 1.1).abs() < 1e-12);
@@ -241,7 +299,7 @@ mod tests {
         assert!((m.rms_speed - 1.0).abs() < 1e-12, "one movable particle at 1 m/s");
         assert!((max_violation(&scene, &state.x, 0.0) - 0.1).abs() < 1e-12);
         scene.constraints[0].compliance = 0.01;
-        let elastic = measure(&scene, &state, 0.1).potential_energy - m.potential_energy;
+        let elastic = measure(&scene, &state, 0.1, &no_multipliers).potential_energy - m.potential_energy;
         assert!((elastic - 0.5 * 0.01 / 0.01).abs() < 1e-12, "½·0.1²/0.01 = 0.5 J, got {elastic}");
     }
 
@@ -260,19 +318,19 @@ mod tests {
         }
         assert_eq!(top_body(&scene, 0.0), Some(1));
         let mut state = scene.initial_state(0.1);
-        let m = measure(&scene, &state, 0.1);
+        let m = measure(&scene, &state, 0.1, &no_multipliers);
         assert!(m.body_drift == 0.0 && m.top_drift == 0.0 && m.in_place);
         // Slide the top box 0.2 m sideways: within 0.5 · 0.5 m, still in place.
         for i in 4..8 {
             state.x[i].x += 0.2;
         }
-        let m = measure(&scene, &state, 0.1);
+        let m = measure(&scene, &state, 0.1, &no_multipliers);
         assert!((m.top_drift - 0.2).abs() < 1e-12 && (m.body_drift - 0.2).abs() < 1e-12 && m.in_place);
         // Drop the bottom box by 0.3 m: out of place, and the largest drift.
         for i in 0..4 {
             state.x[i].y -= 0.3;
         }
-        let m = measure(&scene, &state, 0.1);
+        let m = measure(&scene, &state, 0.1, &no_multipliers);
         assert!((m.body_drift - 0.3).abs() < 1e-12 && (m.top_drift - 0.2).abs() < 1e-12 && !m.in_place);
     }
 }

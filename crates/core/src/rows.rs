@@ -285,6 +285,102 @@ pub fn embedded_row_id(e: usize, collider: ColliderRef, dir: usize) -> u64 {
     (1 << 63) | (1 << 61) | ((e as u64 & 0x7_ffff_ffff) << 26) | (collider.code() << 2) | dir as u64
 }
 
+/// What a row id names: the inverse of [`constraint_row_id`], [`contact_row_id`],
+/// [`pair_row_id`], [`body_row_id`] and [`embedded_row_id`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RowRef {
+    /// Row `axis` of scene constraint `index` (0 for sticks, 0–2 for pins).
+    Constraint {
+        /// Index into `Scene::constraints`.
+        index: usize,
+        /// Row within the constraint.
+        axis: usize,
+    },
+    /// A particle against a collider face; `dir` 0 is the normal, 1–2 the friction tangents.
+    Contact {
+        /// The particle.
+        particle: usize,
+        /// The collider face.
+        collider: ColliderRef,
+        /// 0 normal, 1–2 tangents.
+        dir: usize,
+    },
+    /// Two particles with radii.
+    Pair {
+        /// The lower particle index.
+        i: usize,
+        /// The higher one.
+        j: usize,
+    },
+    /// Two box bodies at a feature (see [`crate::bodies::BoxContact::feature`]).
+    Body {
+        /// The body whose corner (or first edge) it is.
+        a: usize,
+        /// The body whose face (or second edge) it is.
+        b: usize,
+        /// Corner or edge pair.
+        feature: usize,
+        /// 0 normal, 1–2 tangents.
+        dir: usize,
+    },
+    /// An embedded point against a collider face.
+    Embedded {
+        /// Index into `Scene::embedded`.
+        point: usize,
+        /// The collider face.
+        collider: ColliderRef,
+        /// 0 normal, 1–2 tangents.
+        dir: usize,
+    },
+}
+
+impl ColliderRef {
+    /// The collider of a dense [`ColliderRef::code`].
+    pub fn from_code(code: u64) -> ColliderRef {
+        if code < 8 {
+            return ColliderRef::BoxFace(code as u8);
+        }
+        let k = ((code - 8) / 3) as u32;
+        match (code - 8) % 3 {
+            0 => ColliderRef::Plane(k),
+            1 => ColliderRef::Sphere(k),
+            _ => ColliderRef::Block(k),
+        }
+    }
+
+    /// The collider's name in tables: `plane0`, `sphere2`, `block1`, `box3` (box face 3).
+    pub fn name(self) -> String {
+        match self {
+            ColliderRef::Plane(k) => format!("plane{k}"),
+            ColliderRef::Sphere(k) => format!("sphere{k}"),
+            ColliderRef::Block(k) => format!("block{k}"),
+            ColliderRef::BoxFace(f) => format!("box{f}"),
+        }
+    }
+}
+
+/// Decodes a row id (see [`RowRef`]).
+pub fn decode(id: u64) -> RowRef {
+    let collider = |id: u64| ColliderRef::from_code((id >> 2) & 0xff_ffff);
+    let dir = (id & 3) as usize;
+    if id >> 63 == 0 {
+        RowRef::Constraint { index: (id >> 2) as usize, axis: dir }
+    } else if (id >> 62) & 1 == 1 {
+        RowRef::Pair { i: ((id >> 31) & 0x7fff_ffff) as usize, j: (id & 0x7fff_ffff) as usize }
+    } else if (id >> 61) & 1 == 1 {
+        RowRef::Embedded { point: ((id >> 26) & 0x7_ffff_ffff) as usize, collider: collider(id), dir }
+    } else if (id >> 60) & 1 == 1 {
+        RowRef::Body {
+            a: ((id >> 28) & 0x3_ffff) as usize,
+            b: ((id >> 10) & 0x3_ffff) as usize,
+            feature: ((id >> 2) & 0xff) as usize,
+            dir,
+        }
+    } else {
+        RowRef::Contact { particle: ((id >> 26) & 0x3_ffff_ffff) as usize, collider: collider(id), dir }
+    }
+}
+
 /// Two unit tangents orthogonal to the unit normal `n`, chosen deterministically from `n` alone
 /// (so that a resting contact keeps the same friction directions, and warm starting matches).
 pub fn tangents(n: &Vec3) -> (Vec3, Vec3) {
@@ -317,10 +413,28 @@ mod tests {
         ids.push(embedded_row_id(0, ColliderRef::Plane(0), 0));
         ids.push(embedded_row_id(1, ColliderRef::Plane(0), 0));
         ids.push(pair_row_id(0, 1));
+        ids.push(body_row_id(3, 7, 12, 1));
         let mut sorted = ids.clone();
         sorted.sort_unstable();
         sorted.dedup();
         assert_eq!(sorted.len(), ids.len());
+    }
+
+    #[test]
+    fn ids_decode_to_what_they_name() {
+        assert_eq!(decode(constraint_row_id(41, 2)), RowRef::Constraint { index: 41, axis: 2 });
+        for collider in [ColliderRef::Plane(3), ColliderRef::Sphere(0), ColliderRef::Block(9), ColliderRef::BoxFace(5)]
+        {
+            assert_eq!(ColliderRef::from_code(collider.code()), collider);
+            assert_eq!(
+                decode(contact_row_id(123_456, collider, 1)),
+                RowRef::Contact { particle: 123_456, collider, dir: 1 }
+            );
+            assert_eq!(decode(embedded_row_id(77, collider, 2)), RowRef::Embedded { point: 77, collider, dir: 2 });
+        }
+        assert_eq!(decode(pair_row_id(5, 900_000)), RowRef::Pair { i: 5, j: 900_000 });
+        assert_eq!(decode(body_row_id(3, 7, 140, 1)), RowRef::Body { a: 3, b: 7, feature: 140, dir: 1 });
+        assert_eq!(ColliderRef::Plane(0).name(), "plane0");
     }
 
     #[test]

@@ -22,6 +22,14 @@ pub struct FrameReport {
     pub time: f64,
     /// Inner iterations summed over the frame's substeps.
     pub iterations: usize,
+    /// Outer (Newton) iterations summed over the frame's substeps (the inner count for
+    /// single-loop solvers).
+    pub outer_iterations: usize,
+    /// The total normal force of the world colliders after the last substep (N); 0 without
+    /// colliders ([`crate::forces::collider_support`]).
+    pub support_force: f64,
+    /// Why a substep ended unconverged, when the solver said so.
+    pub note: Option<&'static str>,
     /// The solver's residual after the last substep.
     pub residual: f64,
     /// Whether every substep stopped on the solver's tolerance.
@@ -83,6 +91,7 @@ pub struct Simulation<'a> {
     substeps: u32,
     h: f64,
     frame: u64,
+    multipliers: Vec<(u64, f64)>,
 }
 
 impl<'a> Simulation<'a> {
@@ -104,7 +113,16 @@ impl<'a> Simulation<'a> {
     ) -> Result<Self, SolveError> {
         solver.prepare(scene)?;
         let substeps = substeps.max(1);
-        Ok(Self { scene, solver, kinematic: kinematic_pins(scene), state, substeps, h: dt / substeps as f64, frame })
+        Ok(Self {
+            scene,
+            solver,
+            kinematic: kinematic_pins(scene),
+            state,
+            substeps,
+            h: dt / substeps as f64,
+            frame,
+            multipliers: Vec::new(),
+        })
     }
 
     /// The step length `h` (s).
@@ -129,11 +147,14 @@ impl<'a> Simulation<'a> {
             frame: self.frame,
             time: self.state.time,
             iterations: 0,
+            outer_iterations: 0,
+            support_force: 0.0,
+            note: None,
             residual: 0.0,
             converged: true,
             solve_seconds: 0.0,
             integrate_seconds: 0.0,
-            metrics: measure(self.scene, &self.state, self.h),
+            metrics: measure(self.scene, &self.state, self.h, &crate::metrics::no_multipliers),
         }
     }
 
@@ -150,6 +171,9 @@ impl<'a> Simulation<'a> {
             frame,
             time: 0.0,
             iterations: 0,
+            outer_iterations: 0,
+            support_force: 0.0,
+            note: None,
             residual: 0.0,
             converged: true,
             solve_seconds: 0.0,
@@ -169,15 +193,22 @@ impl<'a> Simulation<'a> {
             report.integrate_seconds += (t1 - t0).as_secs_f64();
             report.solve_seconds += (t2 - t1).as_secs_f64();
             report.iterations += info.iterations;
+            report.outer_iterations += info.outer;
             report.residual = info.residual;
             report.converged &= info.converged;
+            report.note = info.note.or(report.note);
             if !self.state.is_finite() {
                 return Err(SimError::Diverged { frame, substep, solver: self.solver.name().to_string() });
             }
         }
         self.frame = frame;
         report.time = self.state.time;
-        report.metrics = measure(self.scene, &self.state, self.h);
+        let solver = &*self.solver;
+        report.metrics = measure(self.scene, &self.state, self.h, &|id| solver.multiplier(id));
+        if self.scene.has_colliders() {
+            solver.multipliers(&mut self.multipliers);
+            report.support_force = crate::forces::collider_support(&self.multipliers, self.h);
+        }
         Ok(report)
     }
 }

@@ -21,9 +21,15 @@ pub struct StepContext<'a> {
 pub struct SolveInfo {
     /// Inner iterations performed (for nested solvers, the innermost count summed).
     pub iterations: usize,
+    /// Outer (Newton) iterations for nested solvers; equal to `iterations` for single-loop ones.
+    pub outer: usize,
+    /// When the step ended without meeting its tolerance and the solver knows why, the reason
+    /// (for example redundant rows that make `J W Jᵀ` singular).
+    pub note: Option<&'static str>,
     /// The solver's own residual after its last iteration (each solver documents which).
     pub residual: f64,
-    /// Whether it stopped on its tolerance rather than its iteration cap.
+    /// Whether it met its tolerance on the common violation (every family stops on
+    /// `violation ≤ tolerance` or on its iteration cap; see each solver's `# Residual`).
     pub converged: bool,
 }
 
@@ -40,8 +46,9 @@ pub struct IterationReport {
     pub residual_rms: Option<f64>,
     /// `‖Δλ‖₂` over the iteration, where the solver has multipliers.
     pub delta_lambda: Option<f64>,
-    /// The common position-level violation ([`crate::metrics::max_violation`]) after this
-    /// iteration; only computed when [`Observer::wants_violation`] says so.
+    /// The common position-level violation ([`crate::metrics::violation`], m) after this
+    /// iteration: the same quantity in every family. Computed when [`Observer::wants_violation`]
+    /// says so, or when the solver needs it for its stopping rule.
     pub violation: Option<f64>,
 }
 
@@ -75,8 +82,8 @@ impl std::fmt::Display for SolveError {
 
 impl std::error::Error for SolveError {}
 
-/// The linearised system a Jacobian-based solver solved in the first Newton iteration of a step:
-/// `(J W Jᵀ + diag(shift)) Δλ = rhs`, with bounds on `λ` and the warm start it began from.
+/// The linearised system a Jacobian-based solver solved in one Newton iteration of a step:
+/// `(J W Jᵀ + diag(shift)) Δλ = rhs`, with bounds on `λ` and the initial guess it began from.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct LinearSystem {
     /// Stable row ids.
@@ -97,6 +104,13 @@ pub struct LinearSystem {
     pub warm_start: Vec<f64>,
     /// The solution the solver found for this system.
     pub solution: Vec<f64>,
+    /// The outer (Newton) iteration it belongs to (1-based).
+    pub outer: usize,
+    /// The regularisation `ε` included in `diagonal_shift` (1/kg): `regularization × damping ×
+    /// mean(diag J W Jᵀ)`.
+    pub regularization: f64,
+    /// The Levenberg-Marquardt damping multiplier in force for this solve (1 when undamped).
+    pub damping: f64,
 }
 
 /// A constraint solver.
@@ -120,14 +134,29 @@ pub trait Solver {
         observer: &mut dyn Observer,
     ) -> Result<SolveInfo, SolveError>;
 
-    /// Asks the solver to keep a copy of the next step's linear system; returns `false` if the
-    /// solver builds no explicit system.
-    fn capture_system(&mut self, _on: bool) -> bool {
+    /// Asks the solver to keep a copy of the linear system of outer iteration `outer` (1-based;
+    /// the first attempt, before any Levenberg-Marquardt retry or active-set re-solve) of the next
+    /// step, or to stop keeping one (`None`); returns `false` if the solver builds no explicit
+    /// system.
+    fn capture_system(&mut self, _outer: Option<usize>) -> bool {
         false
     }
 
     /// The system kept by [`Solver::capture_system`], once a step has run.
     fn captured_system(&self) -> Option<&LinearSystem> {
         None
+    }
+
+    /// The position-level multiplier `λ` (N·s² = kg·m) the last (sub)step applied through row
+    /// `id` ([`crate::rows`] names the ids), or 0 when the row was not active. Its force is
+    /// `λ/h²` (N) along `∇C`. Velocity-level solvers report their impulse times `h`.
+    fn multiplier(&self, _id: u64) -> f64 {
+        0.0
+    }
+
+    /// Every nonzero multiplier of the last (sub)step as `(row id, λ)` pairs (N·s²), into `out`
+    /// (cleared first), for the forces table.
+    fn multipliers(&self, out: &mut Vec<(u64, f64)>) {
+        out.clear();
     }
 }

@@ -9,14 +9,20 @@
 //!
 //! 1. `r = b − A x₀`, `z = M⁻¹ r`, `p = z`;
 //! 2. per iteration: `q = A p`, `a = (r·z)/(p·q)`, `x += a p`, `r −= a q`; stop when
-//!    `‖r‖ ≤ cg_tolerance·‖b‖`; else `z = M⁻¹ r`, `β = (r·z)_new/(r·z)_old`, `p = z + β p`;
-//! 3. on stopping, the true residual `b − A x` is recomputed; if it misses the tolerance (drift of
+//!    `‖r‖₂ ≤ max(η‖b‖₂, tolerance/2)` with the Newton loop's forcing term `η` (inexact Newton;
+//!    see [`crate::newton`]), or at the iteration cap; else `z = M⁻¹ r`,
+//!    `β = (r·z)_new/(r·z)_old`, `p = z + β p`;
+//! 3. on stopping, the true residual `b − A x` is recomputed; if it misses the test (drift of
 //!    the recursive residual), CG restarts from `x` while iterations remain;
-//! 4. stagnation: when the best residual has not halved over the last `max(50, m/10)`
-//!    iterations, CG stops without convergence. Redundant rows (a cloth with shear sticks, the
-//!    plant, a braced torso) make `J W Jᵀ` singular, and a linearisation whose `−C` has a part
-//!    outside the range of `J` leaves a residual floor no iteration count removes; the Newton
-//!    loop's line search then takes the useful part of the step.
+//! 4. a direction with `pᵀAp ≤ 0` (breakdown: `A` is not positive definite along it, which the
+//!    regularisation should prevent) stops the solve and is counted in the Newton statistics.
+//!
+//! No other rule stops CG: in exact arithmetic it reaches the solution in at most `m`
+//! iterations (`m` rows), which is the default cap. Redundant rows (a cloth with shear sticks,
+//! the plant, a braced torso) make `J W Jᵀ` singular; the regularisation keeps it definite but
+//! ill-conditioned, and a linearisation whose `−C` has a part outside the range of `J` (which no
+//! step can remove) leaves a slowly falling residual. The forcing term keeps CG from chasing it
+//! in early outer iterations; the Newton loop's line search takes the useful part of each step.
 //!
 //! `A p` is either a CSR product with the assembled `A` or matrix-free as `J (W (Jᵀ p))` plus the
 //! diagonal shift (`assemble = false`). Preconditioners `M`: `none`; `jacobi`, the diagonal of
@@ -30,7 +36,9 @@
 //!
 //! Each CG iteration reports the relative residual `‖b − AΔλ‖₂/‖b‖₂` of the recursion, with the
 //! outer (Newton) iteration it belongs to; `residual` in `steps.csv` is the last one. When `b = 0`
-//! the solution is `Δλ = 0` and the residual 0.
+//! the solution is `Δλ = 0` and the residual 0. With `violation` requested, each iteration also
+//! reports the common violation at `x + W Jᵀ Δλ`. The step stops on the common violation
+//! ([`crate::newton`], step 1), like every other family.
 //!
 //! # References
 //!
@@ -39,6 +47,8 @@
 //! * M. Macklin et al., "XPBD", 2016, §6: warm starting named as future work.
 //! * Y. Saad, "Iterative Methods for Sparse Linear Systems", 2nd ed., 2003: algorithm 9.1 (PCG)
 //!   and §10.3 (IC(0)).
+//! * S. C. Eisenstat, H. F. Walker, "Choosing the Forcing Terms in an Inexact Newton Method",
+//!   1996: how loosely each linear system may be solved.
 //! * J. R. Shewchuk, "An Introduction to the Conjugate Gradient Method Without the Agonizing
 //!   Pain", 1994: residual drift and restarts.
 
@@ -47,7 +57,7 @@ use serde::{Deserialize, Serialize};
 use solverlab_core::solver::{IterationReport, Observer, SolveError};
 
 use crate::jacobian::System;
-use crate::newton::{Linear, LinearInfo, Newton, NewtonSettings};
+use crate::newton::{Forcing, Linear, LinearInfo, LinearStop, Newton, NewtonSettings};
 use crate::ConfigError;
 
 /// The preconditioner of the conjugate gradient.
@@ -62,19 +72,37 @@ pub enum Preconditioner {
     Ic0,
 }
 
+/// How tightly CG solves each outer iteration's system.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ForcingKind {
+    /// Inexact Newton with Eisenstat-Walker forcing terms (see [`crate::newton`]).
+    EisenstatWalker,
+    /// Every system to the relative tolerance `cg_tolerance`.
+    Fixed,
+}
+
 /// Settings of the CG solver; every field has a default.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct CgConfig {
-    /// Outer (Gauss-Newton) iterations per step, at least 1 (default: 4).
+    /// Outer (Gauss-Newton) iteration cap per step, at least 1 (default: 50).
     pub outer_iterations: i64,
-    /// Stop the outer loop when the Newton residual `max |C + α̃λ| ≤ tolerance` (m); 0 disables
-    /// (default: 1e-9).
+    /// Stop the outer loop when the common violation is at most this (m); 0 runs every outer
+    /// iteration (default: 1e-9).
     pub tolerance: f64,
-    /// Relative tolerance of each CG solve, `‖b − AΔλ‖ ≤ cg_tolerance·‖b‖` (default: 1e-8).
+    /// `eisenstat_walker` (inexact Newton: loose early solves, tight late ones) or `fixed`
+    /// (every solve to `cg_tolerance`) (default: `eisenstat_walker`).
+    pub forcing: ForcingKind,
+    /// Relative tolerance of each CG solve under `forcing = "fixed"`,
+    /// `‖b − AΔλ‖ ≤ cg_tolerance·‖b‖` (default: 1e-8).
     pub cg_tolerance: f64,
-    /// Iteration cap of each CG solve (default: 1000).
+    /// Iteration cap of each CG solve; 0 means the number of rows `m`, CG's exact-arithmetic
+    /// bound (default: 0).
     pub cg_max_iterations: i64,
+    /// Total CG iterations allowed per step over all outer iterations; 0 is no budget (default:
+    /// 0). The convergence studies cap CG this way, like the sweeps of relax and PGS.
+    pub cg_budget: i64,
     /// `none`, `jacobi` or `ic0` (default: `jacobi`).
     pub preconditioner: Preconditioner,
     /// Assemble `A = J W Jᵀ`, or apply it matrix-free (default: true).
@@ -92,10 +120,12 @@ pub struct CgConfig {
 impl Default for CgConfig {
     fn default() -> Self {
         Self {
-            outer_iterations: 4,
+            outer_iterations: 50,
             tolerance: 1e-9,
+            forcing: ForcingKind::EisenstatWalker,
             cg_tolerance: 1e-8,
-            cg_max_iterations: 1000,
+            cg_max_iterations: 0,
+            cg_budget: 0,
             preconditioner: Preconditioner::Jacobi,
             assemble: true,
             warm_start: 1.0,
@@ -112,8 +142,11 @@ impl CgConfig {
         if self.outer_iterations < 1 {
             return err("outer_iterations", format!("{} must be at least 1", self.outer_iterations));
         }
-        if self.cg_max_iterations < 1 {
-            return err("cg_max_iterations", format!("{} must be at least 1", self.cg_max_iterations));
+        if self.cg_max_iterations < 0 {
+            return err("cg_max_iterations", format!("{} must be ≥ 0 (0: the number of rows)", self.cg_max_iterations));
+        }
+        if self.cg_budget < 0 {
+            return err("cg_budget", format!("{} must be ≥ 0 (0: no budget)", self.cg_budget));
         }
         if self.active_set_iterations < 0 {
             return err("active_set_iterations", format!("{} must be ≥ 0", self.active_set_iterations));
@@ -143,6 +176,11 @@ impl CgConfig {
             warm_start: self.warm_start,
             active_set_iterations: self.active_set_iterations as usize,
             regularization: self.regularization,
+            forcing: match self.forcing {
+                ForcingKind::EisenstatWalker => Forcing::EisenstatWalker,
+                ForcingKind::Fixed => Forcing::Fixed(self.cg_tolerance),
+            },
+            inner_budget: self.cg_budget as usize,
         }
     }
 }
@@ -159,17 +197,21 @@ pub fn cg_solver(cfg: &CgConfig, label: &str) -> Result<CgSolver, ConfigError> {
         preconditioner: cfg.preconditioner,
         assemble: cfg.assemble,
         ic: None,
+        scratch: Vec::new(),
     };
     Ok(Newton::new(cfg.settings(), pcg, label))
 }
 
 /// Preconditioned conjugate gradient on a [`System`].
 pub struct Pcg {
+    /// Relative tolerance of [`Pcg::solve_csr`] (the Newton loop passes its own).
     tolerance: f64,
+    /// Iteration cap; 0 is the number of rows.
     max_iterations: usize,
     preconditioner: Preconditioner,
     assemble: bool,
     ic: Option<Ic0>,
+    scratch: Vec<f64>,
 }
 
 fn dot(a: &[f64], b: &[f64]) -> f64 {
@@ -177,13 +219,14 @@ fn dot(a: &[f64], b: &[f64]) -> f64 {
 }
 
 impl Pcg {
-    /// A standalone PCG with the given tolerance, cap and preconditioner (for tests and
-    /// benchmarks on arbitrary SPD matrices).
+    /// A standalone PCG with the given relative tolerance, cap (0: the number of rows) and
+    /// preconditioner (for tests and benchmarks on arbitrary SPD matrices).
     pub fn new(tolerance: f64, max_iterations: usize, preconditioner: Preconditioner) -> Self {
-        Self { tolerance, max_iterations, preconditioner, assemble: true, ic: None }
+        Self { tolerance, max_iterations, preconditioner, assemble: true, ic: None, scratch: Vec::new() }
     }
 
-    /// Solves `a x = b` for an SPD CSR matrix, `x` holding the initial guess.
+    /// Solves `a x = b` for an SPD CSR matrix to `‖b − ax‖ ≤ tolerance·‖b‖`, `x` holding the
+    /// initial guess; each iteration is reported to `observer`.
     pub fn solve_csr(
         &mut self,
         a: &CsrMatrix<f64>,
@@ -196,24 +239,32 @@ impl Pcg {
             self.ic = Some(Ic0::new(a));
         }
         let mut apply = |p: &[f64], q: &mut [f64]| crate::jacobian::csr_mul(a, p, q);
-        self.iterate(&mut apply, &diag, b, x, 1, observer)
+        let stop = LinearStop { relative: self.tolerance, absolute: 0.0, max_iterations: 0 };
+        let mut monitor = |iteration: usize, residual: f64, _: &[f64]| {
+            observer.iteration(&IterationReport { iteration, outer: 1, residual, ..Default::default() })
+        };
+        self.iterate(&mut apply, &diag, b, x, stop, &mut monitor)
     }
 
+    /// PCG proper.
     fn iterate(
         &mut self,
         apply: &mut dyn FnMut(&[f64], &mut [f64]),
         diag: &[f64],
         b: &[f64],
         x: &mut [f64],
-        outer: usize,
-        observer: &mut dyn Observer,
+        stop: LinearStop,
+        monitor: &mut dyn FnMut(usize, f64, &[f64]),
     ) -> LinearInfo {
         let n = b.len();
         let b_norm = dot(b, b).sqrt();
         if b_norm == 0.0 {
             x.iter_mut().for_each(|v| *v = 0.0);
-            return LinearInfo { iterations: 0, residual: 0.0, converged: true };
+            return LinearInfo { iterations: 0, residual: 0.0, converged: true, breakdown: false };
         }
+        let target = (stop.relative * b_norm).max(stop.absolute);
+        let own = if self.max_iterations == 0 { n } else { self.max_iterations };
+        let cap = if stop.max_iterations > 0 { own.min(stop.max_iterations) } else { own };
         let precondition = |ic: &Option<Ic0>, r: &[f64], z: &mut [f64]| match (self.preconditioner, ic) {
             (Preconditioner::None, _) => z.copy_from_slice(r),
             (Preconditioner::Jacobi, _) | (Preconditioner::Ic0, None) => {
@@ -225,27 +276,27 @@ impl Pcg {
         };
         let (mut r, mut z, mut q) = (vec![0.0; n], vec![0.0; n], vec![0.0; n]);
         let mut iterations = 0;
-        let mut residual;
-        let window = 50.max(n / 10);
-        let (mut best, mut best_at) = (f64::INFINITY, 0usize);
+        let mut breakdown = false;
+        let mut r_norm;
         loop {
             // (Re)start from the true residual.
             apply(x, &mut q);
             for i in 0..n {
                 r[i] = b[i] - q[i];
             }
-            residual = dot(&r, &r).sqrt() / b_norm;
-            if residual <= self.tolerance || iterations >= self.max_iterations {
+            r_norm = dot(&r, &r).sqrt();
+            if r_norm <= target || iterations >= cap || breakdown {
                 break;
             }
             precondition(&self.ic, &r, &mut z);
             let mut p = z.clone();
             let mut rz = dot(&r, &z);
-            while iterations < self.max_iterations {
+            while iterations < cap {
                 apply(&p, &mut q);
                 let pq = dot(&p, &q);
                 if pq <= 0.0 || !pq.is_finite() {
-                    break; // A is not positive definite along p: nothing more to gain.
+                    breakdown = true;
+                    break;
                 }
                 let a = rz / pq;
                 for i in 0..n {
@@ -253,15 +304,10 @@ impl Pcg {
                     r[i] -= a * q[i];
                 }
                 iterations += 1;
-                residual = dot(&r, &r).sqrt() / b_norm;
-                observer.iteration(&IterationReport { iteration: iterations, outer, residual, ..Default::default() });
-                if residual <= self.tolerance {
+                r_norm = dot(&r, &r).sqrt();
+                monitor(iterations, r_norm / b_norm, x);
+                if r_norm <= target {
                     break;
-                }
-                if residual < 0.5 * best {
-                    (best, best_at) = (residual, iterations);
-                } else if iterations - best_at > window {
-                    return LinearInfo { iterations, residual, converged: false };
                 }
                 precondition(&self.ic, &r, &mut z);
                 let rz_new = dot(&r, &z);
@@ -271,14 +317,8 @@ impl Pcg {
                     p[i] = z[i] + beta * p[i];
                 }
             }
-            if iterations >= self.max_iterations || residual > self.tolerance {
-                // Stopped by the cap or a breakdown: measure the truth once more and stop.
-                apply(x, &mut q);
-                residual = (0..n).map(|i| (b[i] - q[i]).powi(2)).sum::<f64>().sqrt() / b_norm;
-                break;
-            }
         }
-        LinearInfo { iterations, residual, converged: residual <= self.tolerance }
+        LinearInfo { iterations, residual: r_norm / b_norm, converged: r_norm <= target, breakdown }
     }
 }
 
@@ -289,12 +329,12 @@ impl Linear for Pcg {
 
     fn solve(
         &mut self,
-        sys: &mut System,
+        sys: &System,
         b: &[f64],
         x: &mut [f64],
         _pattern_changed: bool,
-        outer: usize,
-        observer: &mut dyn Observer,
+        stop: LinearStop,
+        monitor: &mut dyn FnMut(usize, f64, &[f64]),
     ) -> Result<LinearInfo, SolveError> {
         let diag: Vec<f64> = match &sys.a {
             Some(a) => (0..a.nrows()).map(|i| a.get_entry(i, i).map_or(0.0, |e| e.into_value())).collect(),
@@ -313,8 +353,10 @@ impl Linear for Pcg {
         if self.preconditioner == Preconditioner::Ic0 {
             self.ic = Some(Ic0::new(sys.a.as_ref().expect("assembled")));
         }
-        let mut apply = |p: &[f64], q: &mut [f64]| sys.apply(p, q);
-        let info = self.iterate(&mut apply, &diag, b, x, outer, observer);
+        let mut scratch = std::mem::take(&mut self.scratch);
+        let mut apply = |p: &[f64], q: &mut [f64]| sys.apply(p, q, &mut scratch);
+        let info = self.iterate(&mut apply, &diag, b, x, stop, monitor);
+        self.scratch = scratch;
         if x.iter().any(|v| !v.is_finite()) {
             return Err(SolveError(format!("cg: the solution is not finite (relative residual {})", info.residual)));
         }

@@ -28,10 +28,10 @@ use faer::sparse::linalg::solvers::{Llt, SymbolicLlt};
 use faer::sparse::{SparseColMatRef, SymbolicSparseColMatRef};
 use faer::{MatMut, Side};
 use serde::{Deserialize, Serialize};
-use solverlab_core::solver::{IterationReport, Observer, SolveError};
+use solverlab_core::solver::SolveError;
 
 use crate::jacobian::{csr_mul, System};
-use crate::newton::{Linear, LinearInfo, Newton, NewtonSettings};
+use crate::newton::{Forcing, Linear, LinearInfo, LinearStop, Newton, NewtonSettings};
 use crate::ConfigError;
 
 /// Settings of the direct solver; every field has a default.
@@ -89,11 +89,22 @@ pub fn direct_solver(cfg: &DirectConfig, label: &str) -> Result<DirectSolver, Co
         warm_start: 0.0,
         active_set_iterations: cfg.active_set_iterations as usize,
         regularization: cfg.regularization,
+        forcing: Forcing::Fixed(0.0),
+        inner_budget: 0,
     };
     Ok(Newton::new(settings, Cholesky::default(), label))
 }
 
 /// faer's sparse `L Lᵀ`, with the symbolic factorisation kept per pattern.
+///
+/// Rank deficiency is handled deliberately. Redundant rows (a cloth with shear sticks) make
+/// `K = J W Jᵀ + diag(α̃)` singular; `A = K + εI` is not, but the part `b_N` of `b` in the null
+/// space of `K` (which no step can remove: it moves nothing) comes back as `b_N/ε`, a multiplier
+/// 10⁹ times too large that would poison the forces and the next solves. The solve therefore
+/// returns `Δλ = A⁻¹ K A⁻¹ b = y − ε A⁻¹ y` with `y = A⁻¹ b`: one more pair of triangular solves
+/// with the same factor. On the range of `K` (eigenvalue `σ`) this scales `y` by `σ/(σ + ε)`,
+/// 1 to within `ε/σ`; on its null space it gives 0, so `Δλ` is the minimum-norm solution of the
+/// consistent part and `W Jᵀ Δλ`, the step, is unchanged.
 #[derive(Default)]
 pub struct Cholesky {
     symbolic: Option<SymbolicLlt<usize>>,
@@ -107,12 +118,15 @@ impl Cholesky {
         (self.factorizations, self.symbolic_factorizations)
     }
 
-    /// Factors the symmetric CSR matrix `a` (its arrays read as CSC) and solves `a x = b`.
+    /// Factors the symmetric CSR matrix `a` (its arrays read as CSC) and solves `a x = b`; with
+    /// `eps > 0` (the regularisation included in `a`), the result is filtered to
+    /// `x = y − ε a⁻¹ y`, `y = a⁻¹ b` (see [`Cholesky`]).
     pub fn factor_and_solve(
         &mut self,
         a: &nalgebra_sparse::CsrMatrix<f64>,
         new_pattern: bool,
         b: &[f64],
+        eps: f64,
         x: &mut [f64],
     ) -> Result<(), SolveError> {
         let n = a.nrows();
@@ -132,6 +146,13 @@ impl Cholesky {
         self.factorizations += 1;
         x.copy_from_slice(b);
         llt.solve_in_place(MatMut::from_column_major_slice_mut(x, n, 1));
+        if eps > 0.0 {
+            let mut t = x.to_vec();
+            llt.solve_in_place(MatMut::from_column_major_slice_mut(&mut t, n, 1));
+            for (xi, ti) in x.iter_mut().zip(&t) {
+                *xi -= eps * ti;
+            }
+        }
         Ok(())
     }
 }
@@ -143,24 +164,24 @@ impl Linear for Cholesky {
 
     fn solve(
         &mut self,
-        sys: &mut System,
+        sys: &System,
         b: &[f64],
         x: &mut [f64],
         pattern_changed: bool,
-        outer: usize,
-        observer: &mut dyn Observer,
+        _stop: LinearStop,
+        monitor: &mut dyn FnMut(usize, f64, &[f64]),
     ) -> Result<LinearInfo, SolveError> {
         let a = sys.a.as_ref().expect("assembled");
-        self.factor_and_solve(a, pattern_changed, b, x)?;
+        self.factor_and_solve(a, pattern_changed, b, sys.eps, x)?;
         let mut q = vec![0.0; b.len()];
         csr_mul(a, x, &mut q);
         let b_norm = b.iter().map(|v| v * v).sum::<f64>().sqrt();
         let r = b.iter().zip(&q).map(|(bi, qi)| (bi - qi).powi(2)).sum::<f64>().sqrt();
         let residual = if b_norm > 0.0 { r / b_norm } else { 0.0 };
-        observer.iteration(&IterationReport { iteration: 1, outer, residual, ..Default::default() });
+        monitor(1, residual, x);
         if x.iter().any(|v| !v.is_finite()) {
             return Err(SolveError("direct: the solution is not finite".into()));
         }
-        Ok(LinearInfo { iterations: 1, residual, converged: true })
+        Ok(LinearInfo { iterations: 1, residual, converged: true, breakdown: false })
     }
 }

@@ -25,11 +25,12 @@ pub struct System {
     pub w3: Vec<f64>,
     /// `α̃ + ε` per row.
     pub diag_shift: Vec<f64>,
+    /// The regularisation `ε` included in `diag_shift` (1/kg).
+    pub eps: f64,
     /// `A` (m × m), when assembled.
     pub a: Option<CsrMatrix<f64>>,
     /// Rows touching each particle: `(row, slot)` where slot is 0 or 1 within the row.
     incidence: Vec<Vec<(u32, u8)>>,
-    scratch: Vec<f64>,
     marker: Vec<usize>,
 }
 
@@ -79,6 +80,7 @@ impl System {
         }
         self.w3 = w.iter().flat_map(|&wi| [wi; 3]).collect();
         self.diag_shift = rows.iter().map(|r| alpha_tilde(r) + eps).collect();
+        self.eps = eps;
         !same
     }
 
@@ -130,40 +132,37 @@ impl System {
         }
     }
 
-    /// `y = A x`, assembled (CSR product) or matrix-free (`J (W (Jᵀ x))` plus the shift).
-    pub fn apply(&mut self, x: &[f64], y: &mut [f64]) {
+    /// `y = A x`, assembled (CSR product) or matrix-free (`J (W (Jᵀ x))` plus the shift);
+    /// `scratch` holds the matrix-free intermediate (3n).
+    pub fn apply(&self, x: &[f64], y: &mut [f64], scratch: &mut Vec<f64>) {
         if let Some(a) = &self.a {
             csr_mul(a, x, y);
             return;
         }
         let j = self.j.as_ref().expect("jacobian set");
-        let mut t = std::mem::take(&mut self.scratch);
-        t.clear();
-        t.resize(j.ncols(), 0.0);
-        jt_mul(j, x, &mut t);
-        for (ti, wi) in t.iter_mut().zip(&self.w3) {
+        scratch.clear();
+        scratch.resize(j.ncols(), 0.0);
+        jt_mul(j, x, scratch);
+        for (ti, wi) in scratch.iter_mut().zip(&self.w3) {
             *ti *= wi;
         }
-        csr_mul(j, &t, y);
+        csr_mul(j, scratch, y);
         for ((yi, xi), s) in y.iter_mut().zip(x).zip(&self.diag_shift) {
             *yi += s * xi;
         }
-        self.scratch = t;
     }
 
-    /// `Δx = W Jᵀ λ` as per-particle vectors added to `dx`.
-    pub fn add_w_jt(&mut self, lambda: &[f64], dx: &mut [solverlab_core::Vec3]) {
+    /// `Δx = W Jᵀ λ` as per-particle vectors added to `dx`; `scratch` holds `Jᵀ λ` (3n).
+    pub fn add_w_jt(&self, lambda: &[f64], dx: &mut [solverlab_core::Vec3], scratch: &mut Vec<f64>) {
         let j = self.j.as_ref().expect("jacobian set");
-        let mut t = std::mem::take(&mut self.scratch);
-        t.clear();
-        t.resize(j.ncols(), 0.0);
-        jt_mul(j, lambda, &mut t);
+        scratch.clear();
+        scratch.resize(j.ncols(), 0.0);
+        jt_mul(j, lambda, scratch);
         for (p, d) in dx.iter_mut().enumerate() {
             for k in 0..3 {
-                d[k] += self.w3[3 * p + k] * t[3 * p + k];
+                d[k] += self.w3[3 * p + k] * scratch[3 * p + k];
             }
         }
-        self.scratch = t;
     }
 }
 

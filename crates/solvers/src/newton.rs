@@ -1,45 +1,94 @@
 //! The Gauss-Newton loop shared by the explicit-Jacobian solvers ([`crate::cg`] and
 //! [`crate::direct`]); they differ only in how they solve each linear system.
 //!
-//! Per step, after the shared Verlet prediction, for each outer iteration:
+//! # Algorithm
 //!
-//! 1. gather the rows at the current positions: every equality row, and every inequality row
-//!    (min/max sticks, collider contacts) that is violated (`C < 0`);
+//! Per step, after the shared Verlet prediction, for each outer iteration `k`:
+//!
+//! 1. gather the active rows at the current positions: every equality row, and every inequality
+//!    row (min/max sticks, collider contacts) that is violated (`C < 0`) or has pushed in this
+//!    step (`λ > 0`, so that it may let go again); stop when the common violation over them
+//!    (`max |C + α̃λ|` over equalities, `max(0, −C)` over inequalities; see
+//!    [`solverlab_core::metrics::violation`]) is at most `tolerance` and every row that pushes
+//!    touches (`|C| ≤ tolerance` where `λ > 0`: complementarity, without which a warm start that
+//!    pushes a resting body clear of the floor would count as converged and lift it);
 //! 2. build `J` explicitly (CSR, pattern kept while the rows do not change) and, if the linear
 //!    solver wants it, `A = J W Jᵀ + diag(α̃ + ε)` with `α̃ = α/h²` and the regularisation
-//!    `ε = regularization × mean(diag J W Jᵀ)` (redundant rows, as in a sheared cloth, make
-//!    `J W Jᵀ` singular; `ε` keeps it definite);
-//! 3. solve `A Δλ = −C − α̃λ`, starting (first outer iteration only) from the previous step's
-//!    multipliers times `warm_start`, matched by stable row id;
+//!    `ε = regularization × damping × mean(diag J W Jᵀ)`;
+//! 3. solve `A Δλ = b`, `b = −C − α̃λ`, to the forcing tolerance `‖b − AΔλ‖₂ ≤ max(ηₖ‖b‖₂,
+//!    tolerance/2)`: inexact Newton (Eisenstat and Walker 1996, choice 2:
+//!    `ηₖ = min(0.9, 0.9·(‖gₖ‖/‖gₖ₋₁‖)²)`, safeguarded by `0.9·ηₖ₋₁²` when that exceeds 0.1,
+//!    `η₁ = 0.5`), so early outer iterations are solved loosely and the last tightly; the
+//!    absolute floor stops a solve once its residual cannot matter at the Newton tolerance.
+//!    `forcing = "fixed"` solves every system to `cg_tolerance` instead. The first outer
+//!    iteration starts from the previous step's multipliers times `warm_start` (matched by row
+//!    id); later ones from `Δλ = 0`, which is the current total `λ`, the best guess there is;
 //! 4. active set: an inequality row whose accumulated `λ + Δλ` would be negative (it would pull)
-//!    leaves, and the system is solved again, up to `active_set_iterations` times; after the cap
-//!    any remaining negative change is clamped to zero, so contacts never pull;
-//! 5. `x += W Jᵀ Δλ`, `λ += Δλ` if that lowers the merit `Σ (C + α̃λ)²` over the active rows;
-//!    otherwise the step is rejected and solved again with `ε` multiplied by 100
-//!    (Levenberg-Marquardt). An accepted step divides the multiplier by 10, down to 1. Redundant
-//!    rows (a cloth with shear sticks) and taut lines between fixed particles (a cloth pinned at
-//!    two corners) make `J W Jᵀ` nearly singular, and an undamped Gauss-Newton step then
-//!    overshoots by orders of magnitude. If even `ε × 10¹²` gives no decrease the loop ends;
-//! 6. stop when the Newton residual `max |C + α̃λ|` over the active rows is at most `tolerance`
-//!    (for rigid rows that is `max |C|`; a compliant row settles where `C = −α̃λ`, not at 0).
+//!    leaves, letting go of what it pushed in this step (`Δλ = −λ`, applied with the step), and
+//!    the system is solved again from the last solution, up to `active_set_iterations` times;
+//!    after the cap any remaining negative change is clamped to zero, so contacts never pull;
+//! 5. `x += s·W Jᵀ Δλ`, `λ += s·Δλ` with the largest `s` in 1, ½, ¼, …, 1/64 that lowers the
+//!    merit `Σ (C + α̃λ)²` over the active rows (backtracking: with `η < 1` the inexact step is
+//!    still a descent direction); if none does, the system is solved again with `damping`
+//!    multiplied by 100 (Levenberg-Marquardt); an accepted full step divides it by 10, down to 1.
+//!    Redundant rows (a cloth with shear sticks) and taut lines between fixed particles (a cloth
+//!    pinned at two corners) make `J W Jᵀ` singular or nearly so, and an undamped step then
+//!    overshoots. If even `damping = 10¹²` gives no decrease the loop ends unconverged;
+//! 6. friction, a second pass: if any contact with `μ > 0` pushed, the positions go back to the
+//!    prediction, each such contact gets position-level Coulomb friction on the prediction's
+//!    tangential displacement, limited by `μλₙ` with the normal multiplier the first pass found
+//!    ([`coulomb_friction`]: the whole displacement is cancelled while it fits in the cone,
+//!    static friction; beyond it the correction is `μλₙ`, dynamic), and steps 1–5 run again
+//!    from there, starting from the first pass's multipliers. (Only when the first pass met its
+//!    tolerance: unconverged multipliers can be far from the contact forces.) Friction is then fixed while the
+//!    constraints converge, so it never fights them. Applied inside the outer loop instead, it
+//!    moves positions the Newton steps have just fixed, and on a pile of balls or a stack it
+//!    never settles; applied with the last step's `λₙ`, it lags a step, and a block released on
+//!    an incline slides 1.8 mm before it holds.
 //!
-//! After the loop, contacts get Jakobsen's friction (tangential motion shrunk by `μ·depth`, with
-//! the depth of the prediction's penetration) and restitution as in the relax solver. A contact
-//! row over several particles (an embedded point, two bodies touching) shares its depth among the
-//! particles with positive gradient along the normal, by their weights, and each of them is
-//! slowed in the world frame; the other body is left alone. This is a one-pass approximation,
-//! not Coulomb's law: a box sliding on a fixed box stops after 1.46× the Coulomb distance
-//! (`tests/bodies.rs`), while the relative form the relax solver uses, applied once after the
-//! solve, let a 10-box stack slide apart.
+//! A step that ends at the outer cap (or on an LM failure) with the violation above `tolerance`
+//! reports `converged = false`. Restitution is applied as in the relax solver.
+//!
+//! Loops per outer iteration: one gather of the rows (constraints, and particles × colliders),
+//! one fill of `J` and (assembled) of `A`, the linear solve, one `W Jᵀ Δλ`, one gather per trial
+//! step; with friction, the whole loop twice, the second from the first's multipliers.
+//!
+//! # Residual
+//!
+//! Per inner iteration the linear solver's relative residual `‖b − AΔλ‖₂/‖b‖₂`; `violation`
+//! (when asked) is the common violation at `x + W Jᵀ Δλ` with `λ + Δλ`. The step's `residual` is
+//! the last solve's; its stopping test is the common violation of step 1.
+//!
+//! # References
+//!
+//! * S. C. Eisenstat, H. F. Walker, "Choosing the Forcing Terms in an Inexact Newton Method",
+//!   SIAM J. Sci. Comput. 17(1), 1996: the forcing terms.
+//! * J. Nocedal, S. J. Wright, "Numerical Optimization", 2nd ed., 2006, §10.3: Gauss-Newton and
+//!   Levenberg-Marquardt.
+//! * M. Macklin, M. Müller, N. Chentanez, "XPBD", 2016: compliance `α̃ = α/h²` and the
+//!   multiplier's force `λ/h²`.
 
 use std::collections::HashMap;
 
-use solverlab_core::constraint::seed_friction;
-use solverlab_core::rows::{gather_rows, Row, RowKind};
-use solverlab_core::solver::{LinearSystem, Observer, SolveError, SolveInfo, Solver, StepContext};
+use solverlab_core::constraint::coulomb_friction;
+use solverlab_core::metrics::{row_violation, violation};
+use solverlab_core::rows::{constraint_row_id, decode, gather_rows, tangents, Row, RowKind, RowRef};
+use solverlab_core::solver::{IterationReport, LinearSystem, Observer, SolveError, SolveInfo, Solver, StepContext};
 use solverlab_core::{Scene, State, Vec3};
 
 use crate::jacobian::System;
+
+/// When a linear solve may stop: `‖b − Ax‖₂ ≤ max(relative·‖b‖₂, absolute)`, or after
+/// `max_iterations`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LinearStop {
+    /// Relative tolerance (the forcing term η).
+    pub relative: f64,
+    /// Absolute tolerance (m, the unit of `b`).
+    pub absolute: f64,
+    /// At most this many inner iterations (0: the linear solver's own cap).
+    pub max_iterations: usize,
+}
 
 /// What a linear solve reports back.
 #[derive(Clone, Copy, Debug, Default)]
@@ -48,8 +97,11 @@ pub struct LinearInfo {
     pub iterations: usize,
     /// Final relative residual `‖b − AΔλ‖/‖b‖`.
     pub residual: f64,
-    /// Whether the linear tolerance was met.
+    /// Whether the stop test was met.
     pub converged: bool,
+    /// CG met a direction of non-positive curvature (`pᵀAp ≤ 0`): `A` is not positive definite
+    /// there, and the solve stopped.
+    pub breakdown: bool,
 }
 
 /// A linear solver for `A Δλ = b`.
@@ -57,18 +109,27 @@ pub trait Linear {
     /// Whether `A` must be assembled before [`Linear::solve`].
     fn needs_assembly(&self) -> bool;
 
-    /// Solves `A x = b` with `x` holding the initial guess. `pattern_changed` says whether the
-    /// sparsity of `A` differs from the last call. Reports its iterations to `observer` as
-    /// outer iteration `outer`.
+    /// Solves `A x = b` with `x` holding the initial guess, until `stop` holds or the solver's
+    /// cap. `pattern_changed` says whether the sparsity of `A` differs from the last call.
+    /// `monitor(iteration, relative residual, x)` is called after every inner iteration.
     fn solve(
         &mut self,
-        sys: &mut System,
+        sys: &System,
         b: &[f64],
         x: &mut [f64],
         pattern_changed: bool,
-        outer: usize,
-        observer: &mut dyn Observer,
+        stop: LinearStop,
+        monitor: &mut dyn FnMut(usize, f64, &[f64]),
     ) -> Result<LinearInfo, SolveError>;
+}
+
+/// How tightly each outer iteration's linear system is solved.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Forcing {
+    /// Eisenstat-Walker choice 2 (see the module docs).
+    EisenstatWalker,
+    /// Every system to this relative tolerance.
+    Fixed(f64),
 }
 
 /// Settings of the Newton loop, shared by the CG and direct solvers.
@@ -76,7 +137,7 @@ pub trait Linear {
 pub struct NewtonSettings {
     /// Maximum outer (Gauss-Newton) iterations per step.
     pub outer_iterations: usize,
-    /// Stop when the Newton residual `max |C + α̃λ| ≤ tolerance` (m); 0 runs every outer iteration.
+    /// Stop when the common violation is at most this (m); 0 runs every outer iteration.
     pub tolerance: f64,
     /// Fraction of the previous step's multipliers used as the first initial guess, in [0, 1].
     pub warm_start: f64,
@@ -84,6 +145,28 @@ pub struct NewtonSettings {
     pub active_set_iterations: usize,
     /// `ε` relative to the mean diagonal of `J W Jᵀ`.
     pub regularization: f64,
+    /// The forcing terms of the inexact Newton method.
+    pub forcing: Forcing,
+    /// A budget of inner (linear) iterations for the whole step, over all outer iterations
+    /// (0: none). With it, the step ends when the budget is spent: the work-precision studies
+    /// give every family the same kind of iteration cap.
+    pub inner_budget: usize,
+}
+
+/// What one step of the Newton loop did, beyond [`SolveInfo`].
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct NewtonStats {
+    /// Outer iterations that solved a system.
+    pub outer: usize,
+    /// Linear solves that stopped on a breakdown.
+    pub breakdowns: usize,
+    /// Trial steps rejected by the merit test (line-search halvings and Levenberg-Marquardt
+    /// retries).
+    pub rejected: usize,
+    /// Whether the loop ended because even the largest damping gave no decrease.
+    pub stalled: bool,
+    /// Whether the warm start was dropped because it left a larger residual than zero.
+    pub warm_rejected: bool,
 }
 
 /// A solver made of the Newton loop and a linear solver.
@@ -98,10 +181,47 @@ pub struct Newton<L: Linear> {
     previous: HashMap<u64, f64>,
     /// Multipliers accumulated in this step, by row id.
     current: HashMap<u64, f64>,
+    /// Friction of this step's contacts, by normal row id: (normal, tangential multiplier).
+    friction: HashMap<u64, (Vec3, Vec3)>,
+    previous_friction: HashMap<u64, (Vec3, Vec3)>,
     predicted: Vec<Vec3>,
-    capture: bool,
+    capture: Option<usize>,
     captured: Option<LinearSystem>,
     last_pattern: Vec<u64>,
+    scratch: Vec<f64>,
+    stats: NewtonStats,
+    /// How far from touching an inequality row is still gathered this step (m).
+    margin: f64,
+    /// Rows the last active-set loop released, with the multiplier each lets go of.
+    released: Vec<(Row, f64)>,
+    /// The contact rows with friction that pushed in the last step, with their normal
+    /// multipliers (N·s²).
+    contacts: Vec<(Row, f64)>,
+}
+
+/// The forcing term for outer iteration with Newton residual norm `f`, given the previous
+/// iteration's norm and forcing term.
+fn forcing_term(forcing: Forcing, f: f64, previous: Option<(f64, f64)>) -> f64 {
+    match forcing {
+        Forcing::Fixed(t) => t,
+        Forcing::EisenstatWalker => {
+            const GAMMA: f64 = 0.9;
+            const ETA_MAX: f64 = 0.9;
+            let eta = match previous {
+                None => 0.5,
+                Some((f_prev, eta_prev)) => {
+                    let eta = GAMMA * (f / f_prev).powi(2);
+                    let guard = GAMMA * eta_prev * eta_prev;
+                    if guard > 0.1 {
+                        eta.max(guard)
+                    } else {
+                        eta
+                    }
+                }
+            };
+            eta.min(ETA_MAX)
+        }
+    }
 }
 
 impl<L: Linear> Newton<L> {
@@ -116,28 +236,72 @@ impl<L: Linear> Newton<L> {
             sys: System::default(),
             previous: HashMap::new(),
             current: HashMap::new(),
+            friction: HashMap::new(),
+            previous_friction: HashMap::new(),
             predicted: Vec::new(),
-            capture: false,
+            capture: None,
             captured: None,
             last_pattern: Vec::new(),
+            scratch: Vec::new(),
+            stats: NewtonStats::default(),
+            margin: 0.0,
+            released: Vec::new(),
+            contacts: Vec::new(),
         }
     }
 
-    /// The multipliers of the last step, by row id (N·s²).
-    pub fn multipliers(&self) -> &HashMap<u64, f64> {
-        &self.previous
+    /// What the last step did beyond its [`SolveInfo`].
+    pub fn stats(&self) -> NewtonStats {
+        self.stats
     }
 
-    /// Solves one outer iteration's system with the active-set loop; returns `Δλ` for the rows
-    /// left in `self.rows` and the linear info.
+    /// The linear solver.
+    pub fn linear(&self) -> &L {
+        &self.linear
+    }
+
+    /// Gathers the active rows at `x` into `rows` (step 1) and returns the merit `Σ gᵢ²` of the
+    /// Newton residual `g = C + α̃λ` and the common violation over them.
+    ///
+    /// Inequality rows are looked for within `self.margin` (twice the step's largest predicted
+    /// travel), so that a contact that pushed and then separated is still seen. The stopping
+    /// measure is the common violation plus complementarity: a contact that pushes (`λ > 0`)
+    /// must touch, `|C| ≤ tolerance`, or it would inject energy.
+    fn gather(&self, scene: &Scene, x: &[Vec3], t: f64, h: f64, rows: &mut Vec<Row>) -> (f64, f64) {
+        gather_rows(scene, x, t, self.margin, |_| self.margin, rows);
+        let current = &self.current;
+        rows.retain(|r| r.kind == RowKind::Equality || r.c < 0.0 || current.get(&r.id).is_some_and(|l| *l > 0.0));
+        let (mut merit, mut worst) = (0.0, 0.0f64);
+        for r in rows.iter() {
+            let lambda = current.get(&r.id).copied().unwrap_or(0.0);
+            let at = r.compliance / (h * h);
+            let g = r.c + at * lambda;
+            merit += g * g;
+            let equality = r.kind == RowKind::Equality;
+            let v = if !equality && lambda > 0.0 { g.abs() } else { row_violation(r.c, at, lambda, equality) };
+            worst = worst.max(v);
+        }
+        (merit, worst)
+    }
+
+    /// Solves one outer iteration's system with the active-set loop (steps 2–4); returns `Δλ` for
+    /// the rows left in `self.rows`.
+    #[allow(clippy::too_many_arguments)]
     fn solve_active_set(
         &mut self,
-        h: f64,
+        ctx: &StepContext,
+        state: &State,
         outer: usize,
         damping: f64,
+        stop: LinearStop,
         observer: &mut dyn Observer,
-    ) -> Result<(Vec<f64>, LinearInfo, usize), SolveError> {
+    ) -> Result<(Vec<f64>, LinearInfo), SolveError> {
+        let h = ctx.h;
+        let alpha_tilde = |r: &Row| r.compliance / (h * h);
         let mut inner = 0;
+        let mut previous_round: Option<HashMap<u64, f64>> = None;
+        self.released.clear();
+        let want_violation = observer.wants_violation();
         for round in 0..=self.settings.active_set_iterations {
             let diag_mean = if self.rows.is_empty() {
                 1.0
@@ -145,38 +309,84 @@ impl<L: Linear> Newton<L> {
                 self.rows.iter().map(|r| r.w_grad2(&self.w)).sum::<f64>() / self.rows.len() as f64
             };
             let eps = self.settings.regularization * damping * diag_mean;
-            let alpha_tilde = |r: &Row| r.compliance / (h * h);
             self.sys.set_jacobian(&self.rows, &self.w, alpha_tilde, eps);
             let pattern_changed = self.sys.ids != self.last_pattern;
             if pattern_changed {
-                self.last_pattern = self.sys.ids.clone();
+                self.last_pattern.clone_from(&self.sys.ids);
             }
             if self.linear.needs_assembly() {
                 self.sys.assemble(&self.rows, &self.w);
             }
             let lambda: Vec<f64> = self.rows.iter().map(|r| self.current.get(&r.id).copied().unwrap_or(0.0)).collect();
             let b: Vec<f64> = self.rows.iter().zip(&lambda).map(|(r, l)| -r.c - alpha_tilde(r) * l).collect();
-            let mut dl: Vec<f64> = if outer == 1 && self.settings.warm_start > 0.0 {
-                self.rows
-                    .iter()
-                    .map(|r| {
-                        let l = self.previous.get(&r.id).copied().unwrap_or(0.0) * self.settings.warm_start;
-                        if r.kind == RowKind::Inequality {
-                            l.max(0.0)
-                        } else {
-                            l
-                        }
-                    })
-                    .collect()
-            } else {
-                vec![0.0; self.rows.len()]
+            let mut dl: Vec<f64> = match &previous_round {
+                // A later round starts from the last round's solution on the rows that stayed.
+                Some(last) => self.rows.iter().map(|r| last.get(&r.id).copied().unwrap_or(0.0)).collect(),
+                None if outer == 1 && self.settings.warm_start > 0.0 => {
+                    // The previous step's multipliers, kept only where they leave a smaller
+                    // residual than a cold start (as MuJoCo does): on redundant rows the
+                    // multipliers are not unique, and a warm start can carry a large part in
+                    // the null space of Jᵀ that moves nothing but costs CG iterations.
+                    let guess: Vec<f64> = self
+                        .rows
+                        .iter()
+                        .map(|r| {
+                            let l = self.previous.get(&r.id).copied().unwrap_or(0.0) * self.settings.warm_start;
+                            if r.kind == RowKind::Inequality {
+                                l.max(0.0)
+                            } else {
+                                l
+                            }
+                        })
+                        .collect();
+                    let mut q = vec![0.0; b.len()];
+                    self.sys.apply(&guess, &mut q, &mut self.scratch);
+                    let warm: f64 = b.iter().zip(&q).map(|(b, q)| (b - q).powi(2)).sum();
+                    let cold: f64 = b.iter().map(|b| b * b).sum();
+                    if warm < cold {
+                        guess
+                    } else {
+                        self.stats.warm_rejected = true;
+                        vec![0.0; self.rows.len()]
+                    }
+                }
+                None => vec![0.0; self.rows.len()],
             };
             let guess = dl.clone();
-            let info = self.linear.solve(&mut self.sys, &b, &mut dl, pattern_changed, outer, observer)?;
+            let info = {
+                let Self { linear, sys, rows, current, .. } = self;
+                let (sys, rows, current): (&System, &Vec<Row>, &HashMap<u64, f64>) = (sys, rows, current);
+                let row_of: HashMap<u64, usize> = if want_violation {
+                    rows.iter().enumerate().map(|(i, r)| (r.id, i)).collect()
+                } else {
+                    HashMap::new()
+                };
+                let mut scratch = Vec::new();
+                let mut monitor = |iteration: usize, residual: f64, dl: &[f64]| {
+                    let violation = want_violation.then(|| {
+                        let mut x = state.x.clone();
+                        sys.add_w_jt(dl, &mut x, &mut scratch);
+                        let lambda = |j: usize, axis: usize| {
+                            let id = constraint_row_id(j, axis);
+                            current.get(&id).copied().unwrap_or(0.0) + row_of.get(&id).map_or(0.0, |&i| dl[i])
+                        };
+                        violation(ctx.scene, &x, state.time, h, &lambda)
+                    });
+                    observer.iteration(&IterationReport {
+                        iteration,
+                        outer,
+                        residual,
+                        violation,
+                        ..Default::default()
+                    });
+                };
+                linear.solve(sys, &b, &mut dl, pattern_changed, stop, &mut monitor)?
+            };
             inner += info.iterations;
+            self.stats.breakdowns += info.breakdown as usize;
             let total = LinearInfo { iterations: inner, ..info };
-            if self.capture && outer == 1 && round == 0 {
-                self.captured = Some(self.snapshot(&b, &guess, &dl));
+            if self.capture == Some(outer) && round == 0 && self.captured.is_none() {
+                self.captured = Some(self.snapshot(&b, &guess, &dl, outer, damping, eps));
             }
             let pulling: Vec<bool> = self
                 .rows
@@ -186,7 +396,7 @@ impl<L: Linear> Newton<L> {
                 .map(|((r, l), d)| r.kind == RowKind::Inequality && l + d < 0.0)
                 .collect();
             if !pulling.contains(&true) {
-                return Ok((dl, total, round));
+                return Ok((dl, total));
             }
             if round == self.settings.active_set_iterations {
                 // Cap reached: never pull.
@@ -195,7 +405,14 @@ impl<L: Linear> Newton<L> {
                         *d = -l;
                     }
                 }
-                return Ok((dl, total, round));
+                return Ok((dl, total));
+            }
+            previous_round = Some(self.rows.iter().zip(&dl).map(|(r, d)| (r.id, *d)).collect());
+            // A row that leaves lets go of what it pushed in this step: λ → 0.
+            for ((r, l), p) in self.rows.iter().zip(&lambda).zip(&pulling) {
+                if *p && *l > 0.0 {
+                    self.released.push((*r, *l));
+                }
             }
             let mut keep = pulling.iter().map(|p| !p);
             self.rows.retain(|_| keep.next().expect("one flag per row"));
@@ -203,23 +420,148 @@ impl<L: Linear> Newton<L> {
         unreachable!("the loop returns at its last round")
     }
 
-    /// Gathers the active rows at `x` into `rows` and returns the merit `Σ gᵢ²` and `max |gᵢ|`
-    /// of the Newton residual `g = C + α̃λ` (equalities, and inequalities with `C < 0` or a
-    /// positive multiplier so far; those keep `g = C` clamped at 0 from above).
-    fn gather(&self, scene: &Scene, x: &[Vec3], t: f64, h: f64, rows: &mut Vec<Row>) -> (f64, f64) {
-        gather_rows(scene, x, t, 0.0, |_| 0.0, rows);
-        rows.retain(|r| r.kind == RowKind::Equality || r.c < 0.0);
-        let (mut merit, mut worst) = (0.0, 0.0f64);
-        for r in rows.iter() {
-            let lambda = self.current.get(&r.id).copied().unwrap_or(0.0);
-            let g = r.c + r.compliance / (h * h) * lambda;
-            merit += g * g;
-            worst = worst.max(g.abs());
+    /// Step 6: Coulomb friction on the prediction, for every contact in `self.contacts`,
+    /// limited by its normal multiplier.
+    fn apply_friction(&mut self, state: &mut State) {
+        self.friction.clear();
+        for (r, lambda_n) in &self.contacts {
+            let Some(info) = r.contact else { continue };
+            let coeffs: Vec<f64> = (0..r.n).map(|k| r.grad[k].dot(&info.normal)).collect();
+            let (x, x_start) = (&mut state.x, &state.x_prev);
+            let particles = &r.particles[..r.n];
+            let lt = coulomb_friction(
+                x,
+                x_start,
+                &self.w,
+                particles,
+                &coeffs,
+                &info.normal,
+                *lambda_n,
+                info.friction,
+                Vec3::zeros(),
+            );
+            self.friction.insert(r.id, (info.normal, lt));
         }
-        (merit, worst)
     }
 
-    fn snapshot(&self, b: &[f64], guess: &[f64], solution: &[f64]) -> LinearSystem {
+    /// Steps 1–5 from the positions in `state.x`, outer iterations counted from `first_outer`;
+    /// returns the stopping measure at the end.
+    fn newton_loop(
+        &mut self,
+        ctx: &StepContext,
+        state: &mut State,
+        observer: &mut dyn Observer,
+        info: &mut SolveInfo,
+        first_outer: usize,
+    ) -> Result<f64, SolveError> {
+        let scene = ctx.scene;
+        let h = ctx.h;
+        self.current.clear();
+        let mut rows = std::mem::take(&mut self.rows);
+        let (mut merit, mut worst) = self.gather(scene, &state.x, state.time, h, &mut rows);
+        self.rows = rows;
+        let tolerance = self.settings.tolerance;
+        let mut trial_rows = Vec::new();
+        let mut trial_x = state.x.clone();
+        let mut dx = vec![Vec3::zeros(); state.x.len()];
+        let mut damping = 1.0;
+        let mut last: Option<(f64, f64)> = None;
+        for outer in first_outer..=self.settings.outer_iterations {
+            if worst <= tolerance || self.rows.is_empty() {
+                break;
+            }
+            let f = merit.sqrt();
+            let eta = forcing_term(self.settings.forcing, f, last);
+            last = Some((f, eta));
+            let budget = self.settings.inner_budget;
+            if budget > 0 && info.iterations >= budget {
+                break;
+            }
+            let max_iterations = if budget > 0 { budget - info.iterations } else { 0 };
+            let stop = LinearStop { relative: eta, absolute: 0.5 * tolerance, max_iterations };
+            self.stats.outer = outer;
+            // Globalisation: backtracking along the Gauss-Newton direction (an inexact solve
+            // with η < 1 still gives a descent direction for the merit Σ (C + α̃λ)²); if even a
+            // step of 1/64 does not lower the merit, Levenberg-Marquardt: solve again with
+            // 100× the damping. An accepted full step divides the damping by 10.
+            let committed = std::mem::take(&mut self.current);
+            let accepted = 'solve: loop {
+                self.current.clone_from(&committed);
+                let (dl, linear) = self.solve_active_set(ctx, state, outer, damping, stop, observer)?;
+                info.iterations += linear.iterations;
+                info.residual = linear.residual;
+                dx.iter_mut().for_each(|d| *d = Vec3::zeros());
+                self.sys.add_w_jt(&dl, &mut dx, &mut self.scratch);
+                for (r, l) in &self.released {
+                    for k in 0..r.n {
+                        dx[r.particles[k]] -= r.grad[k] * (self.w[r.particles[k]] * l);
+                    }
+                }
+                let mut step = 1.0;
+                while step >= 1.0 / 64.0 {
+                    self.current.clone_from(&committed);
+                    for (r, d) in self.rows.iter().zip(&dl) {
+                        *self.current.entry(r.id).or_insert(0.0) += step * d;
+                    }
+                    for (r, l) in &self.released {
+                        *self.current.entry(r.id).or_insert(0.0) -= step * l;
+                    }
+                    for ((xt, x), d) in trial_x.iter_mut().zip(&state.x).zip(&dx) {
+                        *xt = x + d * step;
+                    }
+                    let (m, w) = self.gather(scene, &trial_x, state.time, h, &mut trial_rows);
+                    if m < merit {
+                        (merit, worst) = (m, w);
+                        if step == 1.0 {
+                            damping = (damping / 10.0).max(1.0);
+                        }
+                        break 'solve true;
+                    }
+                    self.stats.rejected += 1;
+                    step /= 2.0;
+                }
+                damping *= 100.0;
+                if damping > 1e12 {
+                    break false;
+                }
+            };
+            if !accepted {
+                self.current = committed;
+                self.stats.stalled = true;
+                break;
+            }
+            state.x.clone_from(&trial_x);
+            std::mem::swap(&mut self.rows, &mut trial_rows);
+        }
+        Ok(worst)
+    }
+
+    /// Why a step ended above its tolerance (see [`SolveInfo::note`]).
+    fn diagnose(&self) -> &'static str {
+        let mut movable: Vec<usize> =
+            self.rows.iter().flat_map(|r| r.particles[..r.n].iter().copied()).filter(|&i| self.w[i] > 0.0).collect();
+        movable.sort_unstable();
+        movable.dedup();
+        if self.rows.len() > 3 * movable.len() {
+            "the active rows outnumber the movable degrees of freedom: J W Jᵀ is singular (redundant \
+             constraints) and Gauss-Newton converges only linearly"
+        } else if self.stats.stalled {
+            "no step lowered the merit, even with the largest damping (a singular or degenerate \
+             linearisation, such as a taut line between fixed particles)"
+        } else {
+            "the outer-iteration cap was reached"
+        }
+    }
+
+    fn snapshot(
+        &self,
+        b: &[f64],
+        guess: &[f64],
+        solution: &[f64],
+        outer: usize,
+        damping: f64,
+        eps: f64,
+    ) -> LinearSystem {
         let j = self.sys.j.as_ref().expect("jacobian set");
         LinearSystem {
             ids: self.sys.ids.clone(),
@@ -231,6 +573,9 @@ impl<L: Linear> Newton<L> {
             rhs: b.to_vec(),
             warm_start: guess.to_vec(),
             solution: solution.to_vec(),
+            outer,
+            regularization: eps,
+            damping,
         }
     }
 }
@@ -243,6 +588,8 @@ impl<L: Linear> Solver for Newton<L> {
     fn prepare(&mut self, scene: &Scene) -> Result<(), SolveError> {
         self.w = scene.inverse_masses();
         self.previous.clear();
+        self.previous_friction.clear();
+        self.contacts.clear();
         self.sys = System::default();
         self.last_pattern.clear();
         Ok(())
@@ -259,86 +606,77 @@ impl<L: Linear> Solver for Newton<L> {
         if self.w.len() != scene.particles.len() {
             self.prepare(scene)?;
         }
-        self.current.clear();
+        self.stats = NewtonStats::default();
+        let travel = state.x.iter().zip(&state.x_prev).map(|(x, p)| (x - p).norm_squared()).fold(0.0, f64::max);
+        self.margin = 2.0 * travel.sqrt();
         let restitution = solverlab_core::integrate::has_restitution(scene);
-        if restitution {
-            self.predicted.clone_from(&state.x);
-        }
-        let mut rows = std::mem::take(&mut self.rows);
-        let (mut merit, mut worst) = self.gather(scene, &state.x, state.time, h, &mut rows);
-        self.rows = rows;
-        // Contacts of the prediction, for friction: (particle, normal, depth, μ). An embedded
-        // point's depth is shared among its particles by their weights.
-        let contacts: Vec<(usize, Vec3, f64, f64)> = self
-            .rows
-            .iter()
-            .filter_map(|r| r.contact.filter(|c| c.friction > 0.0).map(|c| (r, c)))
-            .flat_map(|(r, c)| {
-                (0..r.n).map(move |k| (r.particles[k], c.normal, -r.c * r.grad[k].dot(&c.normal).max(0.0), c.friction))
-            })
-            .collect();
+        self.predicted.clone_from(&state.x);
+        self.friction.clear();
         let mut info = SolveInfo::default();
-        let mut trial_rows = Vec::new();
-        let mut trial_x = state.x.clone();
-        let mut damping = 1.0;
-        for outer in 1..=self.settings.outer_iterations {
-            if worst <= self.settings.tolerance || self.rows.is_empty() {
-                info.converged = true;
-                break;
+        let mut worst = self.newton_loop(ctx, state, observer, &mut info, 1)?;
+        // Friction (step 6): the contacts that pushed, with their normal multipliers.
+        self.contacts.clear();
+        for r in self.rows.iter().filter(|r| r.contact.is_some_and(|c| c.friction > 0.0)) {
+            let lambda_n = self.current.get(&r.id).copied().unwrap_or(0.0);
+            if lambda_n > 0.0 {
+                self.contacts.push((*r, lambda_n));
             }
-            // Levenberg-Marquardt: a step that does not lower the merit Σ (C + α̃λ)² is
-            // rejected and solved again with 100× the damping; an accepted step divides it by 10.
-            let committed = std::mem::take(&mut self.current);
-            let accepted = loop {
-                self.current = committed.clone();
-                let (dl, linear, _) = self.solve_active_set(h, outer, damping, observer)?;
-                info.iterations += linear.iterations;
-                info.residual = linear.residual;
-                let mut dx = vec![Vec3::zeros(); state.x.len()];
-                self.sys.add_w_jt(&dl, &mut dx);
-                for (r, d) in self.rows.iter().zip(&dl) {
-                    *self.current.entry(r.id).or_insert(0.0) += d;
-                }
-                for ((xt, x), d) in trial_x.iter_mut().zip(&state.x).zip(&dx) {
-                    *xt = x + d;
-                }
-                let (m, w) = self.gather(scene, &trial_x, state.time, h, &mut trial_rows);
-                if m < merit {
-                    (merit, worst) = (m, w);
-                    damping = (damping / 10.0).max(1.0);
-                    break true;
-                }
-                damping *= 100.0;
-                if damping > 1e12 {
-                    break false;
-                }
-            };
-            if !accepted {
-                self.current = committed;
-                break;
-            }
-            state.x.clone_from(&trial_x);
-            std::mem::swap(&mut self.rows, &mut trial_rows);
         }
-        if worst <= self.settings.tolerance {
-            info.converged = true;
+        // Only from converged normal multipliers: an unconverged pass (a dense pile that hit the
+        // cap) can hold multipliers far from the contact forces, and friction scaled by them
+        // would hold the particles where they started.
+        if !self.contacts.is_empty() && worst <= self.settings.tolerance {
+            state.x.clone_from(&self.predicted);
+            self.apply_friction(state);
+            // Start the second pass from the first pass's multipliers.
+            self.previous = std::mem::take(&mut self.current);
+            let next = self.stats.outer + 1;
+            worst = self.newton_loop(ctx, state, observer, &mut info, next)?;
         }
-        for (i, n, depth, mu) in contacts {
-            state.x_prev[i] = seed_friction(&state.x[i], &state.x_prev[i], &n, depth, mu);
+        info.converged = worst <= self.settings.tolerance;
+        info.outer = self.stats.outer;
+        if !info.converged {
+            info.note = Some(self.diagnose());
         }
         if restitution {
             solverlab_core::integrate::apply_restitution(scene, &self.predicted, state, h);
         }
         std::mem::swap(&mut self.previous, &mut self.current);
+        std::mem::swap(&mut self.previous_friction, &mut self.friction);
         Ok(info)
     }
 
-    fn capture_system(&mut self, on: bool) -> bool {
-        self.capture = on;
+    fn capture_system(&mut self, outer: Option<usize>) -> bool {
+        self.capture = outer;
+        self.captured = None;
         true
     }
 
     fn captured_system(&self) -> Option<&LinearSystem> {
         self.captured.as_ref()
+    }
+
+    fn multiplier(&self, id: u64) -> f64 {
+        let dir = match decode(id) {
+            RowRef::Contact { dir, .. } | RowRef::Body { dir, .. } | RowRef::Embedded { dir, .. } => dir,
+            _ => 0,
+        };
+        match (dir, self.previous_friction.get(&(id & !3))) {
+            (1 | 2, Some((n, lt))) => {
+                let (t1, t2) = tangents(n);
+                lt.dot(if dir == 1 { &t1 } else { &t2 })
+            }
+            _ => self.previous.get(&id).copied().unwrap_or(0.0),
+        }
+    }
+
+    fn multipliers(&self, out: &mut Vec<(u64, f64)>) {
+        out.clear();
+        out.extend(self.previous.iter().filter(|(_, l)| **l != 0.0).map(|(id, l)| (*id, *l)));
+        for (id, (n, lt)) in &self.previous_friction {
+            let (t1, t2) = tangents(n);
+            out.extend([(id | 1, lt.dot(&t1)), (id | 2, lt.dot(&t2))]);
+        }
+        out.sort_unstable_by_key(|e| e.0);
     }
 }

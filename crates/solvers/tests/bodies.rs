@@ -1,6 +1,6 @@
 //! Rigid bodies made of particles: embedded points, resting boxes, free tetrahedra.
 
-use solverlab_core::metrics::measure;
+use solverlab_core::metrics::{measure, no_multipliers};
 use solverlab_core::sim::Simulation;
 use solverlab_core::{EmbeddedPoint, NullObserver, Particle, Plane, Scene, Solver, StepContext, Vec3};
 use solverlab_solvers::{build, preset, RelaxConfig, RelaxSolver};
@@ -52,7 +52,7 @@ fn a_box_resting_on_the_floor_stays_at_rest_with_no_energy_gain() {
         let cfg = preset(name).unwrap().config;
         let mut solver = build(&cfg, name).unwrap();
         let mut sim = Simulation::new(&s, solver.as_mut(), s.dt, cfg.default_substeps()).unwrap();
-        let m0 = measure(&s, &sim.state, sim.h());
+        let m0 = measure(&s, &sim.state, sim.h(), &no_multipliers);
         let e0 = m0.kinetic_energy + m0.potential_energy;
         for f in 0..500 {
             let m = sim.step_frame(&mut NullObserver).unwrap().metrics;
@@ -67,8 +67,10 @@ fn a_box_resting_on_the_floor_stays_at_rest_with_no_energy_gain() {
 #[test]
 fn a_free_tetrahedron_conserves_momentum_and_loses_angular_momentum_as_documented() {
     // Documented bound. Linear momentum: conserved to rounding by every solver (sticks push
-    // equally and oppositely). Angular momentum: PGS works on velocities with central impulses
-    // and conserves it to rounding. The position-level solvers (relax, CG, direct) predict each
+    // equally and oppositely). Angular momentum: textbook PGS (`split_impulse = false`) works on
+    // velocities with central impulses and conserves it to rounding; with split impulses (the
+    // `pgs` preset) the position correction moves particles without turning their velocities,
+    // so it loses some, less than the chord model. The position-level solvers (relax, CG, direct) predict each
     // particle along its tangent and project it back onto the rigid configuration, which
     // shortens a rotation's velocity by a factor of about 1 − (ωh)²/2 per step (the chord
     // against the arc): after N steps L keeps about (1 − (ωh)²/2)^N, whichever solver projects.
@@ -82,23 +84,32 @@ fn a_free_tetrahedron_conserves_momentum_and_loses_angular_momentum_as_documente
     for substeps in [1u32, 4] {
         let h = s.dt / substeps as f64;
         let predicted_loss = 1.0 - (1.0 - (omega * h).powi(2) / 2.0).powi(200 * substeps as i32);
-        for name in ["gs", "xpbd", "pgs", "cg", "direct"] {
-            let mut solver = build(&preset(name).unwrap().config, name).unwrap();
+        for name in ["gs", "xpbd", "pgs", "pgs-textbook", "cg", "direct"] {
+            let config = match name {
+                "pgs-textbook" => solverlab_solvers::SolverConfig::Pgs(solverlab_solvers::PgsConfig {
+                    split_impulse: false,
+                    ..Default::default()
+                }),
+                _ => preset(name).unwrap().config,
+            };
+            let mut solver = build(&config, name).unwrap();
             let mut sim = Simulation::new(&s, solver.as_mut(), s.dt, substeps).unwrap();
             let angular = |x: &[Vec3], xp: &[Vec3]| -> Vec3 {
                 let c = x.iter().sum::<Vec3>() / 4.0;
                 (0..4).map(|i| (x[i] - c).cross(&((x[i] - xp[i]) / h))).sum()
             };
             let l0 = angular(&sim.state.x, &sim.state.x_prev);
-            let p0 = measure(&s, &sim.state, h).momentum;
+            let p0 = measure(&s, &sim.state, h, &no_multipliers).momentum;
             for _ in 0..200 {
                 let r = sim.step_frame(&mut NullObserver).unwrap();
                 assert!((r.metrics.momentum - p0).norm() < 1e-10, "{name}: momentum");
             }
             let loss = 1.0 - angular(&sim.state.x, &sim.state.x_prev).norm() / l0.norm();
             eprintln!("{name}, {substeps} substep(s): L lost {loss:.4}, predicted {predicted_loss:.4}");
-            if name == "pgs" {
+            if name == "pgs-textbook" {
                 assert!(loss.abs() < 1e-10, "{name}: {loss}");
+            } else if name == "pgs" {
+                assert!(loss > 0.0 && loss < predicted_loss, "{name}: lost {loss}, chord model {predicted_loss}");
             } else if substeps == 1 {
                 assert!(
                     (loss - predicted_loss).abs() < 0.1 * predicted_loss,
@@ -131,13 +142,13 @@ fn aligned_box_corners_on_the_face_boundary_still_support_the_box_above() {
 }
 
 /// A box sliding at 1 m/s on an immovable box (μ = 0.5) stops after about v²/(2μg) = 0.102 m
-/// under relax (the seed's friction on the relative motion, [`row_friction`]) and PGS (clamped
-/// tangential impulses), within 25 %. Without friction between bodies it would slide off. The
-/// Newton solvers' post-pass slows the corner's body in the world frame, sharing the depth by
-/// the corner's positive weights (1.5 in all for a box corner), and measures 0.149 m: it is
-/// asserted to stop, within 1–1.6× the Coulomb distance.
+/// under relax and the Newton solvers (position-level Coulomb on the relative motion,
+/// [`coulomb_friction`]) and PGS (clamped tangential impulses). Measured: 0.093, 0.0945 and
+/// 0.094 m, the three families within 2 % of each other and 8 % short of the closed form (the
+/// corners' contacts carry the box's weight unevenly while it tips forward). Asserted: each
+/// within 15 % of Coulomb. Without friction between bodies it would slide off.
 ///
-/// [`row_friction`]: solverlab_core::constraint::row_friction
+/// [`coulomb_friction`]: solverlab_core::constraint::coulomb_friction
 #[test]
 fn a_box_sliding_on_another_box_stops_where_coulomb_says() {
     let mut s = scene("box-stack", &["boxes=2", "offset=0", "friction=0.5"]);
@@ -159,8 +170,7 @@ fn a_box_sliding_on_another_box_stops_where_coulomb_says() {
         let speed = (centre(&sim.state.x) - centre(&sim.state.x_prev)).x / s.dt;
         println!("{name}: slid {slid:.4} m (Coulomb {expected:.4} m), sliding speed {speed:.2e} m/s");
         assert!(speed.abs() < 1e-2, "{name}: still sliding at {speed} m/s (started at 1 m/s)");
-        let (low, high) = if name == "direct" { (1.0, 1.6) } else { (0.75, 1.25) };
-        assert!((low..high).contains(&(slid / expected)), "{name}: slid {slid} m, Coulomb {expected} m");
+        assert!((0.85..1.15).contains(&(slid / expected)), "{name}: slid {slid} m, Coulomb {expected} m");
     }
 }
 
@@ -226,7 +236,7 @@ fn a_removed_body_is_parked_at_rest_and_left_out_of_the_metrics() {
     }
     // Before: the centre of mass is pulled up by the heavy top (10, 10, 100 kg at 0.25, 0.75,
     // 1.25 m); after, it is that of the two light boxes.
-    let after = measure(&s, &sim.state, s.dt);
+    let after = measure(&s, &sim.state, s.dt, &no_multipliers);
     assert!((before.unwrap().com.y - (2.5 + 7.5 + 125.0) / 120.0).abs() < 1e-3);
     assert!((after.com.y - 0.5).abs() < 1e-3, "{}", after.com.y);
 }

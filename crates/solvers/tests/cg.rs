@@ -119,6 +119,7 @@ fn cg_and_direct_agree_to_1e_8_on_a_cloth_frame() {
     // The same damping ε as the direct solver: ε shapes each Gauss-Newton step, and the
     // constraint manifold has many points, so different steps end at different points.
     let cfg = CgConfig {
+        forcing: solverlab_solvers::cg::ForcingKind::Fixed,
         cg_tolerance: 1e-13,
         tolerance: 1e-13,
         outer_iterations: 20,
@@ -141,46 +142,50 @@ fn cg_and_direct_agree_to_1e_8_on_a_cloth_frame() {
     assert!(results[0] != state.x, "the step did something");
 }
 
-/// Mean CG iterations per step over frames 50–100, and the mean relative residual of the first
-/// CG iteration of each step.
+/// Counts the CG iterations of each frame.
 #[derive(Default)]
 struct Stats {
     frame: u64,
-    iterations: Vec<(u64, usize)>,
-    first: Vec<(u64, f64)>,
+    iterations: Vec<u64>,
 }
 impl Observer for Stats {
     fn begin_step(&mut self, frame: u64, _: u32) {
         self.frame = frame;
     }
-    fn iteration(&mut self, r: &IterationReport) {
-        self.iterations.push((self.frame, 1));
-        if r.outer == 1 && r.iteration == 1 {
-            self.first.push((self.frame, r.residual));
-        }
+    fn iteration(&mut self, _: &IterationReport) {
+        self.iterations.push(self.frame);
     }
 }
 
+/// The warm start pays (issue 10, item 4): on the hanging compliant cloth
+/// (`cloth --set pin=top --set layout=vertical --set compliance=0.001`, 20 × 20), the mean CG
+/// iterations per frame over frames 50–100 warm are at most 0.6 of cold, and the warm run's
+/// largest common violation is no worse than the cold run's (or the tolerance). Inexact Newton lets the
+/// warm start carry: outer iteration 1 starts within the forcing term, so it costs no CG
+/// iterations, and only the last outer iteration is solved tightly. Measured: 43.8 against 134.
 #[test]
-fn warm_start_lowers_cg_iterations_on_a_hanging_cloth_over_frames_50_to_100() {
-    let s = scene("cloth", &["nx=16", "ny=16", "pin=top", "layout=vertical", "compliance=1e-4"]);
+fn warm_start_costs_at_most_six_tenths_of_cold_on_the_hanging_compliant_cloth() {
+    let s = scene("cloth", &["pin=top", "layout=vertical", "compliance=0.001"]);
     let run = |name: &str| {
         let mut solver = build(&preset(name).unwrap().config, name).unwrap();
         let mut sim = Simulation::new(&s, solver.as_mut(), s.dt, 1).unwrap();
         let mut stats = Stats::default();
+        let mut worst: f64 = 0.0;
         for _ in 0..100 {
-            sim.step_frame(&mut stats).unwrap();
+            let r = sim.step_frame(&mut stats).unwrap();
+            if r.frame > 50 {
+                worst = worst.max(r.metrics.violation);
+            }
         }
-        let window = |f: &u64| (51..=100).contains(f);
-        let iterations = stats.iterations.iter().filter(|(f, _)| window(f)).count() as f64 / 50.0;
-        let first: Vec<f64> = stats.first.iter().filter(|(f, _)| window(f)).map(|(_, r)| *r).collect();
-        (iterations, first.iter().sum::<f64>() / first.len() as f64)
+        let iterations = stats.iterations.iter().filter(|f| (51..=100).contains(*f)).count() as f64 / 50.0;
+        (iterations, worst)
     };
-    let (warm, warm_first) = run("cg");
-    let (cold, cold_first) = run("cg-cold");
-    eprintln!("hanging cloth 16×16, frames 50–100: CG iterations per step warm {warm:.1}, cold {cold:.1}; first-iteration residual warm {warm_first:.2e}, cold {cold_first:.2e}");
-    assert!(warm < cold, "warm {warm} vs cold {cold}");
-    assert!(warm_first * 10.0 < cold_first, "the warm start begins much closer: {warm_first} vs {cold_first}");
+    let (warm, warm_violation) = run("cg");
+    let (cold, cold_violation) = run("cg-cold");
+    eprintln!("hanging compliant cloth, frames 51–100: CG iterations per frame warm {warm:.1}, cold {cold:.1}; violation warm {warm_violation:.2e}, cold {cold_violation:.2e}");
+    assert!(warm <= 0.6 * cold, "warm {warm} vs cold {cold}");
+    // No worse: within the cold run's violation, or within the shared tolerance (1e-9 m).
+    assert!(warm_violation <= cold_violation.max(1e-9), "{warm_violation} vs {cold_violation}");
 }
 
 #[test]
@@ -202,8 +207,10 @@ fn contacts_never_pull_in_the_newton_solvers() {
     for _ in 0..200 {
         solverlab_core::integrate::predict(&s, &[], &mut sim_state, s.dt);
         cg.solve(&StepContext { scene: &s, h: s.dt }, &mut sim_state, &mut NullObserver).unwrap();
-        for (&id, &l) in cg.multipliers() {
-            if id >> 63 == 1 {
+        let mut m = Vec::new();
+        cg.multipliers(&mut m);
+        for &(id, l) in &m {
+            if id >> 63 == 1 && id & 3 == 0 {
                 assert!(l >= 0.0, "contact row {id:x} pulls: λ = {l}");
             }
         }
@@ -261,10 +268,12 @@ fn direct_reaches_its_tight_tolerance_on_a_chain_every_frame() {
 #[test]
 fn the_captured_system_is_the_one_solved() {
     let s = scene("chain", &["links=8", "compliance=1e-5"]);
-    let mut cg = cg_solver(&CgConfig::default(), "cg").unwrap();
-    assert!(cg.capture_system(true));
+    // Every solve to 1e-8 (fixed forcing), so that the residual test below is the solver's own.
+    let fixed = CgConfig { forcing: solverlab_solvers::cg::ForcingKind::Fixed, ..CgConfig::default() };
+    let mut cg = cg_solver(&fixed, "cg").unwrap();
     let mut sim = Simulation::new(&s, &mut cg, s.dt, 1).unwrap();
     sim.step_frame(&mut NullObserver).unwrap();
+    assert!(sim.solver_mut().capture_system(Some(1)));
     sim.step_frame(&mut NullObserver).unwrap();
     drop(sim);
     let sys = cg.captured_system().unwrap();

@@ -26,8 +26,11 @@ fn overlapping_balls_are_pushed_apart_and_conserve_momentum() {
             let r = sim.step_frame(&mut NullObserver).unwrap();
             assert!(r.metrics.momentum.norm() < 1e-12, "{name}: momentum {}", r.metrics.momentum);
         }
+        // PGS leaves its slop (5 mm) uncorrected by design, and Baumgarte closes the rest by 20 %
+        // a frame; the others separate fully.
+        let slop = if name == "pgs" { 0.005 } else { 0.0 };
         let d = (sim.state.x[1] - sim.state.x[0]).norm();
-        assert!(d >= 0.1 - 1e-6, "{name}: still overlapping, distance {d}");
+        assert!(d >= 0.1 - slop - 1e-4, "{name}: still overlapping, distance {d}");
     }
 }
 

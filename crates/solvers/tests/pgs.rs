@@ -1,7 +1,7 @@
 //! Properties of the sequential-impulse / PGS solver, named `<what>_<scene>`.
 
 use solverlab_core::hash::state_hash;
-use solverlab_core::metrics::measure;
+use solverlab_core::metrics::{measure, no_multipliers};
 use solverlab_core::sim::Simulation;
 use solverlab_core::solver::{IterationReport, Observer};
 use solverlab_core::{NullObserver, Particle, Plane, Scene, Solver, Vec3};
@@ -78,7 +78,7 @@ fn a_particle_resting_on_a_plane_gains_no_energy_over_1000_frames() {
         let cfg = preset(name).unwrap().config;
         let mut solver = build(&cfg, name).unwrap();
         let mut sim = Simulation::new(&s, solver.as_mut(), s.dt, cfg.default_substeps()).unwrap();
-        let m0 = measure(&s, &sim.state, sim.h());
+        let m0 = measure(&s, &sim.state, sim.h(), &no_multipliers);
         let e0 = m0.kinetic_energy + m0.potential_energy;
         for f in 0..1000 {
             let m = sim.step_frame(&mut NullObserver).unwrap().metrics;

@@ -6,34 +6,37 @@
 //! After the shared Verlet prediction, per step:
 //!
 //! 1. Reset every row's multiplier `λ = 0` (XPBD accumulates `λ` over the step; PBD does not).
-//! 2. For each iteration `1..=iterations`:
-//!    1. Colliders, as in the seed's stick-in-box listing (box first, then sticks): every movable
-//!       particle below a plane, inside a sphere or a block, or outside the box is projected to the surface
-//!       along the normal, and Jakobsen's friction shrinks its tangential displacement by
-//!       `μ·depth` without reversing it ([`seed_friction`]). Then particle-particle contacts
-//!       (particles with a radius, pairs found once per step by the uniform-grid broadphase):
-//!       overlapping pairs are pushed apart, mass-weighted, Gauss-Seidel in pair order. Then
-//!       embedded points (`p = Σ cₖxₖ`, Jakobsen §5) are pushed out of the colliders by moving
-//!       their particles in proportion to `wₖcₖ`, and box bodies' vertex-face contacts
-//!       ([`solverlab_core::bodies`]) push corner and face apart, each re-evaluated at the
-//!       current positions, with the seed's friction on the two bodies' relative tangential
-//!       motion ([`row_friction`]).
+//! 2. Find the step's contact candidates that are costly to find: particle pairs (uniform-grid
+//!    broadphase) and box-body contacts, at the prediction, within one step's travel
+//!    ([`contacts`]).
+//! 3. For each iteration `1..=iterations`:
+//!    1. Contacts, as in the seed's stick-in-box listing (colliders first, then sticks): every
+//!       movable particle below a plane, inside a sphere or a block, or outside the box is
+//!       projected to the surface along the normal; then particle pairs, embedded points
+//!       (`p = Σ cₖxₖ`, Jakobsen §5) and box bodies' contacts, each re-evaluated at the current
+//!       positions. Each contact accumulates its push `λₙ`, and every contact that pushed in the
+//!       step gets position-level Coulomb friction on its tangential displacement over the step
+//!       ([`solverlab_core::constraint::coulomb_friction`]: static inside the cone `μλₙ`,
+//!       dynamic beyond). Contacts are projected with ω = 1.
 //!    2. Constraints (sticks, min/max sticks, pins on movable particles), each row by the update
 //!       of [`solverlab_core::constraint`]:
 //!       `Δλ = (−C − α̃λ)/(Σwᵢ|∇ᵢC|² + α̃)`, then `Δλ ← k·ω·Δλ`, `λ += Δλ`, `Δxᵢ = wᵢ∇ᵢC·Δλ`.
 //!       * **Gauss-Seidel** applies each `Δx` at once, in the chosen [`Order`].
 //!       * **Jacobi** computes every row from the positions at the start of the sweep, sums the
 //!         corrections per particle, and applies `ω·Σ Δx / nᵢ`, where `nᵢ` counts the rows that
-//!         acted on particle `i` in the sweep (Müller et al. 2007, §3.5 averaging). XPBD's `λ`
-//!         grows by `ω·Δλ / max(nₐ, n_b)`, the share that was applied. The two ends of a row are
+//!         acted on particle `i` in the sweep (Müller et al. 2007, §3.5 averaging). `λ` grows by
+//!         `ω·Δλ / max(nₐ, n_b)`, the share that was applied. The two ends of a row are
 //!         divided by different counts when their particles take part in different numbers of
 //!         rows, so averaged Jacobi conserves linear momentum only where the counts are equal
 //!         (a free tetrahedron, a closed ring), not in general; mass splitting (Tonge 2012)
 //!         would fix that and is not implemented.
-//!    3. Stop early when the iteration's residual is at most `tolerance`.
-//! 3. Restitution ([`solverlab_core::integrate::apply_restitution`], shared with CG and
+//!    3. Stop when the common violation (see `# Residual`) is at most `tolerance`.
+//! 4. Restitution ([`solverlab_core::integrate::apply_restitution`], shared with CG and
 //!    direct): a particle that hit a collider with restitution `e > 0` faster than `2|g|h` gets
 //!    its normal velocity set to `−e` times its predicted approach velocity.
+//!
+//! Velocities are `(x − x*)/h` of the projected positions, so friction that holds a particle
+//! also stops its reported velocity, and one that lets it slide reports the slide.
 //!
 //! Stiffness: with `xpbd = false` (PBD), each projection moves a fraction `k = stiffness` of the
 //! way and constraint compliance is ignored; the stiffness then depends on the iteration count,
@@ -42,18 +45,25 @@
 //! iterations is the same as after one with `k`. With `xpbd = true`, `α̃ = α/h²` per constraint
 //! and `λ` is accumulated, so the stiffness does not depend on the iteration count.
 //!
-//! Loops per iteration: one pass over movable particles × colliders, one pass over constraints
-//! (Jacobi: plus one pass over particles to apply the averages, and one over rows for `λ`).
+//! Loops per iteration: the contact passes of [`contacts`], one pass over constraints (Jacobi:
+//! plus one pass over particles to apply the averages, and one over rows for `λ`), and, when
+//! `tolerance > 0` or a trace asks for it, one pass over constraints and contacts to evaluate
+//! the violation.
 //!
 //! # Residual
 //!
-//! The residual of an iteration is the largest correction any row asked for when it was visited,
-//! in metres of `C`: `max_j |Δλ_j|·(Σwᵢ|∇ᵢC_j|² + α̃_j)` before `k` and `ω` scale it, which is
-//! `|C_j + α̃_j λ_j|` for an equality row (`|C_j|` under PBD), the clamped step for an inequality
-//! row (the penetration `max(0, −C_j)` under PBD), and the penetration depth for a collider. Rows
-//! whose particles are all immovable cannot move and are left out. Under Gauss-Seidel each row
-//! is measured after the rows before it in the sweep have moved, so a residual below `tolerance`
-//! means every row was within it when visited.
+//! Two numbers per iteration:
+//!
+//! * `violation`, the stopping test, the same in every family
+//!   ([`solverlab_core::metrics::violation`], m): after the iteration, the largest of `|C|` over
+//!   rigid equality rows, `|C + α̃λ|` over compliant rows (under XPBD; plain PBD ignores
+//!   compliance, so its compliant rows keep `|α̃λ|`), and the penetration of every contact the
+//!   solver tracks (every collider, and the step's pairs and body contacts);
+//! * `residual`, the family's own: the largest correction any row asked for when it was visited,
+//!   in metres of `C`: `max_j |Δλ_j|·(Σwᵢ|∇ᵢC_j|² + α̃_j)` before `k` and `ω` scale it, which is
+//!   `|C_j + α̃_j λ_j|` for an equality row (`|C_j|` under PBD), the clamped step for an
+//!   inequality row, and the penetration depth for a contact. Under Gauss-Seidel each row is
+//!   measured after the rows before it in the sweep have moved.
 //!
 //! # References
 //!
@@ -65,11 +75,14 @@
 //!   Constrained Dynamics", MIG 2016: compliance and the accumulated multiplier.
 //! * W. H. Press et al., "Numerical Recipes", §19.5: successive over-relaxation.
 
+mod contacts;
+
 use serde::{Deserialize, Serialize};
-use solverlab_core::constraint::{delta_lambda, for_each_contact, row_friction, seed_friction, stick_row};
-use solverlab_core::metrics::max_violation;
+use solverlab_core::constraint::{delta_lambda, stick_row};
+use solverlab_core::metrics::constraint_violation;
 use solverlab_core::model::{Kind, Scene, Sense, State};
 use solverlab_core::rng::Rng;
+use solverlab_core::rows::{constraint_row_id, decode, RowRef};
 use solverlab_core::solver::{IterationReport, Observer, SolveError, SolveInfo, Solver, StepContext};
 use solverlab_core::Vec3;
 
@@ -96,8 +109,8 @@ pub struct RelaxConfig {
     /// Maximum sweeps per step, at least 1 (default: 10). Symmetric order counts a forward and a
     /// backward sweep as one iteration.
     pub iterations: i64,
-    /// Stop when the residual (see the module docs) is at most this, in metres; 0 turns the
-    /// early exit off (default: 0).
+    /// Stop when the common violation (see the module docs) is at most this, in metres; 0 runs
+    /// every iteration (default: 1e-9).
     pub tolerance: f64,
     /// Relaxation factor ω in (0, 2): below 1 under-relaxes, above 1 over-relaxes (SOR)
     /// (default: 1). Colliders are always projected with ω = 1, so that SOR never pushes a
@@ -122,7 +135,7 @@ impl Default for RelaxConfig {
         Self {
             mode: Mode::GaussSeidel,
             iterations: 10,
-            tolerance: 0.0,
+            tolerance: 1e-9,
             omega: 1.0,
             order: Order::Natural,
             seed: 0,
@@ -186,6 +199,10 @@ pub struct RelaxSolver {
     w: Vec<f64>,
     radius: Vec<f64>,
     lambda: Vec<f64>,
+    /// The first multiplier row of each scene constraint (`u32::MAX` for pins the integrator
+    /// drives).
+    constraint_row: Vec<u32>,
+    contacts: contacts::Contacts,
     ordering: Ordering,
     rng: Rng,
     // Jacobi scratch.
@@ -209,6 +226,8 @@ impl RelaxSolver {
             w: Vec::new(),
             radius: Vec::new(),
             lambda: Vec::new(),
+            constraint_row: Vec::new(),
+            contacts: contacts::Contacts::default(),
             ordering: Ordering::default(),
             rng,
             dx: Vec::new(),
@@ -230,113 +249,23 @@ impl RelaxSolver {
         &self.cfg
     }
 
-    /// Projects every particle-particle contact of `pairs` once, Gauss-Seidel, mass-weighted:
-    /// `C = |xⱼ − xᵢ| − (rᵢ + rⱼ) ≥ 0`, like a min-distance stick. Returns the deepest overlap.
-    fn project_pairs(&self, state: &mut State, pairs: &[(usize, usize)]) -> f64 {
-        let mut worst: f64 = 0.0;
-        for &(i, j) in pairs {
-            let rest = self.radius[i] + self.radius[j];
-            let r = stick_row(&state.x[i], &state.x[j], rest, Sense::AtLeast, false, Vec3::y);
-            let dl = delta_lambda(r.c, self.w[i] + self.w[j], 0.0, 0.0, true);
-            if dl > 0.0 {
-                worst = worst.max(-r.c);
-                state.x[i] -= r.normal * (self.w[i] * dl);
-                state.x[j] += r.normal * (self.w[j] * dl);
-            }
-        }
-        worst
+    /// The number of multiplier rows of scene constraint `j` (1 for a stick, 3 for a pin).
+    fn rows_of(&self, j: usize) -> usize {
+        let row = self.constraint_row[j] as usize;
+        let next =
+            self.constraint_row[j + 1..].iter().find(|r| **r != u32::MAX).map_or(self.lambda.len(), |r| *r as usize);
+        next - row
     }
 
-    /// Projects every embedded point against the colliders once: for `p = Σ cₖxₖ` and a face with
-    /// normal `n` and `C = n·p − … < 0`,
-    ///
-    /// ```text
-    /// Δλ = −C / Σ wₖcₖ²,    xₖ += wₖ cₖ n Δλ     ⇒   p moves by −C·n exactly
-    /// ```
-    ///
-    /// (the seed's §5 correction `λ = 1/Σcᵢ²`, mass-weighted), then Jakobsen's friction on each
-    /// particle with the depth times its weight. Returns the deepest penetration.
-    fn project_embedded(&self, scene: &Scene, state: &mut State) -> f64 {
-        let mut worst: f64 = 0.0;
-        for e in &scene.embedded {
-            let denom: f64 = (0..e.count).map(|k| self.w[e.particles[k]] * e.weights[k] * e.weights[k]).sum();
-            if denom == 0.0 {
-                continue;
-            }
-            let p = e.position(&state.x);
-            for_each_contact(scene, &p, 0.0, 0.0, |c| {
-                // Re-evaluated at the moving point: an earlier face may already have pushed it.
-                let depth = -c.normal.dot(&(e.position(&state.x) - p)) - c.c;
-                if depth <= 0.0 {
-                    return;
-                }
-                worst = worst.max(depth);
-                let dl = depth / denom;
-                for k in 0..e.count {
-                    let i = e.particles[k];
-                    state.x[i] += c.normal * (self.w[i] * e.weights[k] * dl);
-                    let share = depth * e.weights[k].max(0.0);
-                    state.x_prev[i] = seed_friction(&state.x[i], &state.x_prev[i], &c.normal, share, c.friction);
-                }
-            });
-        }
-        worst
-    }
-
-    /// Projects every vertex-face contact between box bodies once ([`solverlab_core::bodies`]):
-    /// `Δλ = −C / (Σ wᴬcᴬ² + Σ wᴮcᴮ²)`, the corner's particles move by `wcn·Δλ` and the face's by
-    /// `−wcn·Δλ`, so `p` and `q` meet (the seed's §5, both bodies moving). Returns the deepest
-    /// penetration.
-    fn project_bodies(&self, scene: &Scene, state: &mut State) -> f64 {
-        let mut worst: f64 = 0.0;
-        for k in solverlab_core::bodies::contacts(&scene.bodies, &state.x, 0.0) {
-            let (pa, pb) = (scene.bodies[k.a].particles, scene.bodies[k.b].particles);
-            let denom: f64 =
-                (0..4).map(|m| self.w[pa[m]] * k.weights_a[m].powi(2) + self.w[pb[m]] * k.weights_b[m].powi(2)).sum();
-            // C at the current positions: an earlier row of this sweep (often the same contact
-            // seen from the other body) may already have separated them.
-            let p: Vec3 = (0..4).map(|m| state.x[pa[m]] * k.weights_a[m]).sum();
-            let q: Vec3 = (0..4).map(|m| state.x[pb[m]] * k.weights_b[m]).sum();
-            let c = k.normal.dot(&(p - q));
-            if c >= 0.0 || denom == 0.0 {
-                continue;
-            }
-            worst = worst.max(-c);
-            let dl = -c / denom;
-            for m in 0..4 {
-                state.x[pa[m]] += k.normal * (self.w[pa[m]] * k.weights_a[m] * dl);
-                state.x[pb[m]] -= k.normal * (self.w[pb[m]] * k.weights_b[m] * dl);
-            }
-            let mu = scene.bodies[k.a].friction.min(scene.bodies[k.b].friction);
-            let particles = [pa, pb].concat();
-            let coeffs = [k.weights_a, k.weights_b.map(|c| -c)].concat();
-            row_friction(&state.x, &mut state.x_prev, &self.w, &particles, &coeffs, &k.normal, -c, mu);
-        }
-        worst
-    }
-
-    /// Projects every collider once (step 2.1). Returns the deepest penetration found.
-    fn project_colliders(&self, scene: &Scene, state: &mut State) -> f64 {
-        let mut worst: f64 = 0.0;
-        for i in 0..state.x.len() {
-            if self.w[i] == 0.0 {
-                continue;
-            }
-            let mut x = state.x[i];
-            let mut x_prev = state.x_prev[i];
-            for_each_contact(scene, &state.x[i], self.radius[i], 0.0, |c| {
-                // Re-evaluate at the moving x: an earlier face may already have pushed it out.
-                let depth = -(c.c + c.normal.dot(&(x - state.x[i])));
-                if depth > 0.0 {
-                    x += c.normal * depth;
-                    x_prev = seed_friction(&x, &x_prev, &c.normal, depth, c.friction);
-                    worst = worst.max(depth);
-                }
-            });
-            state.x[i] = x;
-            state.x_prev[i] = x_prev;
-        }
-        worst
+    /// The common violation after an iteration (see `# Residual`).
+    fn violation(&self, scene: &Scene, state: &State, h: f64) -> f64 {
+        let lambda = |j: usize, axis: usize| self.lambda[self.constraint_row[j] as usize + axis];
+        constraint_violation(scene, &state.x, state.time, h, &lambda).max(self.contacts.penetration(
+            scene,
+            state,
+            &self.w,
+            &self.radius,
+        ))
     }
 
     /// Computes `Δλ` of one row and its residual contribution, from the current positions.
@@ -459,17 +388,15 @@ impl RelaxSolver {
                 state.x[i] += self.dx[i] * (omega / self.count[i] as f64);
             }
         }
-        if self.cfg.xpbd {
-            for item in &self.items {
-                let [a, b] = self.particles_of(item);
-                let share = omega / self.count[a].max(self.count[b]).max(1) as f64;
-                let (row, rows) = match *item {
-                    Item::Stick { row, .. } => (row as usize, 1),
-                    Item::Pin { row, .. } => (row as usize, 3),
-                };
-                for r in row..row + rows {
-                    self.lambda[r] += self.dl[r] * share;
-                }
+        for item in &self.items {
+            let [a, b] = self.particles_of(item);
+            let share = omega / self.count[a].max(self.count[b]).max(1) as f64;
+            let (row, rows) = match *item {
+                Item::Stick { row, .. } => (row as usize, 1),
+                Item::Pin { row, .. } => (row as usize, 3),
+            };
+            for r in row..row + rows {
+                self.lambda[r] += self.dl[r] * share;
             }
         }
         residual
@@ -489,8 +416,10 @@ impl Solver for RelaxSolver {
         }
         self.items.clear();
         self.pins.clear();
+        self.constraint_row.clear();
         let mut rows = 0u32;
         for c in &scene.constraints {
+            self.constraint_row.push(rows);
             match c.kind {
                 Kind::Stick { a, b, rest, sense } => {
                     self.items.push(Item::Stick {
@@ -508,6 +437,8 @@ impl Solver for RelaxSolver {
                         self.items.push(Item::Pin { pin: self.pins.len() as u32, row: rows });
                         self.pins.push(PinData { a, target, velocity, alpha: c.compliance });
                         rows += 3;
+                    } else {
+                        *self.constraint_row.last_mut().expect("pushed above") = u32::MAX;
                     }
                 }
             }
@@ -545,27 +476,11 @@ impl Solver for RelaxSolver {
             self.predicted.clone_from(&state.x);
         }
         self.lambda.iter_mut().for_each(|l| *l = 0.0);
+        self.contacts.begin_step(scene, state, &self.w, &self.radius);
         let mut info = SolveInfo::default();
-        let want_violation = observer.wants_violation();
-        // Particle-particle contacts: candidate pairs from the prediction, with a margin of one
-        // radius so that pairs closing during the iterations are kept.
-        let pairs = if self.radius.iter().any(|&r| r > 0.0) {
-            let radius: Vec<f64> =
-                self.radius.iter().zip(&self.w).map(|(r, w)| if *w > 0.0 { *r } else { 0.0 }).collect();
-            let margin = radius.iter().copied().fold(0.0, f64::max);
-            solverlab_core::broadphase::pairs(&state.x, &radius, margin, |_, _| false)
-        } else {
-            Vec::new()
-        };
+        let want_violation = observer.wants_violation() || self.cfg.tolerance > 0.0;
         for it in 1..=n_iter {
-            let mut residual = if scene.has_colliders() { self.project_colliders(scene, state) } else { 0.0 };
-            residual = residual.max(self.project_pairs(state, &pairs));
-            if !scene.embedded.is_empty() {
-                residual = residual.max(self.project_embedded(scene, state));
-            }
-            if !scene.bodies.is_empty() {
-                residual = residual.max(self.project_bodies(scene, state));
-            }
+            let mut residual = self.contacts.project(scene, state, &self.w, &self.radius);
             residual = residual.max(match self.cfg.mode {
                 Mode::GaussSeidel => {
                     let mut ordering = std::mem::take(&mut self.ordering);
@@ -578,7 +493,8 @@ impl Solver for RelaxSolver {
                 }
                 Mode::Jacobi => self.jacobi_sweep(state, ctx.h, k),
             });
-            info.iterations = it;
+            let violation = want_violation.then(|| self.violation(scene, state, ctx.h));
+            (info.iterations, info.outer) = (it, it);
             info.residual = residual;
             observer.iteration(&IterationReport {
                 iteration: it,
@@ -586,9 +502,9 @@ impl Solver for RelaxSolver {
                 residual,
                 residual_rms: None,
                 delta_lambda: None,
-                violation: want_violation.then(|| max_violation(scene, &state.x, state.time)),
+                violation,
             });
-            if self.cfg.tolerance > 0.0 && residual <= self.cfg.tolerance {
+            if self.cfg.tolerance > 0.0 && violation.is_some_and(|v| v <= self.cfg.tolerance) {
                 info.converged = true;
                 break;
             }
@@ -597,5 +513,28 @@ impl Solver for RelaxSolver {
             solverlab_core::integrate::apply_restitution(scene, &self.predicted, state, ctx.h);
         }
         Ok(info)
+    }
+
+    fn multiplier(&self, id: u64) -> f64 {
+        match decode(id) {
+            RowRef::Constraint { index, axis } => match self.constraint_row.get(index) {
+                Some(&row) if row != u32::MAX => self.lambda[row as usize + axis],
+                _ => 0.0,
+            },
+            _ => self.contacts.multiplier(id),
+        }
+    }
+
+    fn multipliers(&self, out: &mut Vec<(u64, f64)>) {
+        out.clear();
+        for (j, &row) in self.constraint_row.iter().enumerate().filter(|(_, r)| **r != u32::MAX) {
+            for axis in 0..self.rows_of(j) {
+                let l = self.lambda[row as usize + axis];
+                if l != 0.0 {
+                    out.push((constraint_row_id(j, axis), l));
+                }
+            }
+        }
+        self.contacts.multipliers(out);
     }
 }

@@ -1,0 +1,309 @@
+//! The prepared velocity rows of the PGS solver and the sweeps over them.
+
+use solverlab_core::rows::{tangents, Row, RowKind, ROW_PARTICLES};
+use solverlab_core::Vec3;
+
+use super::{Feedback, PgsConfig};
+use crate::order::Ordering;
+use solverlab_core::rng::Rng;
+
+/// One prepared velocity row.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct VRow {
+    pub id: u64,
+    pub n: usize,
+    pub p: [usize; ROW_PARTICLES],
+    pub j: [Vec3; ROW_PARTICLES],
+    /// Effective mass `1/(K + γ)`; 0 when nothing can move.
+    pub m: f64,
+    pub mass_scale: f64,
+    pub impulse_scale: f64,
+    /// Bias of the biased sweeps (m/s).
+    pub bias: f64,
+    /// Bias of the relax sweeps: the speculative part and `∂C/∂t` only.
+    pub relax_bias: f64,
+    /// Baumgarte bias of the split (pseudo-velocity) sweeps; the row takes part in them when
+    /// `split` is set.
+    pub split_bias: f64,
+    pub split: bool,
+    /// A compliant row: its soft coefficients are physics, kept in the relax sweeps too.
+    pub compliant: bool,
+    pub lo: f64,
+    pub hi: f64,
+    /// Accumulated impulse (N·s).
+    pub lambda: f64,
+    /// Accumulated pseudo impulse of the split sweeps (N·s).
+    pub split_lambda: f64,
+    /// `J v` before warm starting, for restitution.
+    pub vn0: f64,
+    pub restitution: f64,
+    /// The position-level `C` at the start of the step (m), for the linearised penetration.
+    pub c: f64,
+}
+
+/// What a sweep visits: one row, or the two tangent rows of a contact (`t1`, `t1 + 1`) limited by
+/// its normal row.
+#[derive(Clone, Copy, Debug)]
+pub(super) enum Item {
+    Single(usize),
+    Friction { t1: usize, normal: usize, mu: f64 },
+}
+
+/// Which sweep.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Pass {
+    /// Biased: the feedback of the config.
+    Biased,
+    /// Relax: rigid rows unbiased, compliant rows as in the biased pass.
+    Relax,
+    /// Split: the Baumgarte rows on the pseudo velocities.
+    Split,
+}
+
+/// Soft-constraint coefficients `(bias_rate, mass_scale, impulse_scale)` for frequency `hz`,
+/// damping ratio `zeta` and step `h`.
+fn soft(hz: f64, zeta: f64, h: f64) -> (f64, f64, f64) {
+    let omega = std::f64::consts::TAU * hz;
+    let a1 = 2.0 * zeta + h * omega;
+    let a2 = h * omega * a1;
+    (omega / a1, a2 / (1.0 + a2), 1.0 / (1.0 + a2))
+}
+
+/// The prepared rows of one step and the velocities they act on.
+#[derive(Default)]
+pub(super) struct Rows {
+    pub vrows: Vec<VRow>,
+    pub items: Vec<Item>,
+    /// Velocities (m/s).
+    pub v: Vec<Vec3>,
+    /// Pseudo velocities of the split sweeps (m/s).
+    pub vp: Vec<Vec3>,
+}
+
+fn apply(v: &mut [Vec3], w: &[f64], row: &VRow, dl: f64) {
+    for k in 0..row.n {
+        let i = row.p[k];
+        v[i] += row.j[k] * (w[i] * dl);
+    }
+}
+
+fn jv(v: &[Vec3], row: &VRow) -> f64 {
+    (0..row.n).map(|k| row.j[k].dot(&v[row.p[k]])).sum()
+}
+
+impl Rows {
+    /// `J v` of row `r`.
+    pub fn jv(&self, r: usize) -> f64 {
+        jv(&self.v, &self.vrows[r])
+    }
+
+    /// Applies an impulse change `dl` of row `r` to the velocities.
+    pub fn apply(&mut self, w: &[f64], r: usize, dl: f64) {
+        apply(&mut self.v, w, &self.vrows[r], dl);
+    }
+
+    /// Applies a pseudo impulse change `dl` of row `r` to the pseudo velocities.
+    pub fn apply_split(&mut self, w: &[f64], r: usize, dl: f64) {
+        apply(&mut self.vp, w, &self.vrows[r], dl);
+    }
+
+    /// Builds the velocity rows of this step from the gathered position rows (step 3).
+    pub fn prepare(&mut self, rows: &[Row], w: &[f64], cfg: &PgsConfig, h: f64) {
+        self.vrows.clear();
+        self.items.clear();
+        let (joint_rate, joint_ms, joint_is) = soft(cfg.joint_hertz.max(1e-12), cfg.joint_damping_ratio, h);
+        let (contact_rate, contact_ms, contact_is) = soft(cfg.contact_hertz.max(1e-12), cfg.contact_damping_ratio, h);
+        let split = cfg.split_impulse && cfg.feedback == Feedback::Baumgarte;
+        for row in rows {
+            let k = row.w_grad2(w);
+            let mut vr = VRow {
+                id: row.id,
+                n: row.n,
+                p: row.particles,
+                j: row.grad,
+                m: 0.0,
+                mass_scale: 1.0,
+                impulse_scale: 0.0,
+                bias: 0.0,
+                relax_bias: row.dc_dt,
+                split_bias: 0.0,
+                split: false,
+                compliant: false,
+                lo: f64::NEG_INFINITY,
+                hi: f64::INFINITY,
+                lambda: 0.0,
+                split_lambda: 0.0,
+                vn0: 0.0,
+                restitution: 0.0,
+                c: row.c,
+            };
+            let c = row.c;
+            if row.compliance > 0.0 {
+                let gamma = row.compliance / (h * h);
+                vr.m = 1.0 / (k + gamma);
+                vr.impulse_scale = gamma * vr.m;
+                vr.bias = c / h + row.dc_dt;
+                vr.relax_bias = vr.bias;
+                vr.compliant = true;
+            } else if k > 0.0 {
+                vr.m = 1.0 / k;
+                match (row.kind, cfg.feedback) {
+                    (RowKind::Equality, Feedback::Baumgarte) if split => {
+                        vr.bias = row.dc_dt;
+                        vr.split_bias = cfg.baumgarte * c / h;
+                        vr.split = true;
+                    }
+                    (RowKind::Equality, Feedback::Baumgarte) => vr.bias = cfg.baumgarte * c / h + row.dc_dt,
+                    (RowKind::Equality, Feedback::Soft) => {
+                        vr.bias = joint_rate * c + row.dc_dt;
+                        vr.mass_scale = joint_ms;
+                        vr.impulse_scale = joint_is;
+                    }
+                    (RowKind::Inequality, _) if c > 0.0 => {
+                        // Speculative: a velocity limit, not a position correction.
+                        vr.bias = c / h;
+                        vr.relax_bias = c / h;
+                        vr.split = split;
+                    }
+                    (RowKind::Inequality, Feedback::Baumgarte) if split => {
+                        vr.split_bias = (cfg.baumgarte * (c + cfg.slop).min(0.0) / h).max(-cfg.max_push);
+                        vr.split = true;
+                    }
+                    (RowKind::Inequality, Feedback::Baumgarte) => {
+                        vr.bias = (cfg.baumgarte * (c + cfg.slop).min(0.0) / h).max(-cfg.max_push)
+                    }
+                    (RowKind::Inequality, Feedback::Soft) => {
+                        vr.bias = (contact_rate * (c + cfg.slop).min(0.0)).max(-cfg.max_push);
+                        vr.mass_scale = contact_ms;
+                        vr.impulse_scale = contact_is;
+                    }
+                }
+            }
+            if row.kind == RowKind::Inequality {
+                vr.lo = 0.0;
+            }
+            let normal = self.vrows.len();
+            match row.contact {
+                Some(info) if info.friction > 0.0 && vr.m > 0.0 => {
+                    // Two tangent rows, then the normal row. The row's gradient on
+                    // particle k is cₖ·n (cₖ = 1 for a particle, the weight for an embedded
+                    // point), so the tangent rows are cₖ·t.
+                    let (t1, t2) = tangents(&info.normal);
+                    for (dir, t) in [(1u64, t1), (2, t2)] {
+                        let mut j = [Vec3::zeros(); ROW_PARTICLES];
+                        let mut k_t = 0.0;
+                        for (k, jk) in j.iter_mut().enumerate().take(row.n) {
+                            *jk = t * row.grad[k].dot(&info.normal);
+                            k_t += w[row.particles[k]] * jk.norm_squared();
+                        }
+                        self.vrows.push(VRow {
+                            id: row.id + dir,
+                            j,
+                            m: if k_t > 0.0 { 1.0 / k_t } else { 0.0 },
+                            mass_scale: 1.0,
+                            impulse_scale: 0.0,
+                            bias: 0.0,
+                            relax_bias: 0.0,
+                            split: false,
+                            split_bias: 0.0,
+                            compliant: false,
+                            lo: f64::NEG_INFINITY,
+                            hi: f64::INFINITY,
+                            restitution: 0.0,
+                            ..vr
+                        });
+                    }
+                    vr.restitution = info.restitution;
+                    self.vrows.push(vr);
+                    // The normal row first, so that even the first sweep's friction limit is the
+                    // normal impulse of that sweep (a sweep that ends on the tolerance has then
+                    // applied friction too).
+                    self.items.push(Item::Single(normal + 2));
+                    self.items.push(Item::Friction { t1: normal, normal: normal + 2, mu: info.friction });
+                }
+                _ => {
+                    vr.restitution = row.contact.map_or(0.0, |i| i.restitution);
+                    self.vrows.push(vr);
+                    self.items.push(Item::Single(normal));
+                }
+            }
+        }
+    }
+
+    /// One sweep of `pass` in `ordering` with SOR factor `omega`. Returns (max, sum of squares,
+    /// count, Σ Δλ²) of the residuals.
+    pub fn sweep(
+        &mut self,
+        pass: Pass,
+        w: &[f64],
+        omega: f64,
+        ordering: &mut Ordering,
+        rng: &mut Rng,
+    ) -> (f64, f64, usize, f64) {
+        let (mut max, mut sum2, mut count, mut dl2) = (0.0f64, 0.0, 0usize, 0.0);
+        for order in ordering.passes(rng) {
+            for &it in order {
+                match self.items[it] {
+                    Item::Single(r) => {
+                        let row = self.vrows[r];
+                        if row.m == 0.0 || (pass == Pass::Split && !row.split) {
+                            continue;
+                        }
+                        let (v, lambda, bias, ms, is) = match pass {
+                            Pass::Biased => (&mut self.v, row.lambda, row.bias, row.mass_scale, row.impulse_scale),
+                            Pass::Relax if row.compliant => {
+                                (&mut self.v, row.lambda, row.bias, row.mass_scale, row.impulse_scale)
+                            }
+                            Pass::Relax => (&mut self.v, row.lambda, row.relax_bias, 1.0, 0.0),
+                            Pass::Split => (&mut self.vp, row.split_lambda, row.split_bias, 1.0, 0.0),
+                        };
+                        let raw = -row.m * ms * (jv(v, &row) + bias) - is * lambda;
+                        let target = (lambda + raw).clamp(row.lo, row.hi);
+                        let res = (target - lambda).abs() / (row.m * ms);
+                        let new = (lambda + omega * (target - lambda)).clamp(row.lo, row.hi);
+                        let dl = new - lambda;
+                        apply(v, w, &row, dl);
+                        if pass == Pass::Split {
+                            self.vrows[r].split_lambda = new;
+                        } else {
+                            self.vrows[r].lambda = new;
+                        }
+                        max = max.max(res);
+                        sum2 += res * res;
+                        count += 1;
+                        dl2 += dl * dl;
+                    }
+                    Item::Friction { .. } if pass == Pass::Split => {}
+                    Item::Friction { t1, normal, mu } => {
+                        let limit = mu * self.vrows[normal].lambda;
+                        let (a, b) = (self.vrows[t1], self.vrows[t1 + 1]);
+                        let old = [a.lambda, b.lambda];
+                        let raw = [old[0] - a.m * jv(&self.v, &a), old[1] - b.m * jv(&self.v, &b)];
+                        let clamp = |l: [f64; 2]| {
+                            let norm = (l[0] * l[0] + l[1] * l[1]).sqrt();
+                            if norm > limit {
+                                let s = if norm > 0.0 { limit / norm } else { 0.0 };
+                                [l[0] * s, l[1] * s]
+                            } else {
+                                l
+                            }
+                        };
+                        let target = clamp(raw);
+                        let res = ((target[0] - old[0]).powi(2) + (target[1] - old[1]).powi(2)).sqrt() / a.m;
+                        let new = clamp([old[0] + omega * (target[0] - old[0]), old[1] + omega * (target[1] - old[1])]);
+                        for (k, r) in [t1, t1 + 1].into_iter().enumerate() {
+                            let dl = new[k] - old[k];
+                            self.vrows[r].lambda = new[k];
+                            apply(&mut self.v, w, &self.vrows[r], dl);
+                            dl2 += dl * dl;
+                        }
+                        max = max.max(res);
+                        sum2 += res * res;
+                        count += 1;
+                    }
+                }
+            }
+        }
+        (max, sum2, count, dl2)
+    }
+}
