@@ -274,7 +274,7 @@ fn export_system_writes_a_consistent_matrix_market_system() {
         "--set",
         "compliance=1e-6",
         "--solver",
-        "cg",
+        "{ kind = \"cg\", forcing = \"fixed\" }",
         "--frame",
         "3",
         "--out",
@@ -316,6 +316,67 @@ fn export_system_writes_a_consistent_matrix_market_system() {
         serde_json::from_str(&std::fs::read_to_string(out.join("system.json")).unwrap()).unwrap();
     assert_eq!(meta["rows"], 6);
     assert_eq!(meta["frame"], 3);
+    // The first outer iteration's system as first posed: undamped, its ε written out and part of
+    // every shift (compliance α/h² = 1e-6 × 3600 plus ε).
+    assert_eq!(meta["outer_iteration"], 1);
+    assert_eq!(meta["damping"], 1.0);
+    let eps = meta["regularization_epsilon"].as_f64().unwrap();
+    assert!(eps > 0.0 && shift.iter().all(|s| (s - (1e-6 * 3600.0 + eps)).abs() < 1e-9 * s));
+}
+
+#[test]
+fn export_system_selects_an_outer_iteration_and_refuses_one_that_did_not_run() {
+    let out = tmp("export-outer");
+    let args = |outer: &str| {
+        vec![
+            "export-system".to_string(),
+            "--scene".into(),
+            "chain".into(),
+            "--set".into(),
+            "links=20".into(),
+            "--solver".into(),
+            "direct".into(),
+            "--frame".into(),
+            "30".into(),
+            "--outer".into(),
+            outer.into(),
+            "--out".into(),
+            out.to_str().unwrap().into(),
+        ]
+    };
+    let o = solverlab(&args("2").iter().map(String::as_str).collect::<Vec<_>>());
+    assert!(o.status.success(), "{}", stderr(&o));
+    let meta: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("system.json")).unwrap()).unwrap();
+    assert_eq!(meta["outer_iteration"], 2);
+    let o = solverlab(&args("60").iter().map(String::as_str).collect::<Vec<_>>());
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("--outer 60"), "{}", stderr(&o));
+}
+
+#[test]
+fn a_direct_solve_that_cannot_reach_its_tolerance_says_why_in_meta_json() {
+    // The default cloth has shear sticks: more rows than degrees of freedom.
+    let out = tmp("direct-notes");
+    let o = solverlab(&[
+        "simulate",
+        "--scene",
+        "cloth",
+        "--solver",
+        "direct",
+        "--frames",
+        "2",
+        "--positions-every",
+        "0",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let meta: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("meta.json")).unwrap()).unwrap();
+    assert_eq!(meta["unconverged_frames"], 2);
+    let note = meta["notes"][0]["note"].as_str().unwrap();
+    assert!(note.contains("outnumber the movable degrees of freedom"), "{note}");
 }
 
 #[test]
