@@ -123,7 +123,9 @@ pub struct FigureSpec {
     pub problem: Option<Vec<String>>,
     /// Panels per row (default 2).
     pub columns: Option<usize>,
-    /// Adds an analytic series: `spring` draws the undamped oscillator of the `spring` scene,
+    /// Adds an analytic series: `incline` draws Coulomb's `a = g·max(0, sin θ − μ cos θ)` against
+    /// x = `scene.angle` (degrees), with μ from the first scene's `friction` (default 0.5);
+    /// `spring` draws the undamped oscillator of the `spring` scene,
     /// `x(t) = rest + (start − rest)·cos(t/√(m·α))`, from the first scene's parameters.
     pub analytic: Option<String>,
 }
@@ -153,7 +155,10 @@ fn columns_of(table: &str, file: &ExperimentFile) -> Vec<String> {
 }
 
 /// Columns [`Table::derive_steps`] adds to the steps table.
-const DERIVED_STEP_COLUMNS: [&str; 5] = ["energy", "energy_ratio", "energy_change", "step_ms", "solve_ms"];
+/// `slide_acceleration` is `2 (x_com − x_com,0)/t²`, the constant acceleration that carries the
+/// centre of mass this far along x from rest (m/s²): the incline's measured acceleration.
+const DERIVED_STEP_COLUMNS: [&str; 6] =
+    ["energy", "energy_ratio", "energy_change", "step_ms", "solve_ms", "slide_acceleration"];
 
 impl FigureSpec {
     /// Checks names, tables and columns against the experiment.
@@ -194,8 +199,12 @@ impl FigureSpec {
             return Err("y: at least one column is needed".into());
         }
         if let Some(a) = &self.analytic {
-            if a != "spring" || self.x != "time" {
-                return Err("analytic: only \"spring\" against x = \"time\" is known".into());
+            let known = (a == "spring" && self.x == "time") || (a == "incline" && self.x == "scene.angle");
+            if !known {
+                return Err(
+                    "analytic: \"spring\" against x = \"time\" and \"incline\" against x = \"scene.angle\" are known"
+                        .into(),
+                );
             }
         }
         for c in ys
@@ -239,24 +248,29 @@ impl Table {
 
     /// Adds the derived columns of the steps table.
     fn derive_steps(&mut self) {
-        let (Some(ke), Some(pe), Some(run), Some(s), Some(i)) = (
+        let (Some(ke), Some(pe), Some(run), Some(s), Some(i), Some(cx), Some(t)) = (
             self.col("kinetic_energy"),
             self.col("potential_energy"),
             self.col("run"),
             self.col("solve_seconds"),
             self.col("integrate_seconds"),
+            self.col("com_x"),
+            self.col("time"),
         ) else {
             return;
         };
-        let mut first: BTreeMap<String, f64> = BTreeMap::new();
-        let derived: Vec<[f64; 5]> = self
+        let mut first: BTreeMap<String, (f64, f64)> = BTreeMap::new();
+        let derived: Vec<[f64; 6]> = self
             .rows
             .iter()
             .map(|r| {
                 let e = self.num(r, ke) + self.num(r, pe);
-                let e0 = *first.entry(r[run].clone()).or_insert(e);
+                let x = self.num(r, cx);
+                let (e0, x0) = *first.entry(r[run].clone()).or_insert((e, x));
                 let (solve, integrate) = (self.num(r, s), self.num(r, i));
-                [e, e / e0, e - e0, (solve + integrate) * 1e3, solve * 1e3]
+                let time = self.num(r, t);
+                let slide = if time > 0.0 { 2.0 * (x - x0) / (time * time) } else { 0.0 };
+                [e, e / e0, e - e0, (solve + integrate) * 1e3, solve * 1e3, slide]
             })
             .collect();
         self.columns.extend(DERIVED_STEP_COLUMNS.map(String::from));
@@ -275,7 +289,7 @@ fn label(column: &str) -> String {
         "iterations" => "iterations per frame".into(),
         "mean_iterations" => "iterations per frame (mean)".into(),
         "residual" => "residual (each solver's own)".into(),
-        "violation" | "final_violation" | "peak_violation" => "violation: max |C| (|C + α̃λ| if compliant) (m)".into(),
+        "violation" | "final_violation" | "peak_violation" => "violation (m)".into(),
         "max_violation" => "max |C| over equality rows (m)".into(),
         "support_force" | "final_support_force" => "support force of the colliders (N)".into(),
         "force" => "force (N)".into(),
@@ -285,6 +299,8 @@ fn label(column: &str) -> String {
         "max_penetration" => "max penetration (m)".into(),
         "max_stretch" | "final_max_stretch" => "max length / rest".into(),
         "energy" => "energy (J)".into(),
+        "slide_acceleration" => "acceleration from rest, 2Δx/t² (m/s²)".into(),
+        "scene.angle" => "incline angle θ (°)".into(),
         "energy_ratio" => "E / E₀".into(),
         "energy_change" => "E − E₀ (J)".into(),
         "step_ms" | "step_ms_median" => "ms per frame".into(),
@@ -367,6 +383,18 @@ fn analytic_spring(file: &ExperimentFile, t_max: f64) -> Series {
     let points =
         (0..=800).map(|i| t_max * i as f64 / 800.0).map(|t| (t, rest + (start - rest) * (omega * t).cos())).collect();
     Series { label: "analytic".into(), points, style: LineStyle::Dashed }
+}
+
+/// Coulomb's acceleration down an incline of θ degrees, `g·max(0, sin θ − μ cos θ)`, from 0° to
+/// the largest angle plotted.
+fn analytic_incline(file: &ExperimentFile, theta_max: f64) -> Series {
+    let set = file.scenes.first().map(|s| s.set.clone()).unwrap_or_default();
+    let mu = set.get("friction").and_then(|v| v.as_float().or(v.as_integer().map(|i| i as f64))).unwrap_or(0.5);
+    let points = (0..=400)
+        .map(|i| theta_max * i as f64 / 400.0)
+        .map(|deg: f64| (deg, 9.81 * (deg.to_radians().sin() - mu * deg.to_radians().cos()).max(0.0)))
+        .collect();
+    Series { label: "Coulomb".into(), points, style: LineStyle::Dashed }
 }
 
 fn lines(spec: &FigureSpec, table: &Table, file: &ExperimentFile) -> Figure {
@@ -456,8 +484,10 @@ fn lines(spec: &FigureSpec, table: &Table, file: &ExperimentFile) -> Figure {
                     Series { label, points, style }
                 })
                 .collect();
-            if spec.analytic.is_some() {
-                series.push(analytic_spring(file, t_max));
+            match spec.analytic.as_deref() {
+                Some("spring") => series.push(analytic_spring(file, t_max)),
+                Some("incline") => series.push(analytic_incline(file, t_max)),
+                _ => {}
             }
             let title = match pv {
                 Some(v) => format!("{} — {} = {v}", label(y), label(spec.panels.as_deref().unwrap_or_default())),

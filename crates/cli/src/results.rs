@@ -13,7 +13,7 @@ use crate::simulate::step_fields;
 use crate::CliError;
 
 /// Columns every table starts with; then one per sweep key.
-pub const RUN_COLUMNS: [&str; 4] = ["run", "scene", "label", "kind"];
+pub const RUN_COLUMNS: [&str; 4] = ["run", "scene", "label", "family"];
 
 /// The rest of runs.csv: one row per run, timing statistics after the warm-up frames.
 /// `unconverged_frames` counts frames that ended above the solver's tolerance (their reasons are

@@ -88,7 +88,7 @@ fn the_sweep_expands_to_the_cartesian_product_with_one_column_per_key() {
     assert_eq!(combos.len(), 12);
     let (sh, steps) = table(&out.join("steps.csv"));
     assert_eq!(steps.len(), 12 * 21);
-    assert!(sh.starts_with(&["run".into(), "scene".into(), "label".into(), "kind".into()]));
+    assert!(sh.starts_with(&["run".into(), "scene".into(), "label".into(), "family".into()]));
     for f in [
         "violation.svg",
         "violation.png",

@@ -24,8 +24,9 @@
 //!    iteration starts from the previous step's multipliers times `warm_start` (matched by row
 //!    id); later ones from `Δλ = 0`, which is the current total `λ`, the best guess there is;
 //! 4. active set: an inequality row whose accumulated `λ + Δλ` would be negative (it would pull)
-//!    leaves, letting go of what it pushed in this step (`Δλ = −λ`, applied with the step), and
-//!    the system is solved again from the last solution, up to `active_set_iterations` times;
+//!    leaves (keeping what it pushed so far: on redundant contact sets the minimum-norm solution
+//!    asks spurious rows to pull, and letting them go drops a stack), and the system is solved
+//!    again from the last solution, up to `active_set_iterations` times;
 //!    after the cap any remaining negative change is clamped to zero, so contacts never pull;
 //! 5. `x += s·W Jᵀ Δλ`, `λ += s·Δλ` with the largest `s` in 1, ½, ¼, …, 1/64 that lowers the
 //!    merit `Σ (C + α̃λ)²` over the active rows (backtracking: with `η < 1` the inexact step is
@@ -192,8 +193,6 @@ pub struct Newton<L: Linear> {
     stats: NewtonStats,
     /// How far from touching an inequality row is still gathered this step (m).
     margin: f64,
-    /// Rows the last active-set loop released, with the multiplier each lets go of.
-    released: Vec<(Row, f64)>,
     /// The contact rows with friction that pushed in the last step, with their normal
     /// multipliers (N·s²).
     contacts: Vec<(Row, f64)>,
@@ -245,7 +244,6 @@ impl<L: Linear> Newton<L> {
             scratch: Vec::new(),
             stats: NewtonStats::default(),
             margin: 0.0,
-            released: Vec::new(),
             contacts: Vec::new(),
         }
     }
@@ -300,7 +298,6 @@ impl<L: Linear> Newton<L> {
         let alpha_tilde = |r: &Row| r.compliance / (h * h);
         let mut inner = 0;
         let mut previous_round: Option<HashMap<u64, f64>> = None;
-        self.released.clear();
         let want_violation = observer.wants_violation();
         for round in 0..=self.settings.active_set_iterations {
             let diag_mean = if self.rows.is_empty() {
@@ -408,12 +405,6 @@ impl<L: Linear> Newton<L> {
                 return Ok((dl, total));
             }
             previous_round = Some(self.rows.iter().zip(&dl).map(|(r, d)| (r.id, *d)).collect());
-            // A row that leaves lets go of what it pushed in this step: λ → 0.
-            for ((r, l), p) in self.rows.iter().zip(&lambda).zip(&pulling) {
-                if *p && *l > 0.0 {
-                    self.released.push((*r, *l));
-                }
-            }
             let mut keep = pulling.iter().map(|p| !p);
             self.rows.retain(|_| keep.next().expect("one flag per row"));
         }
@@ -492,19 +483,11 @@ impl<L: Linear> Newton<L> {
                 info.residual = linear.residual;
                 dx.iter_mut().for_each(|d| *d = Vec3::zeros());
                 self.sys.add_w_jt(&dl, &mut dx, &mut self.scratch);
-                for (r, l) in &self.released {
-                    for k in 0..r.n {
-                        dx[r.particles[k]] -= r.grad[k] * (self.w[r.particles[k]] * l);
-                    }
-                }
                 let mut step = 1.0;
                 while step >= 1.0 / 64.0 {
                     self.current.clone_from(&committed);
                     for (r, d) in self.rows.iter().zip(&dl) {
                         *self.current.entry(r.id).or_insert(0.0) += step * d;
-                    }
-                    for (r, l) in &self.released {
-                        *self.current.entry(r.id).or_insert(0.0) -= step * l;
                     }
                     for ((xt, x), d) in trial_x.iter_mut().zip(&state.x).zip(&dx) {
                         *xt = x + d * step;

@@ -162,7 +162,7 @@ impl Observer for Stats {
 /// iterations per frame over frames 50–100 warm are at most 0.6 of cold, and the warm run's
 /// largest common violation is no worse than the cold run's (or the tolerance). Inexact Newton lets the
 /// warm start carry: outer iteration 1 starts within the forcing term, so it costs no CG
-/// iterations, and only the last outer iteration is solved tightly. Measured: 43.8 against 134.
+/// iterations, and only the last outer iteration is solved tightly. Measured: 8.4 against 83.
 #[test]
 fn warm_start_costs_at_most_six_tenths_of_cold_on_the_hanging_compliant_cloth() {
     let s = scene("cloth", &["pin=top", "layout=vertical", "compliance=0.001"]);
@@ -184,8 +184,8 @@ fn warm_start_costs_at_most_six_tenths_of_cold_on_the_hanging_compliant_cloth() 
     let (cold, cold_violation) = run("cg-cold");
     eprintln!("hanging compliant cloth, frames 51–100: CG iterations per frame warm {warm:.1}, cold {cold:.1}; violation warm {warm_violation:.2e}, cold {cold_violation:.2e}");
     assert!(warm <= 0.6 * cold, "warm {warm} vs cold {cold}");
-    // No worse: within the cold run's violation, or within the shared tolerance (1e-9 m).
-    assert!(warm_violation <= cold_violation.max(1e-9), "{warm_violation} vs {cold_violation}");
+    // No worse: within the cold run's violation, or within the shared tolerance (1e-6 m).
+    assert!(warm_violation <= cold_violation.max(1e-6), "{warm_violation} vs {cold_violation}");
 }
 
 #[test]
@@ -197,7 +197,8 @@ fn contacts_never_pull_in_the_newton_solvers() {
         let mut sim = Simulation::new(&s, solver.as_mut(), s.dt, 1).unwrap();
         for _ in 0..200 {
             let r = sim.step_frame(&mut NullObserver).unwrap();
-            assert!(r.metrics.max_penetration < 1e-9, "{name}: penetration {}", r.metrics.max_penetration);
+            // Within each solver's tolerance on the common violation (CG 1e-6 m, direct 1e-12 m).
+            assert!(r.metrics.max_penetration < 1e-6, "{name}: penetration {}", r.metrics.max_penetration);
         }
     }
     // Directly: every multiplier of a contact row is ≥ 0 after each step.

@@ -12,23 +12,12 @@ const MU: f64 = 0.5;
 /// step), and the Newton family (CG, direct).
 const FAMILIES: [&str; 6] = ["gs", "xpbd", "pgs", "soft-step", "cg", "direct"];
 
-/// A plane `y ≥ 0` with friction μ = 0.5 and gravity tilted by `theta_deg` about z, so that the
-/// plane is an incline: `g = (g sin θ, −g cos θ, 0)`. With `triangle`, three particles joined by
-/// sticks (a rigid triangle lying on the plane), else one particle; 1 kg each, at rest.
+/// The `incline` builtin: a plane `y ≥ 0` with μ = 0.5 and gravity tilted by `theta_deg`, a
+/// particle or a rigid triangle of three 1 kg particles at rest on it.
 fn incline(theta_deg: f64, triangle: bool, dt: f64) -> Scene {
-    let t = theta_deg.to_radians();
-    let mut s = Scene::new("incline");
+    let body = if triangle { "body=triangle" } else { "body=particle" };
+    let mut s = solverlab_scenes::resolve("incline", &[format!("angle={theta_deg}"), body.into()]).unwrap();
     s.dt = dt;
-    s.gravity = Vec3::new(G * t.sin(), -G * t.cos(), 0.0);
-    s.planes.push(Plane { normal: Vec3::y(), offset: 0.0, friction: MU, restitution: 0.0 });
-    s.add(Particle::new(Vec3::zeros(), 1.0));
-    if triangle {
-        s.add(Particle::new(Vec3::new(0.2, 0.0, 0.0), 1.0));
-        s.add(Particle::new(Vec3::new(0.1, 0.0, 0.17), 1.0));
-        for (a, b) in [(0, 1), (1, 2), (2, 0)] {
-            s.stick(a, b);
-        }
-    }
     s
 }
 

@@ -9,6 +9,7 @@ pub mod chain;
 pub mod cloth;
 pub mod embedded_box;
 pub mod hinge;
+pub mod incline;
 pub mod particles_in_box;
 pub mod pendulum;
 pub mod plant;
@@ -50,6 +51,7 @@ pub fn builtins() -> Vec<Builtin> {
         ragdoll::STAIRS,
         hinge::BUILTIN,
         spring::BUILTIN,
+        incline::BUILTIN,
         balls::BUILTIN,
         embedded_box::BUILTIN,
         box_stack::BUILTIN,
