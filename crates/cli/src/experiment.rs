@@ -396,8 +396,10 @@ pub struct RunOutput {
     pub steps: Vec<FrameReport>,
     /// Iteration reports.
     pub trace: Vec<TraceRow>,
-    /// Positions at the requested frames.
-    pub positions: Vec<(u64, Vec<Vec3>)>,
+    /// Positions and rigid-body states at the requested frames.
+    pub positions: Vec<(u64, Vec<Vec3>, Vec<solverlab_core::rigid::RigidState>)>,
+    /// Rigid-body contacts with their forces at the requested frames (scenes with rigid bodies).
+    pub contacts: Vec<(u64, Vec<solverlab_core::rigid::ContactForce>)>,
     /// `ok`, `diverged` or `interrupted`.
     pub status: String,
     /// The divergence message.
@@ -539,6 +541,7 @@ pub fn execute(
         convergence: Vec::new(),
         frozen_trace: Vec::new(),
         forces: Vec::new(),
+        contacts: Vec::new(),
     };
     let mut sim = match Simulation::new(scene, solver.as_mut(), scene.dt, run.substeps) {
         Ok(s) => s,
@@ -550,7 +553,7 @@ pub fn execute(
     };
     out.steps.push(sim.report_now());
     if position_frames.contains(&0) {
-        out.positions.push((0, sim.state.x.clone()));
+        out.positions.push((0, sim.state.x.clone(), sim.state.rigid.clone()));
     }
     for _ in 0..run.frames {
         if INTERRUPTED.load(Ordering::Relaxed) {
@@ -560,7 +563,12 @@ pub fn execute(
         match sim.step_frame(&mut recorder) {
             Ok(r) => {
                 if position_frames.contains(&r.frame) {
-                    out.positions.push((r.frame, sim.state.x.clone()));
+                    out.positions.push((r.frame, sim.state.x.clone(), sim.state.rigid.clone()));
+                    if scene.has_rigid() {
+                        let mut c = Vec::new();
+                        sim.solver().rigid_contacts(&mut c);
+                        out.contacts.push((r.frame, c));
+                    }
                 }
                 if exp.forces_every.is_some_and(|n| r.frame % n == 0) {
                     let mut m = Vec::new();

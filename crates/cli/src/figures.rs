@@ -310,6 +310,7 @@ fn label(column: &str) -> String {
         "seconds" => "solve time (s)".into(),
         "cap" => "iteration cap".into(),
         "step_ms_p25" => "ms per frame, lower quartile".into(),
+        "step_ms_mean" => "ms per frame (mean)".into(),
         "step_ms_p75" => "ms per frame, upper quartile".into(),
         "constraints" => "constraints".into(),
         "solver.omega" => "relaxation factor ω".into(),

@@ -25,11 +25,11 @@ pub const RUN_COLUMNS: [&str; 4] = ["run", "scene", "label", "family"];
 /// `stood` is 1 if every body stayed in place in every frame, 0 if not, empty for scenes without
 /// bodies.
 #[rustfmt::skip]
-pub const RUNS_COLUMNS: [&str; 21] = [
+pub const RUNS_COLUMNS: [&str; 22] = [
     "status", "particles", "constraints", "frames_completed", "unconverged_frames", "mean_iterations",
     "mean_outer_iterations", "step_ms_median", "step_ms_p25", "step_ms_p75", "final_violation", "peak_violation",
     "final_max_stretch", "max_penetration", "final_support_force", "jitter", "max_body_drift", "max_top_drift",
-    "stood", "final_state_hash", "solve_ms_median",
+    "stood", "final_state_hash", "solve_ms_median", "step_ms_mean",
 ];
 
 /// Jitter: the RMS of the per-frame RMS particle speed over the second half of `steps` (frame 0
@@ -145,8 +145,14 @@ pub fn write(exp: &Experiment, outputs: &[RunOutput], out: &Path) -> Result<(), 
         Some(_) => Some(create("forces.csv", &crate::simulate::FORCE_COLUMNS)?),
         None => None,
     };
-    let with_bodies = outputs.iter().zip(&exp.runs).any(|(o, r)| !o.positions.is_empty() && !r.scene.bodies.is_empty());
+    let with_bodies = outputs
+        .iter()
+        .zip(&exp.runs)
+        .any(|(o, r)| !o.positions.is_empty() && (!r.scene.bodies.is_empty() || r.scene.has_rigid()));
     let mut bodies = if with_bodies { Some(create("bodies.csv", &crate::simulate::BODY_COLUMNS[..])?) } else { None };
+    let with_contacts = outputs.iter().any(|o| !o.contacts.is_empty());
+    let mut contacts =
+        if with_contacts { Some(create("contacts.csv", &crate::simulate::CONTACT_COLUMNS[..])?) } else { None };
 
     let opt = |x: Option<f64>| x.map(num).unwrap_or_default();
     for (i, o) in outputs.iter().enumerate() {
@@ -189,7 +195,7 @@ pub fn write(exp: &Experiment, outputs: &[RunOutput], out: &Path) -> Result<(), 
         let pen = o.steps.iter().map(|r| r.metrics.max_penetration).fold(0.0, f64::max);
         let body_drift = o.steps.iter().map(|r| r.metrics.body_drift).fold(0.0, f64::max);
         let top_drift = o.steps.iter().map(|r| r.metrics.top_drift).fold(0.0, f64::max);
-        let stood = if exp.runs[i].scene.bodies.is_empty() {
+        let stood = if exp.runs[i].scene.bodies.is_empty() && !exp.runs[i].scene.has_rigid() {
             String::new()
         } else {
             (o.steps.iter().all(|r| r.metrics.in_place) as u8).to_string()
@@ -216,6 +222,7 @@ pub fn write(exp: &Experiment, outputs: &[RunOutput], out: &Path) -> Result<(), 
             stood,
             o.hash.clone(),
             num(quantile(&solve_ms, 0.5)),
+            num(ms.iter().sum::<f64>() / ms.len().max(1) as f64),
         ]))
         .map_err(io)?;
         for c in &o.convergence {
@@ -240,13 +247,20 @@ pub fn write(exp: &Experiment, outputs: &[RunOutput], out: &Path) -> Result<(), 
                 ]))
                 .map_err(io)?;
         }
-        for (frame, x) in &o.positions {
+        for (frame, x, rigid) in &o.positions {
             for (p, v) in x.iter().enumerate() {
                 positions.row(row(vec![frame.to_string(), p.to_string(), num(v.x), num(v.y), num(v.z)])).map_err(io)?;
             }
             if let Some(out) = bodies.as_mut() {
-                for r in crate::simulate::body_rows(&exp.runs[i].scene, *frame, x) {
+                for r in crate::simulate::body_rows(&exp.runs[i].scene, *frame, x, rigid) {
                     out.row(row(r)).map_err(io)?;
+                }
+            }
+        }
+        if let Some(table) = contacts.as_mut() {
+            for (frame, c) in &o.contacts {
+                for r in crate::simulate::contact_rows(&exp.runs[i].scene, *frame, c) {
+                    table.row(row(r)).map_err(io)?;
                 }
             }
         }
@@ -266,7 +280,9 @@ pub fn write(exp: &Experiment, outputs: &[RunOutput], out: &Path) -> Result<(), 
             }
         }
     }
-    for table in [steps, trace, runs, conv, frozen, positions, sticks].into_iter().chain(bodies).chain(forces) {
+    for table in
+        [steps, trace, runs, conv, frozen, positions, sticks].into_iter().chain(bodies).chain(contacts).chain(forces)
+    {
         table.commit().map_err(io)?;
     }
     let meta = Meta {

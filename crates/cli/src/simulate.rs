@@ -46,10 +46,10 @@ pub struct RunSpec {
 /// geometric `|C|` of equality rows alone; `support_force` is the total normal force of the world
 /// colliders (N).
 #[rustfmt::skip]
-pub const STEP_COLUMNS: [&str; 26] = [
+pub const STEP_COLUMNS: [&str; 29] = [
     "frame", "time", "iterations", "outer_iterations", "residual", "converged", "violation", "max_violation",
     "rms_violation", "max_penetration", "max_stretch", "kinetic_energy", "potential_energy", "momentum_x",
-    "momentum_y", "momentum_z", "com_x", "com_y", "com_z", "rms_speed", "body_drift", "top_drift", "in_place",
+    "momentum_y", "momentum_z", "angular_momentum_x", "angular_momentum_y", "angular_momentum_z", "com_x", "com_y", "com_z", "rms_speed", "body_drift", "top_drift", "in_place",
     "support_force", "solve_seconds", "integrate_seconds",
 ];
 
@@ -69,19 +69,66 @@ pub fn force_rows(scene: &Scene, frame: u64, multipliers: &[(u64, f64)], h: f64)
 /// body's centre (m) and orientation as a unit quaternion `(w, x, y, z)`, the rotation from the
 /// body's own axes to the world (identity as the scene builds it). With the half extents in the
 /// scene file, this redraws every box.
-pub const BODY_COLUMNS: [&str; 9] = ["frame", "body", "cx", "cy", "cz", "qw", "qx", "qy", "qz"];
+pub const BODY_COLUMNS: [&str; 15] =
+    ["frame", "body", "cx", "cy", "cz", "qw", "qx", "qy", "qz", "vx", "vy", "vz", "wx", "wy", "wz"];
 
-/// The `bodies.csv` rows of one frame.
-pub fn body_rows(scene: &solverlab_core::Scene, frame: u64, x: &[solverlab_core::Vec3]) -> Vec<Vec<String>> {
-    scene
-        .bodies
+/// The `bodies.csv` rows of one frame: the particle box bodies (numbered first; their
+/// velocity columns are empty, since a tetrahedron's velocity is its particles'), then the rigid
+/// bodies (numbered after them), with `v` (m/s) and the world angular velocity `w` (rad/s).
+pub fn body_rows(
+    scene: &solverlab_core::Scene,
+    frame: u64,
+    x: &[solverlab_core::Vec3],
+    rigid: &[solverlab_core::rigid::RigidState],
+) -> Vec<Vec<String>> {
+    let particle_bodies = scene.bodies.iter().enumerate().map(|(k, b)| {
+        let (c, _) = b.frame(x);
+        let q = b.orientation(x);
+        let v = [c.x, c.y, c.z, q.w, q.i, q.j, q.k];
+        [frame.to_string(), k.to_string()]
+            .into_iter()
+            .chain(v.map(num))
+            .chain(std::iter::repeat_n(String::new(), 6))
+            .collect()
+    });
+    let n = scene.bodies.len();
+    let rigid_bodies = rigid.iter().enumerate().map(|(k, r)| {
+        let q = r.q.quaternion();
+        let v = [r.x.x, r.x.y, r.x.z, q.w, q.i, q.j, q.k, r.v.x, r.v.y, r.v.z, r.w.x, r.w.y, r.w.z];
+        [frame.to_string(), (n + k).to_string()].into_iter().chain(v.map(num)).collect()
+    });
+    particle_bodies.chain(rigid_bodies).collect()
+}
+
+/// Columns of `contacts.csv`: one row per rigid-body contact point per recorded frame, at the
+/// start of the frame's last (sub)step. `body_b` is a rigid body index (numbered as in
+/// `bodies.csv`) or a world collider (`plane0`, `block2`, …); the normal points from `b` to `a`;
+/// `depth` is the penetration (m, negative for a speculative gap); forces in N.
+pub const CONTACT_COLUMNS: [&str; 12] =
+    ["frame", "body_a", "body_b", "x", "y", "z", "nx", "ny", "nz", "depth", "normal_force", "tangent_force"];
+
+/// The `contacts.csv` rows of one frame.
+pub fn contact_rows(
+    scene: &solverlab_core::Scene,
+    frame: u64,
+    contacts: &[solverlab_core::rigid::ContactForce],
+) -> Vec<Vec<String>> {
+    let n = scene.bodies.len();
+    contacts
         .iter()
-        .enumerate()
-        .map(|(k, b)| {
-            let (c, _) = b.frame(x);
-            let q = b.orientation(x);
-            let v = [c.x, c.y, c.z, q.w, q.i, q.j, q.k];
-            [frame.to_string(), k.to_string()].into_iter().chain(v.map(num)).collect()
+        .map(|c| {
+            let k = &c.contact;
+            let b = match k.b {
+                solverlab_core::rigid::Other::Body(j) => (n + j).to_string(),
+                other => other.name(),
+            };
+            let p = &k.point;
+            let v = [p.point.x, p.point.y, p.point.z, p.normal.x, p.normal.y, p.normal.z, -p.separation];
+            [frame.to_string(), (n + k.a).to_string(), b]
+                .into_iter()
+                .chain(v.map(num))
+                .chain([num(c.normal_force), num(c.tangent_force)])
+                .collect()
         })
         .collect()
 }
@@ -110,6 +157,9 @@ pub fn step_fields(r: &FrameReport) -> Vec<String> {
         num(m.momentum.x),
         num(m.momentum.y),
         num(m.momentum.z),
+        num(m.angular_momentum.x),
+        num(m.angular_momentum.y),
+        num(m.angular_momentum.z),
         num(m.com.x),
         num(m.com.y),
         num(m.com.z),
@@ -237,23 +287,28 @@ pub fn run(spec: &RunSpec) -> Result<String, CliError> {
     let mut multipliers = Vec::new();
     let mut recorder = Recorder { trace, frame: 0, substep: 0, violation: spec.violation, error: None };
     let scene = &spec.scene;
-    let mut bodies = match scene.bodies.is_empty() || spec.positions_every == 0 {
+    let mut bodies = match (scene.bodies.is_empty() && scene.rigid.is_empty()) || spec.positions_every == 0 {
         true => None,
         false => Some(CsvOut::create(&path("bodies.csv"), &BODY_COLUMNS).map_err(io_err(&spec.out))?),
     };
+    let mut contacts = match scene.rigid.is_empty() || spec.positions_every == 0 {
+        true => None,
+        false => Some(CsvOut::create(&path("contacts.csv"), &CONTACT_COLUMNS).map_err(io_err(&spec.out))?),
+    };
+    let mut contact_forces = Vec::new();
 
     let mut sim = Simulation::new(scene, solver.as_mut(), scene.dt, spec.substeps)
         .map_err(|e| CliError::Input(format!("--solver: {e}")))?;
     let write_positions = |positions: &mut CsvOut,
                            bodies: &mut Option<CsvOut>,
                            frame: u64,
-                           x: &[solverlab_core::Vec3]|
+                           state: &solverlab_core::State|
      -> std::io::Result<()> {
-        for (i, p) in x.iter().enumerate() {
+        for (i, p) in state.x.iter().enumerate() {
             positions.row([frame.to_string(), i.to_string(), num(p.x), num(p.y), num(p.z)])?;
         }
         if let Some(out) = bodies {
-            for row in body_rows(scene, frame, x) {
+            for row in body_rows(scene, frame, &state.x, &state.rigid) {
                 out.row(row)?;
             }
         }
@@ -262,7 +317,7 @@ pub fn run(spec: &RunSpec) -> Result<String, CliError> {
     // Frame 0: the initial state, so that drift can be normalised by it.
     steps.row(step_fields(&sim.report_now())).map_err(io_err(&spec.out))?;
     if spec.positions_every > 0 {
-        write_positions(&mut positions, &mut bodies, 0, &sim.state.x).map_err(io_err(&spec.out))?;
+        write_positions(&mut positions, &mut bodies, 0, &sim.state).map_err(io_err(&spec.out))?;
     }
 
     let bar = crate::progress_bar(spec.frames, &format!("{} · {}", scene.name, spec.label));
@@ -274,8 +329,14 @@ pub fn run(spec: &RunSpec) -> Result<String, CliError> {
                 steps.row(step_fields(&report)).map_err(io_err(&spec.out))?;
                 reports.push(report);
                 if spec.positions_every > 0 && report.frame % spec.positions_every == 0 {
-                    write_positions(&mut positions, &mut bodies, report.frame, &sim.state.x)
+                    write_positions(&mut positions, &mut bodies, report.frame, &sim.state)
                         .map_err(io_err(&spec.out))?;
+                    if let Some(out) = contacts.as_mut() {
+                        sim.solver().rigid_contacts(&mut contact_forces);
+                        for row in contact_rows(scene, report.frame, &contact_forces) {
+                            out.row(row).map_err(io_err(&spec.out))?;
+                        }
+                    }
                     sim.solver().multipliers(&mut multipliers);
                     for row in force_rows(scene, report.frame, &multipliers, sim.h()) {
                         forces.row(row).map_err(io_err(&spec.out))?;
@@ -320,6 +381,9 @@ pub fn run(spec: &RunSpec) -> Result<String, CliError> {
     forces.commit().map_err(io_err(&spec.out))?;
     if let Some(b) = bodies {
         b.commit().map_err(io_err(&spec.out))?;
+    }
+    if let Some(c) = contacts {
+        c.commit().map_err(io_err(&spec.out))?;
     }
     let json = serde_json::to_string_pretty(&meta).expect("meta serialises");
     write_atomic(&path("meta.json"), &(json + "\n")).map_err(io_err(&spec.out))?;

@@ -130,6 +130,7 @@ fn two_runs_of_an_experiment_give_identical_csvs_apart_from_timings() {
         "step_ms_p25",
         "step_ms_p75",
         "solve_ms_median",
+        "step_ms_mean",
         "seconds",
     ];
     for f in ["steps.csv", "runs.csv", "trace.csv", "convergence.csv", "frozen_trace.csv"] {

@@ -20,9 +20,15 @@ pub fn hash_f64s(values: impl IntoIterator<Item = f64>) -> u64 {
     h
 }
 
-/// The hash of a state: positions then previous positions, bit for bit.
+/// The hash of a state: positions then previous positions, bit for bit, then each rigid body's
+/// position, orientation (w, x, y, z), velocity and angular velocity.
 pub fn state_hash(state: &State) -> u64 {
-    hash_f64s(state.x.iter().chain(state.x_prev.iter()).flat_map(|v| [v.x, v.y, v.z]))
+    let particles = state.x.iter().chain(state.x_prev.iter()).flat_map(|v| [v.x, v.y, v.z]);
+    let rigid = state.rigid.iter().flat_map(|r| {
+        let q = r.q.quaternion();
+        [r.x.x, r.x.y, r.x.z, q.w, q.i, q.j, q.k, r.v.x, r.v.y, r.v.z, r.w.x, r.w.y, r.w.z]
+    });
+    hash_f64s(particles.chain(rigid))
 }
 
 /// A hash formatted as 16 hexadecimal digits, as written to `meta.json`.

@@ -12,6 +12,11 @@
 //! rest (`x = x* = initial + PARK_OFFSET`) from the first step that ends at or after its time.
 //! The solver then projects `x` onto the constraints; the velocity at the end of the step is
 //! `(x − x*)/h`.
+//!
+//! Rigid bodies ([`crate::rigid`]) are predicted at the velocity level: `v ← (1 − damping)·v +
+//! g·h` and `ω ← (1 − damping)·ω` followed by the implicit gyroscopic step; their poses stay at
+//! the start of the step, and the solver moves them ([`crate::rigid::integrate_positions`] or its
+//! own position update).
 
 use crate::constraint::for_each_contact;
 use crate::model::{Kind, Scene, State};
@@ -52,6 +57,13 @@ pub fn predict(scene: &Scene, kinematic: &[KinematicPin], state: &mut State, h: 
             *x += (*x - *x_prev) * keep + gh2;
         }
         *x_prev = old;
+    }
+    if !scene.rigid.is_empty() {
+        for r in state.rigid.iter_mut() {
+            r.v *= keep;
+            r.w *= keep;
+        }
+        crate::rigid::predict_velocities(&scene.rigid, &mut state.rigid, scene.gravity, h);
     }
     state.time += h;
     state.step += 1;
@@ -114,7 +126,13 @@ mod tests {
         let mut scene = Scene::new("hand");
         scene.gravity = Vec3::new(0.0, 0.0, 1.0);
         scene.add(Particle::new(Vec3::new(1.0, 0.0, 0.0), 1.0));
-        let mut state = State { x: vec![Vec3::new(1.0, 0.0, 0.0)], x_prev: vec![Vec3::zeros()], time: 0.0, step: 0 };
+        let mut state = State {
+            x: vec![Vec3::new(1.0, 0.0, 0.0)],
+            x_prev: vec![Vec3::zeros()],
+            rigid: Vec::new(),
+            time: 0.0,
+            step: 0,
+        };
         for n in 1..=10u32 {
             predict(&scene, &[], &mut state, 1.0);
             let nf = n as f64;
@@ -130,7 +148,13 @@ mod tests {
         scene.gravity = Vec3::zeros();
         scene.damping = 0.01;
         scene.add(Particle::new(Vec3::zeros(), 1.0));
-        let mut state = State { x: vec![Vec3::new(1.0, 0.0, 0.0)], x_prev: vec![Vec3::zeros()], time: 0.0, step: 0 };
+        let mut state = State {
+            x: vec![Vec3::new(1.0, 0.0, 0.0)],
+            x_prev: vec![Vec3::zeros()],
+            rigid: Vec::new(),
+            time: 0.0,
+            step: 0,
+        };
         predict(&scene, &[], &mut state, 0.1);
         assert_eq!(state.x[0].x, 1.0 + 0.99);
     }

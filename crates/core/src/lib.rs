@@ -8,6 +8,8 @@
 //! * [`rows`]: scalar constraint rows with stable ids, gathered for the Jacobian-based solvers;
 //! * [`broadphase`]: the uniform grid that finds particle-particle and body-body candidates;
 //! * [`bodies`]: boxes carried by tetrahedra of particles and their vertex-face contacts;
+//! * [`rigid`]: 6-DoF rigid bodies (shapes, inertia, the gyroscopic step, contacts and their
+//!   narrow phase);
 //! * [`integrate`]: the Verlet prediction of Jakobsen's article, shared by every solver, and the
 //!   restitution fix-up of the position-level solvers;
 //! * [`solver`]: the [`Solver`] and [`Observer`] traits;
@@ -28,6 +30,7 @@ pub mod hash;
 pub mod integrate;
 pub mod metrics;
 pub mod model;
+pub mod rigid;
 pub mod rng;
 pub mod rows;
 pub mod sim;

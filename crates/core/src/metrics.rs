@@ -46,6 +46,9 @@ pub struct StepMetrics {
     pub potential_energy: f64,
     /// Linear momentum (kg·m/s).
     pub momentum: Vec3,
+    /// Angular momentum about the origin (kg·m²/s): `Σ m x × v` over particles and rigid
+    /// bodies, plus `I ω` of each rigid body.
+    pub angular_momentum: Vec3,
     /// Centre of mass of the movable particles (m): sag, drift of a body.
     pub com: Vec3,
     /// Root mean square speed of the movable particles (m/s); 0 when there are none.
@@ -78,21 +81,28 @@ fn removed(scene: &Scene, body: usize, time: f64) -> bool {
     scene.removals.iter().any(|r| r.body == body && r.time <= time)
 }
 
-/// Box-body drift from the scene's initial positions, over the bodies still in the scene at
-/// `time`: `(largest, top body's, all in place)`.
-fn body_drift(scene: &Scene, x: &[Vec3], time: f64) -> (f64, f64, bool) {
+/// Body drift from the scene's initial positions, over the particle box bodies still in the
+/// scene at `time` and the movable rigid bodies: `(largest, top body's, all in place)`. The top
+/// body is the one starting highest against gravity (a particle body on a tie).
+fn body_drift(scene: &Scene, state: &State) -> (f64, f64, bool) {
     let x0: Vec<Vec3> = scene.particles.iter().map(|p| p.x).collect();
-    let top = top_body(scene, time);
-    let (mut worst, mut top_drift, mut in_place) = (0.0_f64, 0.0, true);
-    for (k, b) in scene.bodies.iter().enumerate().filter(|(k, _)| !removed(scene, *k, time)) {
-        let d = (b.frame(x).0 - b.frame(&x0).0).norm();
-        worst = worst.max(d);
-        if Some(k) == top {
-            top_drift = d;
-        }
-        in_place &= d <= IN_PLACE * b.half.min();
+    let up = if scene.gravity.norm() > 0.0 { -scene.gravity.normalize() } else { Vec3::y() };
+    // (initial height, drift, in place) per body.
+    let mut all: Vec<(f64, f64, bool)> = Vec::new();
+    for (_, b) in scene.bodies.iter().enumerate().filter(|(k, _)| !removed(scene, *k, state.time)) {
+        let start = b.frame(&x0).0;
+        let d = (b.frame(&state.x).0 - start).norm();
+        all.push((up.dot(&start), d, d <= IN_PLACE * b.half.min()));
     }
-    (worst, top_drift, in_place)
+    for (b, r) in scene.rigid.iter().zip(&state.rigid).filter(|(b, _)| !b.is_fixed()) {
+        let d = (r.x - b.x).norm();
+        all.push((up.dot(&b.x), d, d <= IN_PLACE * b.shape.smallest_extent()));
+    }
+    let worst = all.iter().map(|e| e.1).fold(0.0, f64::max);
+    let in_place = all.iter().all(|e| e.2);
+    let top =
+        all.iter().enumerate().max_by(|(i, a), (j, b)| a.0.total_cmp(&b.0).then(j.cmp(i))).map_or(0.0, |(_, e)| e.1);
+    (worst, top, in_place)
 }
 
 /// The value of a pin row set: distance from the particle to its target at `time` (m).
@@ -161,14 +171,32 @@ pub fn measure(scene: &Scene, state: &State, h: f64, lambda: &dyn Fn(u64) -> f64
             movable += 1;
             m.potential_energy -= mass * scene.gravity.dot(xi);
             m.momentum += v * mass;
+            m.angular_momentum += xi.cross(&(v * mass));
         }
+    }
+    for (b, r) in scene.rigid.iter().zip(&state.rigid).filter(|(b, _)| !b.is_fixed()) {
+        let mass = b.mass();
+        let spin = b.inertia_world(&r.q) * r.w;
+        total_mass += mass;
+        m.com += r.x * mass;
+        m.kinetic_energy += 0.5 * mass * r.v.norm_squared() + 0.5 * r.w.dot(&spin);
+        m.rms_speed += r.v.norm_squared();
+        movable += 1;
+        m.potential_energy -= mass * scene.gravity.dot(&r.x);
+        m.momentum += r.v * mass;
+        m.angular_momentum += r.x.cross(&(r.v * mass)) + spin;
     }
     if total_mass > 0.0 {
         m.com /= total_mass;
         m.rms_speed = (m.rms_speed / movable as f64).sqrt();
     }
-    if !scene.bodies.is_empty() {
-        (m.body_drift, m.top_drift, m.in_place) = body_drift(scene, x, state.time);
+    if !scene.bodies.is_empty() || !scene.rigid.is_empty() {
+        (m.body_drift, m.top_drift, m.in_place) = body_drift(scene, state);
+    }
+    if !scene.rigid.is_empty() {
+        let pen = crate::rigid::max_penetration(scene, &state.rigid);
+        m.max_penetration = m.max_penetration.max(pen);
+        m.violation = m.violation.max(pen);
     }
     m
 }

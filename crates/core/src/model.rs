@@ -239,6 +239,9 @@ pub struct Scene {
     pub bodies: Vec<crate::bodies::BoxBody>,
     /// Bodies that leave the scene during a run.
     pub removals: Vec<Removal>,
+    /// 6-DoF rigid bodies ([`crate::rigid`]); they collide with each other and with the world
+    /// colliders, not with particles.
+    pub rigid: Vec<crate::rigid::RigidBody>,
 }
 
 impl Scene {
@@ -258,6 +261,7 @@ impl Scene {
             embedded: Vec::new(),
             bodies: Vec::new(),
             removals: Vec::new(),
+            rigid: Vec::new(),
         }
     }
 
@@ -297,12 +301,18 @@ impl Scene {
         !self.planes.is_empty() || !self.spheres.is_empty() || self.bounds.is_some() || !self.blocks.is_empty()
     }
 
+    /// Whether the scene has 6-DoF rigid bodies.
+    pub fn has_rigid(&self) -> bool {
+        !self.rigid.is_empty()
+    }
+
     /// The initial state for a step of `h` seconds: `x* = x − v·h`, so that the Verlet velocity
     /// `(x − x*)/h` equals the scene's initial velocity.
     pub fn initial_state(&self, h: f64) -> State {
         State {
             x: self.particles.iter().map(|p| p.x).collect(),
             x_prev: self.particles.iter().map(|p| p.x - p.v * h).collect(),
+            rigid: self.rigid.iter().map(|b| b.initial_state()).collect(),
             time: 0.0,
             step: 0,
         }
@@ -465,6 +475,34 @@ impl Scene {
                 return err(format!("body[{k}].friction"), format!("{} must be ≥ 0", b.friction));
             }
         }
+        for (k, b) in self.rigid.iter().enumerate() {
+            let f = |name: &str| format!("rigid[{k}].{name}");
+            match b.shape {
+                crate::rigid::Shape::Box { half } => {
+                    if !half.iter().all(|h| *h > 0.0 && h.is_finite()) {
+                        return err(f("half_extents"), "half extents must be positive lengths (m)".into());
+                    }
+                }
+                crate::rigid::Shape::Sphere { radius } => {
+                    if !(radius > 0.0 && radius.is_finite()) {
+                        return err(f("radius"), format!("{radius} must be a positive length (m)"));
+                    }
+                }
+            }
+            let finite_mass = b.inv_mass >= 0.0 && b.inv_mass.is_finite();
+            if !(finite_mass && b.inv_inertia.iter().all(|i| *i >= 0.0 && i.is_finite())) {
+                return err(f("mass"), "must be positive (or set fixed = true)".into());
+            }
+            for (name, v) in [("x", &b.x), ("v", &b.v), ("w", &b.w)] {
+                if !finite3(v) {
+                    return err(f(name), "must be finite".into());
+                }
+            }
+            if !b.q.coords.iter().all(|c| c.is_finite()) {
+                return err(f("q"), "must be finite".into());
+            }
+            material(format!("rigid[{k}]"), b.friction, b.restitution)?;
+        }
         if let Some(b) = &self.bounds {
             if !finite3(&b.min) || !finite3(&b.max) || (0..3).any(|k| b.min[k] >= b.max[k]) {
                 return err("box".into(), "min must be below max on every axis".into());
@@ -499,6 +537,8 @@ pub struct State {
     pub x: Vec<Vec3>,
     /// Previous positions (m); `(x − x*)/h` is the velocity.
     pub x_prev: Vec<Vec3>,
+    /// The rigid bodies' poses and velocities, in [`Scene::rigid`] order.
+    pub rigid: Vec<crate::rigid::RigidState>,
     /// Simulated time (s) at `x`.
     pub time: f64,
     /// Steps (substeps) taken so far.
@@ -509,5 +549,6 @@ impl State {
     /// Whether every coordinate is finite.
     pub fn is_finite(&self) -> bool {
         self.x.iter().chain(self.x_prev.iter()).all(|v| v.iter().all(|c| c.is_finite()))
+            && self.rigid.iter().all(|r| r.is_finite())
     }
 }

@@ -92,6 +92,7 @@ pub struct Simulation<'a> {
     h: f64,
     frame: u64,
     multipliers: Vec<(u64, f64)>,
+    contacts: Vec<crate::rigid::ContactForce>,
 }
 
 impl<'a> Simulation<'a> {
@@ -122,6 +123,7 @@ impl<'a> Simulation<'a> {
             h: dt / substeps as f64,
             frame,
             multipliers: Vec::new(),
+            contacts: Vec::new(),
         })
     }
 
@@ -208,6 +210,10 @@ impl<'a> Simulation<'a> {
         if self.scene.has_colliders() {
             solver.multipliers(&mut self.multipliers);
             report.support_force = crate::forces::collider_support(&self.multipliers, self.h);
+            if self.scene.has_rigid() {
+                solver.rigid_contacts(&mut self.contacts);
+                report.support_force += crate::rigid::collider_support(&self.contacts);
+            }
         }
         Ok(report)
     }

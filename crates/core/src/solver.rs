@@ -154,6 +154,12 @@ pub trait Solver {
         0.0
     }
 
+    /// The rigid-body contacts of the last (sub)step with the forces applied through them
+    /// (N), into `out` (cleared first); empty for solvers and scenes without rigid bodies.
+    fn rigid_contacts(&self, out: &mut Vec<crate::rigid::ContactForce>) {
+        out.clear();
+    }
+
     /// Every nonzero multiplier of the last (sub)step as `(row id, λ)` pairs (N·s²), into `out`
     /// (cleared first), for the forces table.
     fn multipliers(&self, out: &mut Vec<(u64, f64)>) {

@@ -45,6 +45,25 @@
 //! friction = 0.0
 //! ```
 //!
+//! A 6-DoF rigid body (see `solverlab_core::rigid`):
+//!
+//! ```toml
+//! [[rigid]]
+//! shape = "box"                 # box | sphere
+//! half_extents = [0.25, 0.25, 0.25]  # m (box)
+//! radius = 0.2                  # m (sphere)
+//! mass = 1.0                    # kg; or density = 1000.0 (kg/m³); default mass 1
+//! x = [0.0, 0.25, 0.0]          # centre of mass (m)
+//! q = [1.0, 0.0, 0.0, 0.0]      # orientation [w, x, y, z], normalised on load; default identity
+//! v = [0.0, 0.0, 0.0]           # m/s, default 0
+//! w = [0.0, 0.0, 0.0]           # world angular velocity (rad/s), default 0
+//! fixed = false                 # immovable
+//! friction = 0.6                # μ, default 0.6 (combined as √(μa·μb))
+//! restitution = 0.0             # e, default 0 (combined as the larger)
+//! ```
+//!
+//! The inertia tensor follows from the shape and the mass.
+//!
 //! A pin also takes `velocity = [x, y, z]` (m/s, default 0): its target moves as
 //! `target + velocity·t`. An embedded point, `[[embedded]] particles = [0, 1, 2, 3]` with
 //! `weights = [c0, c1, c2, c3]` (summing to 1), is a point `Σ cᵢxᵢ` carried by the particles
@@ -56,6 +75,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 use solverlab_core::bodies::BoxBody;
 use solverlab_core::model::Removal;
+use solverlab_core::rigid::{RigidBody, Shape, DEFAULT_FRICTION};
 use solverlab_core::{
     Block, BoxCollider, Constraint, EmbeddedPoint, Kind, Particle, Plane, Scene, Sense, Sphere, Vec3,
 };
@@ -126,6 +146,164 @@ pub struct SceneFile {
     /// The box.
     #[serde(default, rename = "box", skip_serializing_if = "Option::is_none")]
     pub bounds: Option<BoxFile>,
+    /// 6-DoF rigid bodies.
+    #[serde(default, rename = "rigid", skip_serializing_if = "Vec::is_empty")]
+    pub rigid: Vec<RigidFile>,
+}
+
+/// The `shape` of a `[[rigid]]`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ShapeType {
+    /// A box (`half_extents`).
+    Box,
+    /// A solid sphere (`radius`).
+    Sphere,
+}
+
+fn default_friction() -> f64 {
+    DEFAULT_FRICTION
+}
+fn is_default_friction(x: &f64) -> bool {
+    *x == DEFAULT_FRICTION
+}
+fn identity_q() -> [f64; 4] {
+    [1.0, 0.0, 0.0, 0.0]
+}
+fn is_identity_q(q: &[f64; 4]) -> bool {
+    *q == identity_q()
+}
+
+/// One `[[rigid]]`: a 6-DoF rigid body.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RigidFile {
+    /// `box` or `sphere`.
+    pub shape: ShapeType,
+    /// Half extents of a box (m).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub half_extents: Option<[f64; 3]>,
+    /// Radius of a sphere (m).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub radius: Option<f64>,
+    /// Mass (kg); default 1 unless `density` is given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mass: Option<f64>,
+    /// Density (kg/m³), instead of `mass`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub density: Option<f64>,
+    /// Centre of mass (m).
+    pub x: [f64; 3],
+    /// Orientation `[w, x, y, z]`.
+    #[serde(default = "identity_q", skip_serializing_if = "is_identity_q")]
+    pub q: [f64; 4],
+    /// Velocity (m/s).
+    #[serde(default, skip_serializing_if = "is_zero3")]
+    pub v: [f64; 3],
+    /// World angular velocity (rad/s).
+    #[serde(default, skip_serializing_if = "is_zero3")]
+    pub w: [f64; 3],
+    /// Immovable.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub fixed: bool,
+    /// Friction μ.
+    #[serde(default = "default_friction", skip_serializing_if = "is_default_friction")]
+    pub friction: f64,
+    /// Restitution e.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub restitution: f64,
+}
+
+impl RigidFile {
+    fn to_body(&self, k: usize, err: &dyn Fn(String, String) -> SceneError) -> Result<RigidBody, SceneError> {
+        let f = |name: &str| format!("rigid[{k}].{name}");
+        let shape = match self.shape {
+            ShapeType::Box => {
+                if self.radius.is_some() {
+                    return Err(err(f("radius"), "a box takes half_extents, not radius".into()));
+                }
+                let h = self.half_extents.ok_or_else(|| {
+                    err(f("half_extents"), "missing: a box needs half_extents = [x, y, z] (m)".into())
+                })?;
+                Shape::Box { half: v3(h) }
+            }
+            ShapeType::Sphere => {
+                if self.half_extents.is_some() {
+                    return Err(err(f("half_extents"), "a sphere takes radius, not half_extents".into()));
+                }
+                Shape::Sphere {
+                    radius: self.radius.ok_or_else(|| err(f("radius"), "missing: a sphere needs radius (m)".into()))?,
+                }
+            }
+        };
+        let valid_shape = match shape {
+            Shape::Box { half } => half.iter().all(|h| *h > 0.0 && h.is_finite()),
+            Shape::Sphere { radius } => radius > 0.0 && radius.is_finite(),
+        };
+        if !valid_shape {
+            let field = if self.shape == ShapeType::Box { "half_extents" } else { "radius" };
+            return Err(err(f(field), "must be a positive length (m)".into()));
+        }
+        let mass = match (self.mass, self.density) {
+            (Some(_), Some(_)) => return Err(err(f("density"), "give mass or density, not both".into())),
+            (Some(m), None) => m,
+            (None, Some(d)) => {
+                if !(d > 0.0 && d.is_finite()) {
+                    return Err(err(f("density"), format!("{d} must be positive (kg/m³)")));
+                }
+                d * shape.volume()
+            }
+            (None, None) => 1.0,
+        };
+        let valid_mass = mass > 0.0 && mass.is_finite();
+        if !(self.fixed || valid_mass) {
+            return Err(err(f("mass"), format!("{mass} must be positive (or set fixed = true)")));
+        }
+        let q = nalgebra::Quaternion::new(self.q[0], self.q[1], self.q[2], self.q[3]);
+        if !(q.norm() > 1e-12 && q.norm().is_finite()) {
+            return Err(err(f("q"), "must be a finite, non-zero quaternion [w, x, y, z]".into()));
+        }
+        let mut body =
+            if self.fixed { RigidBody::fixed(shape, v3(self.x)) } else { RigidBody::new(shape, mass, v3(self.x)) };
+        // Normalised on load; a quaternion that is already unit to rounding is kept bit for bit,
+        // so that export and load round-trip exactly.
+        body.q = match (q.norm() - 1.0).abs() < 4.0 * f64::EPSILON {
+            true => nalgebra::UnitQuaternion::new_unchecked(q),
+            false => nalgebra::UnitQuaternion::new_normalize(q),
+        };
+        body.v = v3(self.v);
+        body.w = v3(self.w);
+        body.friction = self.friction;
+        body.restitution = self.restitution;
+        Ok(body)
+    }
+
+    fn from_body(b: &RigidBody) -> Self {
+        let q = b.q.quaternion();
+        RigidFile {
+            shape: match b.shape {
+                Shape::Box { .. } => ShapeType::Box,
+                Shape::Sphere { .. } => ShapeType::Sphere,
+            },
+            half_extents: match b.shape {
+                Shape::Box { half } => Some(a3(&half)),
+                Shape::Sphere { .. } => None,
+            },
+            radius: match b.shape {
+                Shape::Sphere { radius } => Some(radius),
+                Shape::Box { .. } => None,
+            },
+            mass: (!b.is_fixed()).then(|| b.mass()),
+            density: None,
+            x: a3(&b.x),
+            q: [q.w, q.i, q.j, q.k],
+            v: a3(&b.v),
+            w: a3(&b.w),
+            fixed: b.is_fixed(),
+            friction: b.friction,
+            restitution: b.restitution,
+        }
+    }
 }
 
 /// One `[[body]]`: a box carried by the tetrahedron of four of its corners (see
@@ -428,6 +606,9 @@ impl SceneFile {
             scene.bounds =
                 Some(BoxCollider { min: v3(b.min), max: v3(b.max), friction: b.friction, restitution: b.restitution });
         }
+        for (k, r) in self.rigid.iter().enumerate() {
+            scene.rigid.push(r.to_body(k, &err)?);
+        }
         Ok(scene)
     }
 
@@ -522,6 +703,7 @@ impl SceneFile {
                 friction: b.friction,
                 restitution: b.restitution,
             }),
+            rigid: scene.rigid.iter().map(RigidFile::from_body).collect(),
         }
     }
 
@@ -566,6 +748,43 @@ b = 1
         assert_eq!(s, again);
     }
 
+    const RIGID: &str = r#"
+[[rigid]]
+shape = "box"
+half_extents = [0.5, 0.25, 0.125]
+mass = 2.0
+x = [0.0, 1.0, 0.0]
+q = [1.0, 0.2, 0.0, 0.0]
+w = [0.0, 3.0, 0.0]
+friction = 0.3
+[[rigid]]
+shape = "sphere"
+radius = 0.5
+density = 1000.0
+x = [2.0, 1.0, 0.0]
+restitution = 0.5
+[[rigid]]
+shape = "box"
+half_extents = [5.0, 0.5, 5.0]
+x = [0.0, -0.5, 0.0]
+fixed = true
+"#;
+
+    /// Every `[[rigid]]` key survives export and load, the quaternion is normalised, density
+    /// gives the mass (1000 kg/m³ × 4/3·π·0.5³ m³ = 523.6 kg) and the inertia follows.
+    #[test]
+    fn rigid_bodies_round_trip_with_their_mass_properties() {
+        let s = parse(&format!("{PENDULUM}{RIGID}"), "r.toml").unwrap();
+        assert_eq!(s.rigid.len(), 3);
+        assert!((s.rigid[0].q.norm() - 1.0).abs() < 1e-15 && (s.rigid[0].q.i - 0.2 / 1.04f64.sqrt()).abs() < 1e-12);
+        assert!((s.rigid[0].mass() - 2.0).abs() < 1e-12 && (s.rigid[0].friction - 0.3).abs() < 1e-15);
+        assert!((s.rigid[1].mass() - 523.598_775_598_298_8).abs() < 1e-9, "{}", s.rigid[1].mass());
+        assert!((1.0 / s.rigid[1].inv_inertia.x - 0.4 * s.rigid[1].mass() * 0.25).abs() < 1e-9);
+        assert!(s.rigid[2].is_fixed() && s.rigid[2].friction == DEFAULT_FRICTION);
+        let again = parse(&SceneFile::from_scene(&s).to_toml(), "again").unwrap();
+        assert_eq!(s, again);
+    }
+
     fn error_of(text: &str) -> String {
         parse(text, "bad.toml").unwrap_err().to_string()
     }
@@ -603,6 +822,34 @@ b = 1
             (
                 format!("{PENDULUM}\n[[block]]\nmin = [0.0, 0.0, 0.0]\nmax = [1.0, 0.0, 1.0]\n"),
                 "bad.toml: block[0].max: max must exceed min on every axis (axis 1",
+            ),
+            (
+                format!("{PENDULUM}{RIGID}").replace("mass = 2.0", "mass = -1.0"),
+                "bad.toml: rigid[0].mass: -1 must be positive",
+            ),
+            (
+                format!("{PENDULUM}{RIGID}").replace("half_extents = [0.5, 0.25, 0.125]\n", ""),
+                "bad.toml: rigid[0].half_extents: missing",
+            ),
+            (
+                format!("{PENDULUM}{RIGID}").replace("0.125]", "0.0]"),
+                "bad.toml: rigid[0].half_extents: must be a positive length",
+            ),
+            (
+                format!("{PENDULUM}{RIGID}").replace("q = [1.0, 0.2, 0.0, 0.0]", "q = [0.0, 0.0, 0.0, 0.0]"),
+                "bad.toml: rigid[0].q: must be a finite, non-zero",
+            ),
+            (
+                format!("{PENDULUM}{RIGID}").replace("mass = 2.0", "mass = 2.0\ndensity = 5.0"),
+                "bad.toml: rigid[0].density: give mass or density",
+            ),
+            (
+                format!("{PENDULUM}{RIGID}").replace("friction = 0.3", "friction = -0.3"),
+                "bad.toml: rigid[0].friction: -0.3 must be ≥ 0",
+            ),
+            (
+                format!("{PENDULUM}{RIGID}").replace("shape = \"box\"", "shape = \"capsule\""),
+                "unknown variant `capsule`",
             ),
         ];
         for (text, expected) in cases {

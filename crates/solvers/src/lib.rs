@@ -101,6 +101,19 @@ impl SolverConfig {
     }
 }
 
+/// The error a solver family without rigid-body rows gives on a scene with `[[rigid]]` bodies,
+/// instead of leaving them to fall through everything.
+pub(crate) fn no_rigid_bodies(scene: &solverlab_core::Scene, family: &str) -> Result<(), solverlab_core::SolveError> {
+    match scene.has_rigid() {
+        true => Err(solverlab_core::SolveError(format!(
+            "the {family} family does not simulate 6-DoF rigid bodies yet (the scene has {}); use the impulse \
+             presets pgs, pgs-bullet or soft-step",
+            scene.rigid.len()
+        ))),
+        false => Ok(()),
+    }
+}
+
 /// A named configuration users can pick with `--solver NAME`.
 #[derive(Clone, Debug)]
 pub struct Preset {

@@ -569,6 +569,7 @@ impl<L: Linear> Solver for Newton<L> {
     }
 
     fn prepare(&mut self, scene: &Scene) -> Result<(), SolveError> {
+        crate::no_rigid_bodies(scene, "Newton (cg, direct)")?;
         self.w = scene.inverse_masses();
         self.previous.clear();
         self.previous_friction.clear();

@@ -14,6 +14,7 @@ pub mod particles_in_box;
 pub mod pendulum;
 pub mod plant;
 pub mod ragdoll;
+pub mod rigid;
 pub mod spring;
 pub mod stick_in_box;
 pub mod tetrahedron;
@@ -57,6 +58,12 @@ pub fn builtins() -> Vec<Builtin> {
         box_stack::BUILTIN,
         box_stack::PYRAMID,
         box_stack::WARM_START_ENERGY,
+        rigid::STACK,
+        rigid::PYRAMID,
+        rigid::SLIDE,
+        rigid::ROLLING_SPHERE,
+        rigid::TUMBLING_BOX,
+        rigid::RAMP,
     ]
 }
 

@@ -88,6 +88,7 @@
 
 use std::collections::HashMap;
 
+mod rigid;
 mod rows;
 
 use serde::{Deserialize, Serialize};
@@ -251,6 +252,7 @@ pub struct PgsSolver {
     /// The split (pseudo) impulses of the last step, by row id.
     warm_split: HashMap<u64, f64>,
     h: f64,
+    rigid: rigid::RigidSi,
 }
 
 impl PgsSolver {
@@ -273,6 +275,7 @@ impl PgsSolver {
             warm: HashMap::new(),
             warm_split: HashMap::new(),
             h: 1.0,
+            rigid: rigid::RigidSi::default(),
         })
     }
 
@@ -306,10 +309,97 @@ impl Solver for PgsSolver {
         self.warm_split.clear();
         self.item_ids.clear();
         self.rng = Rng::new(self.cfg.seed);
+        self.rigid.reset();
         Ok(())
     }
 
     fn solve(
+        &mut self,
+        ctx: &StepContext,
+        state: &mut State,
+        observer: &mut dyn Observer,
+    ) -> Result<SolveInfo, SolveError> {
+        let scene = ctx.scene;
+        let particles = !scene.particles.is_empty() || !scene.has_rigid();
+        let mut info = match particles {
+            true => self.solve_particles(ctx, state, observer)?,
+            false => SolveInfo { converged: true, ..SolveInfo::default() },
+        };
+        if scene.has_rigid() {
+            self.h = ctx.h;
+            let r = self.solve_rigid(scene, state, ctx.h, observer, !particles);
+            info.iterations = info.iterations.max(r.iterations);
+            info.outer = info.outer.max(r.outer);
+            info.residual = info.residual.max(r.residual);
+            info.converged &= r.converged;
+        }
+        Ok(info)
+    }
+
+    fn multiplier(&self, id: u64) -> f64 {
+        self.warm.get(&id).map_or(0.0, |l| l * self.h)
+    }
+
+    fn multipliers(&self, out: &mut Vec<(u64, f64)>) {
+        out.clear();
+        out.extend(self.warm.iter().filter(|(_, l)| **l != 0.0).map(|(id, l)| (*id, l * self.h)));
+        out.sort_unstable_by_key(|e| e.0);
+    }
+
+    fn rigid_contacts(&self, out: &mut Vec<solverlab_core::rigid::ContactForce>) {
+        out.clear();
+        out.extend_from_slice(self.rigid.forces());
+    }
+}
+
+impl PgsSolver {
+    /// The rigid-body part of a step ([`rigid`]); reports its iterations to `observer` when
+    /// `report` (the scene has no particles whose sweeps already reported).
+    fn solve_rigid(
+        &mut self,
+        scene: &Scene,
+        state: &mut State,
+        h: f64,
+        observer: &mut dyn Observer,
+        report: bool,
+    ) -> SolveInfo {
+        let st = &mut state.rigid;
+        let cfg = &self.cfg;
+        self.rigid.prepare(scene, st, cfg, h);
+        let mut info = SolveInfo::default();
+        let want_violation = (report && observer.wants_violation()) || cfg.tolerance > 0.0;
+        let split = cfg.split_impulse && cfg.feedback == Feedback::Baumgarte;
+        for it in 1..=cfg.iterations as usize {
+            let (mut max, mut sum2, mut count, mut dl2) = self.rigid.sweep(st, cfg.omega, true, h);
+            if split {
+                let (m, s, c, d) = self.rigid.split_sweep(st, cfg.omega);
+                (max, sum2, count, dl2) = (max.max(m), sum2 + s, count + c, dl2 + d);
+            }
+            (info.iterations, info.outer, info.residual) = (it, it, max);
+            let violation = want_violation.then(|| self.rigid.violation(st, h));
+            if report {
+                observer.iteration(&IterationReport {
+                    iteration: it,
+                    outer: 1,
+                    residual: max,
+                    residual_rms: Some(if count > 0 { (sum2 / count as f64).sqrt() } else { 0.0 }),
+                    delta_lambda: Some(dl2.sqrt()),
+                    violation,
+                });
+            }
+            if (cfg.tolerance > 0.0 && violation.is_some_and(|v| v <= cfg.tolerance))
+                || (cfg.velocity_tolerance > 0.0 && max <= cfg.velocity_tolerance)
+            {
+                info.converged = true;
+                break;
+            }
+        }
+        self.rigid.finish(scene, st, cfg, h);
+        info
+    }
+
+    /// The particle part of a step (steps 1–8 of the module docs).
+    fn solve_particles(
         &mut self,
         ctx: &StepContext,
         state: &mut State,
@@ -438,15 +528,5 @@ impl Solver for PgsSolver {
         self.warm_split.clear();
         self.warm_split.extend(p.vrows.iter().filter(|r| r.split).map(|r| (r.id, r.split_lambda)));
         Ok(info)
-    }
-
-    fn multiplier(&self, id: u64) -> f64 {
-        self.warm.get(&id).map_or(0.0, |l| l * self.h)
-    }
-
-    fn multipliers(&self, out: &mut Vec<(u64, f64)>) {
-        out.clear();
-        out.extend(self.warm.iter().filter(|(_, l)| **l != 0.0).map(|(id, l)| (*id, l * self.h)));
-        out.sort_unstable_by_key(|e| e.0);
     }
 }

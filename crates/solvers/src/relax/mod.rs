@@ -409,6 +409,7 @@ impl Solver for RelaxSolver {
     }
 
     fn prepare(&mut self, scene: &Scene) -> Result<(), SolveError> {
+        crate::no_rigid_bodies(scene, "relaxation")?;
         self.w = scene.inverse_masses();
         self.radius = scene.particles.iter().map(|p| p.radius).collect();
         if scene.particles.len() > u32::MAX as usize || scene.constraints.len() > (u32::MAX / 3) as usize {

@@ -1,0 +1,490 @@
+//! 6-DoF rigid bodies: shapes, mass properties, the shared velocity prediction with the
+//! gyroscopic term, the position update, and the contacts of a rigid state.
+//!
+//! A rigid body is a first-class state next to the particles: centre of mass `x` (m),
+//! orientation `q` (a unit quaternion, body to world), linear velocity `v` (m/s) and angular
+//! velocity `w` (rad/s, world frame). Jakobsen's particle bodies ([`crate::bodies`]) stay, so the
+//! two representations can run on the same stacks.
+//!
+//! # Mass properties
+//!
+//! The inertia tensor is diagonal in the body frame (the shapes are centred and axis-aligned in
+//! their own frame): a box of half extents `(a, b, c)` has `I = m/3·(b² + c², a² + c², a² + b²)`,
+//! a solid sphere of radius `r` has `I = 2/5·m·r²` on every axis. In the world frame
+//! `I⁻¹ = R·diag(1/Iₖ)·Rᵀ` with `R` the rotation of `q`. Fixed bodies have `1/m = 0` and
+//! `I⁻¹ = 0`.
+//!
+//! # Time stepping (shared by every solver that runs rigid bodies)
+//!
+//! [`predict_velocities`], before the solve, per movable body: `v ← v + g·h` (ω is unchanged:
+//! no torque acts but the constraints').
+//!
+//! [`integrate_positions`], after the solve: `x ← x + h·v`, and the torque-free motion of the
+//! rotation over `h` ([`torque_free_drift`]): Euler's equations `I ω̇ = −ω × (I ω)` in the body
+//! frame with `q̇ = ½ q ⊗ (0, ω)`, one fourth-order Runge-Kutta step. This is how the gyroscopic
+//! term enters. Simpler updates fail the tumbling test below: the first-order quaternion update
+//! with ω held fixed lets |L| drift by 13 % in 10 s (a box at 5 rad/s about its intermediate
+//! axis, 60 Hz), an implicit gyroscopic Newton step (Catto, GDC 2015) does the same, and carrying
+//! `L = I ω` through the rotation keeps |L| exactly but triples the energy. The Runge-Kutta drift
+//! keeps both within 1e-7.
+
+//! # Contacts
+//!
+//! [`rigid_contacts`] finds every contact point of the rigid bodies with each other and with the
+//! world colliders (planes, spheres, blocks and the box's six walls), within a speculative
+//! `margin`, through the narrow phase of [`collide`]. Pairs are tested all against all after a
+//! bounding-sphere check: O(n²) in the number of rigid bodies, which is fine for the few hundred
+//! bodies of the benchmark stacks. Friction is combined as `√(μa·μb)` and restitution as the
+//! larger of the two (Box2D's mixing rules).
+
+pub mod collide;
+
+use nalgebra::{Matrix3, Quaternion, UnitQuaternion};
+
+use crate::constraint::ColliderRef;
+use crate::Vec3;
+
+pub use collide::{ContactPoint, Pose};
+
+/// The shape of a rigid body, centred on its centre of mass in its own frame.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Shape {
+    /// A box with half extents along the body axes (m).
+    Box {
+        /// Half extents (m), all positive.
+        half: Vec3,
+    },
+    /// A solid sphere.
+    Sphere {
+        /// Radius (m), positive.
+        radius: f64,
+    },
+}
+
+impl Shape {
+    /// The shape's name in scene files: `box` or `sphere`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Shape::Box { .. } => "box",
+            Shape::Sphere { .. } => "sphere",
+        }
+    }
+
+    /// Volume (m³).
+    pub fn volume(&self) -> f64 {
+        match self {
+            Shape::Box { half } => 8.0 * half.x * half.y * half.z,
+            Shape::Sphere { radius } => 4.0 / 3.0 * std::f64::consts::PI * radius.powi(3),
+        }
+    }
+
+    /// Principal moments of inertia (kg·m²) of a body of `mass` kg.
+    pub fn inertia(&self, mass: f64) -> Vec3 {
+        match self {
+            Shape::Box { half: h } => {
+                let (a, b, c) = (h.x * h.x, h.y * h.y, h.z * h.z);
+                Vec3::new(b + c, a + c, a + b) * (mass / 3.0)
+            }
+            Shape::Sphere { radius } => Vec3::repeat(0.4 * mass * radius * radius),
+        }
+    }
+
+    /// The radius of a sphere around the centre that contains the shape (m).
+    pub fn bounding_radius(&self) -> f64 {
+        match self {
+            Shape::Box { half } => half.norm(),
+            Shape::Sphere { radius } => *radius,
+        }
+    }
+
+    /// The smallest half extent (m): how far the body may drift before a stack counts as fallen.
+    pub fn smallest_extent(&self) -> f64 {
+        match self {
+            Shape::Box { half } => half.min(),
+            Shape::Sphere { radius } => *radius,
+        }
+    }
+}
+
+/// A rigid body as a scene describes it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RigidBody {
+    /// The shape.
+    pub shape: Shape,
+    /// Inverse mass (1/kg); 0 for a fixed body.
+    pub inv_mass: f64,
+    /// Principal inverse moments of inertia in the body frame (1/(kg·m²)); 0 for a fixed body.
+    pub inv_inertia: Vec3,
+    /// Initial centre of mass (m).
+    pub x: Vec3,
+    /// Initial orientation (body to world).
+    pub q: UnitQuaternion<f64>,
+    /// Initial linear velocity (m/s).
+    pub v: Vec3,
+    /// Initial angular velocity in the world frame (rad/s).
+    pub w: Vec3,
+    /// Coulomb friction coefficient μ (default 0.6).
+    pub friction: f64,
+    /// Restitution e in [0, 1] (default 0).
+    pub restitution: f64,
+}
+
+/// Friction of a rigid body when a scene gives none (Box2D's default).
+pub const DEFAULT_FRICTION: f64 = 0.6;
+
+impl RigidBody {
+    /// A movable body of `mass` kg at rest at `x`, identity orientation.
+    pub fn new(shape: Shape, mass: f64, x: Vec3) -> Self {
+        let inertia = shape.inertia(mass);
+        Self {
+            shape,
+            inv_mass: 1.0 / mass,
+            inv_inertia: inertia.map(|i| 1.0 / i),
+            x,
+            q: UnitQuaternion::identity(),
+            v: Vec3::zeros(),
+            w: Vec3::zeros(),
+            friction: DEFAULT_FRICTION,
+            restitution: 0.0,
+        }
+    }
+
+    /// An immovable body at `x`.
+    pub fn fixed(shape: Shape, x: Vec3) -> Self {
+        Self { inv_mass: 0.0, inv_inertia: Vec3::zeros(), ..Self::new(shape, 1.0, x) }
+    }
+
+    /// Whether the body is immovable.
+    pub fn is_fixed(&self) -> bool {
+        self.inv_mass == 0.0
+    }
+
+    /// The mass (kg); infinite for fixed bodies.
+    pub fn mass(&self) -> f64 {
+        if self.inv_mass > 0.0 {
+            1.0 / self.inv_mass
+        } else {
+            f64::INFINITY
+        }
+    }
+
+    /// The initial state.
+    pub fn initial_state(&self) -> RigidState {
+        RigidState { x: self.x, q: self.q, v: self.v, w: self.w }
+    }
+
+    /// The world inverse inertia tensor at orientation `q` (1/(kg·m²)).
+    pub fn inv_inertia_world(&self, q: &UnitQuaternion<f64>) -> Matrix3<f64> {
+        let r = q.to_rotation_matrix();
+        r.matrix() * Matrix3::from_diagonal(&self.inv_inertia) * r.matrix().transpose()
+    }
+
+    /// The world inertia tensor at orientation `q` (kg·m²); zero for fixed bodies.
+    pub fn inertia_world(&self, q: &UnitQuaternion<f64>) -> Matrix3<f64> {
+        let r = q.to_rotation_matrix();
+        let i = self.inv_inertia.map(|k| if k > 0.0 { 1.0 / k } else { 0.0 });
+        r.matrix() * Matrix3::from_diagonal(&i) * r.matrix().transpose()
+    }
+}
+
+/// The moving part of a rigid body.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RigidState {
+    /// Centre of mass (m).
+    pub x: Vec3,
+    /// Orientation, body to world.
+    pub q: UnitQuaternion<f64>,
+    /// Linear velocity (m/s).
+    pub v: Vec3,
+    /// Angular velocity, world frame (rad/s).
+    pub w: Vec3,
+}
+
+impl RigidState {
+    /// The pose for the narrow phase.
+    pub fn pose(&self) -> Pose {
+        Pose { x: self.x, q: self.q }
+    }
+
+    /// The velocity of the body point at world position `p` (m/s).
+    pub fn point_velocity(&self, p: &Vec3) -> Vec3 {
+        self.v + self.w.cross(&(p - self.x))
+    }
+
+    /// Whether every number is finite.
+    pub fn is_finite(&self) -> bool {
+        self.x.iter().chain(self.v.iter()).chain(self.w.iter()).all(|c| c.is_finite())
+            && self.q.coords.iter().all(|c| c.is_finite())
+    }
+}
+
+/// The shared velocity prediction of every movable rigid body (see the module docs).
+pub fn predict_velocities(bodies: &[RigidBody], states: &mut [RigidState], gravity: Vec3, h: f64) {
+    for (b, s) in bodies.iter().zip(states.iter_mut()) {
+        if b.is_fixed() {
+            s.v = Vec3::zeros();
+            s.w = Vec3::zeros();
+            continue;
+        }
+        s.v += gravity * h;
+    }
+}
+
+/// The orientation `q` turned by the angular velocity `w` (world frame, rad/s) for `h` seconds,
+/// to first order: `normalise(q + ½h·(0, w)⊗q)`. Used for the split-impulse pseudo rotation;
+/// the physical rotation is [`torque_free_drift`].
+pub fn rotate(q: &UnitQuaternion<f64>, w: &Vec3, h: f64) -> UnitQuaternion<f64> {
+    let dq = Quaternion::new(0.0, w.x, w.y, w.z) * q.quaternion() * (0.5 * h);
+    UnitQuaternion::new_normalize(q.quaternion() + dq)
+}
+
+/// The position update of every movable body from its velocities (see the module docs).
+pub fn integrate_positions(bodies: &[RigidBody], states: &mut [RigidState], h: f64) {
+    for (b, s) in bodies.iter().zip(states.iter_mut()) {
+        if !b.is_fixed() {
+            let (v, w) = (s.v, s.w);
+            s.x += v * h;
+            (s.q, s.w) = torque_free_drift(b, &s.q, &w, h);
+        }
+    }
+}
+
+/// The exact motion of a torque-free body over `h` seconds, to fourth order: Euler's equations
+/// `I ω̇ = −ω × (I ω)` in the body frame and `q̇ = ½ q ⊗ (0, ω)` integrated together by one
+/// classical Runge-Kutta step. Returns the new orientation and world angular velocity.
+pub fn torque_free_drift(body: &RigidBody, q: &UnitQuaternion<f64>, w: &Vec3, h: f64) -> (UnitQuaternion<f64>, Vec3) {
+    let inertia = body.inv_inertia.map(|k| if k > 0.0 { 1.0 / k } else { 0.0 });
+    let wdot = |wb: &Vec3| -> Vec3 {
+        let torque = -wb.cross(&inertia.component_mul(wb));
+        torque.component_mul(&body.inv_inertia)
+    };
+    let qdot = |q: &Quaternion<f64>, wb: &Vec3| -> Quaternion<f64> { q * Quaternion::new(0.0, wb.x, wb.y, wb.z) * 0.5 };
+    let (q0, w0) = (*q.quaternion(), q.inverse_transform_vector(w));
+    let (k1q, k1w) = (qdot(&q0, &w0), wdot(&w0));
+    let (q1, w1) = (q0 + k1q * (0.5 * h), w0 + k1w * (0.5 * h));
+    let (k2q, k2w) = (qdot(&q1, &w1), wdot(&w1));
+    let (q2, w2) = (q0 + k2q * (0.5 * h), w0 + k2w * (0.5 * h));
+    let (k3q, k3w) = (qdot(&q2, &w2), wdot(&w2));
+    let (q3, w3) = (q0 + k3q * h, w0 + k3w * h);
+    let (k4q, k4w) = (qdot(&q3, &w3), wdot(&w3));
+    let q_new = UnitQuaternion::new_normalize(q0 + (k1q + k2q * 2.0 + k3q * 2.0 + k4q) * (h / 6.0));
+    let w_new = w0 + (k1w + k2w * 2.0 + k3w * 2.0 + k4w) * (h / 6.0);
+    (q_new, q_new.transform_vector(&w_new))
+}
+
+/// What a rigid body touches.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Other {
+    /// Another rigid body (its index).
+    Body(usize),
+    /// A world collider.
+    Collider(u64),
+}
+
+impl Other {
+    /// The name written to `contacts.csv`: the body index, or `plane0`, `block2`, ….
+    pub fn name(&self) -> String {
+        match self {
+            Other::Body(k) => k.to_string(),
+            Other::Collider(code) => ColliderRef::from_code(*code).name(),
+        }
+    }
+}
+
+/// One contact point of rigid body `a` with `b`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RigidContact {
+    /// The body the normal pushes.
+    pub a: usize,
+    /// The other body or collider (pushed along `−normal` if it is a movable body).
+    pub b: Other,
+    /// The narrow phase's point, normal (from `b` to `a`), separation and feature.
+    pub point: ContactPoint,
+    /// Combined friction coefficient.
+    pub friction: f64,
+    /// Combined restitution.
+    pub restitution: f64,
+}
+
+impl RigidContact {
+    /// A key that names this contact point from step to step (for warm starting): the pair and
+    /// the narrow phase's feature id.
+    pub fn key(&self) -> (usize, Other, u32) {
+        (self.a, self.b, self.point.feature)
+    }
+}
+
+/// Every contact of the rigid bodies at `states` within `margin` (m), in a deterministic order:
+/// body by body, colliders (box walls, planes, spheres, blocks) first, then the bodies after it.
+pub fn rigid_contacts(scene: &crate::Scene, states: &[RigidState], margin: f64, out: &mut Vec<RigidContact>) {
+    out.clear();
+    let bodies = &scene.rigid;
+    let mut points = Vec::new();
+    for (a, (ba, sa)) in bodies.iter().zip(states).enumerate() {
+        let pose = sa.pose();
+        let mut push = |b: Other, points: &mut Vec<ContactPoint>, mu: f64, e: f64| {
+            for p in points.drain(..) {
+                out.push(RigidContact {
+                    a,
+                    b,
+                    point: p,
+                    friction: (ba.friction * mu).sqrt(),
+                    restitution: ba.restitution.max(e),
+                });
+            }
+        };
+        let against_plane = |n: Vec3, offset: f64, points: &mut Vec<ContactPoint>| match ba.shape {
+            Shape::Box { half } => collide::box_plane(half, &pose, n, offset, margin, points),
+            Shape::Sphere { radius } => collide::sphere_plane(radius, sa.x, n, offset, margin, points),
+        };
+        if let Some(bx) = &scene.bounds {
+            for face in 0..6u8 {
+                let axis = (face / 2) as usize;
+                let mut n = Vec3::zeros();
+                let offset = if face % 2 == 0 {
+                    n[axis] = 1.0;
+                    bx.min[axis]
+                } else {
+                    n[axis] = -1.0;
+                    -bx.max[axis]
+                };
+                against_plane(n, offset, &mut points);
+                push(Other::Collider(ColliderRef::BoxFace(face).code()), &mut points, bx.friction, bx.restitution);
+            }
+        }
+        for (k, p) in scene.planes.iter().enumerate() {
+            against_plane(p.normal.normalize(), p.offset, &mut points);
+            push(Other::Collider(ColliderRef::Plane(k as u32).code()), &mut points, p.friction, p.restitution);
+        }
+        for (k, s) in scene.spheres.iter().enumerate() {
+            let r = s.radius + ba.shape.bounding_radius() + margin;
+            if (s.center - sa.x).norm_squared() > r * r {
+                continue;
+            }
+            let mut flipped = Vec::new();
+            match ba.shape {
+                Shape::Box { half } => collide::sphere_box(s.radius, s.center, half, &pose, margin, &mut flipped),
+                Shape::Sphere { radius } => {
+                    collide::sphere_sphere(s.radius, s.center, radius, sa.x, margin, &mut flipped)
+                }
+            }
+            points.extend(flipped.into_iter().map(|p| ContactPoint { normal: -p.normal, ..p }));
+            push(Other::Collider(ColliderRef::Sphere(k as u32).code()), &mut points, s.friction, s.restitution);
+        }
+        for (k, blk) in scene.blocks.iter().enumerate() {
+            let half = (blk.max - blk.min) / 2.0;
+            let centre = (blk.max + blk.min) / 2.0;
+            let r = half.norm() + ba.shape.bounding_radius() + margin;
+            if (centre - sa.x).norm_squared() > r * r {
+                continue;
+            }
+            let block_pose = Pose { x: centre, q: UnitQuaternion::identity() };
+            match ba.shape {
+                Shape::Box { half: ha } => collide::box_box(ha, &pose, half, &block_pose, margin, &mut points),
+                Shape::Sphere { radius } => collide::sphere_box(radius, sa.x, half, &block_pose, margin, &mut points),
+            }
+            push(Other::Collider(ColliderRef::Block(k as u32).code()), &mut points, blk.friction, blk.restitution);
+        }
+        for (b, (bb, sb)) in bodies.iter().zip(states).enumerate().skip(a + 1) {
+            if ba.is_fixed() && bb.is_fixed() {
+                continue;
+            }
+            let r = ba.shape.bounding_radius() + bb.shape.bounding_radius() + margin;
+            if (sb.x - sa.x).norm_squared() > r * r {
+                continue;
+            }
+            let pose_b = sb.pose();
+            match (ba.shape, bb.shape) {
+                (Shape::Box { half: ha }, Shape::Box { half: hb }) => {
+                    collide::box_box(ha, &pose, hb, &pose_b, margin, &mut points)
+                }
+                (Shape::Sphere { radius: ra }, Shape::Sphere { radius: rb }) => {
+                    collide::sphere_sphere(ra, sa.x, rb, sb.x, margin, &mut points)
+                }
+                (Shape::Sphere { radius }, Shape::Box { half }) => {
+                    collide::sphere_box(radius, sa.x, half, &pose_b, margin, &mut points)
+                }
+                (Shape::Box { half }, Shape::Sphere { radius }) => {
+                    let mut flipped = Vec::new();
+                    collide::sphere_box(radius, sb.x, half, &pose, margin, &mut flipped);
+                    points.extend(flipped.into_iter().map(|p| ContactPoint { normal: -p.normal, ..p }));
+                }
+            }
+            push(Other::Body(b), &mut points, bb.friction, bb.restitution);
+        }
+    }
+}
+
+/// A rigid contact with the force a solver applied through it in the last (sub)step.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ContactForce {
+    /// The contact (at the start of the step).
+    pub contact: RigidContact,
+    /// The normal force on `a` along the normal (N), ≥ 0.
+    pub normal_force: f64,
+    /// The magnitude of the friction force (N).
+    pub tangent_force: f64,
+}
+
+/// The total normal force of the world colliders on the rigid bodies (N).
+pub fn collider_support(contacts: &[ContactForce]) -> f64 {
+    contacts.iter().filter(|c| matches!(c.contact.b, Other::Collider(_))).map(|c| c.normal_force).sum()
+}
+
+/// The largest penetration `max(0, −separation)` over the rigid contacts at `states` (m).
+pub fn max_penetration(scene: &crate::Scene, states: &[RigidState]) -> f64 {
+    let mut contacts = Vec::new();
+    rigid_contacts(scene, states, 0.0, &mut contacts);
+    contacts.iter().map(|c| -c.point.separation).fold(0.0, f64::max)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A free box tumbling about a non-principal axis without gravity keeps |L| within 1 % over
+    /// 600 steps of 1/60 s, and its energy within 1e-6 (the fourth-order torque-free drift; the
+    /// first-order update with ω carried along, or with L carried along, misses by 13 % and by a
+    /// factor 3.4 in energy).
+    #[test]
+    fn tumbling_box_keeps_its_angular_momentum() {
+        let body = RigidBody::new(Shape::Box { half: Vec3::new(0.5, 0.25, 0.125) }, 1.0, Vec3::zeros());
+        let mut s = [RigidState { w: Vec3::new(0.1, 5.0, 0.2), ..body.initial_state() }];
+        let bodies = [body.clone()];
+        let l = |s: &RigidState| body.inertia_world(&s.q) * s.w;
+        let e = |s: &RigidState| 0.5 * s.w.dot(&(body.inertia_world(&s.q) * s.w));
+        let (l0, e0) = (l(&s[0]), e(&s[0]));
+        let (mut worst, mut flipped): (f64, f64) = (0.0, 1.0);
+        for _ in 0..600 {
+            predict_velocities(&bodies, &mut s, Vec3::zeros(), 1.0 / 60.0);
+            integrate_positions(&bodies, &mut s, 1.0 / 60.0);
+            worst = worst.max((l(&s[0]).norm() - l0.norm()).abs() / l0.norm());
+            flipped = flipped.min(s[0].q.transform_vector(&Vec3::y()).y);
+            assert!((e(&s[0]) / e0 - 1.0).abs() < 1e-6, "energy drifted: {} against {e0}", e(&s[0]));
+        }
+        assert!(worst < 0.01, "|L| drifted by {worst}");
+        // The spin about the intermediate axis is unstable: the body really tumbles (its y axis
+        // turns over), so the test exercises the gyroscopic term.
+        assert!(flipped < 0.0, "the body never turned over: min ŷ·y = {flipped}");
+    }
+
+    #[test]
+    fn inertia_of_a_box_and_a_sphere() {
+        let b = Shape::Box { half: Vec3::new(1.0, 2.0, 3.0) };
+        assert_eq!(b.inertia(3.0), Vec3::new(13.0, 10.0, 5.0));
+        let s = Shape::Sphere { radius: 2.0 };
+        assert!((s.inertia(5.0).x - 8.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn world_inertia_is_rotated() {
+        let mut body = RigidBody::new(Shape::Box { half: Vec3::new(1.0, 0.5, 0.25) }, 2.0, Vec3::zeros());
+        body.q = UnitQuaternion::from_euler_angles(0.3, -0.7, 1.1);
+        let i = body.inertia_world(&body.q);
+        let inv = body.inv_inertia_world(&body.q);
+        assert!((i * inv - Matrix3::identity()).norm() < 1e-12);
+        // About the rotated body x axis the moment is the principal one.
+        let ex = body.q.transform_vector(&Vec3::x());
+        assert!((ex.dot(&(i * ex)) - body.shape.inertia(2.0).x).abs() < 1e-12);
+    }
+}

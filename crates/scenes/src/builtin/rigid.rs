@@ -1,0 +1,227 @@
+//! Scenes of 6-DoF rigid bodies ([`solverlab_core::rigid`]), after the impulse tutorial (seed
+//! 004) and Solver2D's test set (reference.md §4, §6). The stack and the pyramid take the same
+//! parameters and defaults as their particle-box versions (`box-stack`, `box-pyramid`), so an
+//! experiment can put the two representations side by side.
+
+use solverlab_core::rigid::{RigidBody, Shape};
+use solverlab_core::{Plane, Scene, Vec3};
+
+use super::Builtin;
+use crate::params::{ParamError, ParamSpec, Params};
+
+/// The stack entry.
+pub const STACK: Builtin = Builtin {
+    name: "rigid-stack",
+    summary: "a vertical stack of rigid boxes, optional heavy top box (the rigid twin of box-stack)",
+    source: "reference.md §4 (vertical stack, mass-ratio stack); impulse tutorial (seed 004)",
+    params: stack_params,
+    build: build_stack,
+};
+
+/// The pyramid entry.
+pub const PYRAMID: Builtin = Builtin {
+    name: "rigid-pyramid",
+    summary: "a pyramid of rigid boxes, base row of `base` boxes (the rigid twin of box-pyramid)",
+    source: "reference.md §4 (pyramid, base 10 and 20); Solver2D",
+    params: pyramid_params,
+    build: build_pyramid,
+};
+
+/// The sliding box entry.
+pub const SLIDE: Builtin = Builtin {
+    name: "rigid-slide",
+    summary: "a box sliding on the floor at `speed`; Coulomb stops it after v²/(2μg)",
+    source: "closed form of kinetic friction; reference.md §6",
+    params: slide_params,
+    build: build_slide,
+};
+
+/// The rolling sphere entry.
+pub const ROLLING_SPHERE: Builtin = Builtin {
+    name: "rolling-sphere",
+    summary: "a solid sphere rolling down an incline at (5/7)·g·sin θ",
+    source: "closed form of rolling without slipping; Solver2D (rolling resistance sample)",
+    params: rolling_params,
+    build: build_rolling,
+};
+
+/// The tumbling box entry.
+pub const TUMBLING_BOX: Builtin = Builtin {
+    name: "tumbling-box",
+    summary: "a free 1 × 0.5 × 0.25 m box spinning near its intermediate axis, no gravity (Dzhanibekov)",
+    source: "reference.md §6 (gyroscopic term: L = I ω stays fixed)",
+    params: tumbling_params,
+    build: build_tumbling,
+};
+
+/// The friction ramp entry.
+pub const RAMP: Builtin = Builtin {
+    name: "rigid-ramp",
+    summary: "boxes side by side on an incline with μ from 0 to `max_friction`; those with μ < tan θ slide",
+    source: "reference.md §4 (friction ramp, onset at atan μ); Solver2D",
+    params: ramp_params,
+    build: build_ramp,
+};
+
+fn floor(scene: &mut Scene, normal: Vec3, friction: f64) {
+    scene.planes.push(Plane { normal, offset: 0.0, friction, restitution: 0.0 });
+}
+
+fn cube(size: f64, mass: f64, x: Vec3, friction: f64) -> RigidBody {
+    let mut b = RigidBody::new(Shape::Box { half: Vec3::repeat(size / 2.0) }, mass, x);
+    b.friction = friction;
+    b
+}
+
+fn stack_params() -> Vec<ParamSpec> {
+    vec![
+        ParamSpec::num("boxes", 10.0, "number of boxes"),
+        ParamSpec::num("size", 0.5, "box edge (m)"),
+        ParamSpec::num("offset", 0.005, "alternating sideways offset of the boxes (m)"),
+        ParamSpec::num("gap", 0.0, "initial vertical gap between boxes (m)"),
+        ParamSpec::num("ratio", 1.0, "mass of the top box divided by the others'"),
+        ParamSpec::num("mass", 10.0, "mass of each box (kg)"),
+        ParamSpec::num("friction", 0.5, "friction μ of the floor and of every box"),
+    ]
+}
+
+fn build_stack(p: &Params) -> Result<Scene, ParamError> {
+    let n = p.count("boxes", 1, 10_000)?;
+    let size = p.positive("size")?;
+    let offset = p.num("offset");
+    let gap = p.non_negative("gap")?;
+    let ratio = p.positive("ratio")?;
+    let mass = p.positive("mass")?;
+    let mu = p.non_negative("friction")?;
+    let mut scene = Scene::new("rigid-stack");
+    for i in 0..n {
+        let x = if i % 2 == 0 { offset } else { -offset };
+        let m = if i == n - 1 { mass * ratio } else { mass };
+        scene.rigid.push(cube(size, m, Vec3::new(x, size / 2.0 + i as f64 * (size + gap), 0.0), mu));
+    }
+    floor(&mut scene, Vec3::y(), mu);
+    Ok(scene)
+}
+
+fn pyramid_params() -> Vec<ParamSpec> {
+    vec![
+        ParamSpec::num("base", 10.0, "boxes in the bottom row (the pyramid has base·(base+1)/2)"),
+        ParamSpec::num("size", 0.5, "box edge (m)"),
+        ParamSpec::num("spacing", 0.05, "horizontal gap between neighbouring boxes in a row (m)"),
+        ParamSpec::num("mass", 10.0, "mass of each box (kg)"),
+        ParamSpec::num("friction", 0.5, "friction μ of the floor and of every box"),
+    ]
+}
+
+fn build_pyramid(p: &Params) -> Result<Scene, ParamError> {
+    let base = p.count("base", 1, 200)?;
+    let size = p.positive("size")?;
+    let spacing = p.non_negative("spacing")?;
+    let mass = p.positive("mass")?;
+    let mu = p.non_negative("friction")?;
+    let mut scene = Scene::new("rigid-pyramid");
+    let pitch = size + spacing;
+    for row in 0..base {
+        let count = base - row;
+        for k in 0..count {
+            let x = (k as f64 - (count - 1) as f64 / 2.0) * pitch;
+            scene.rigid.push(cube(size, mass, Vec3::new(x, size / 2.0 + row as f64 * size, 0.0), mu));
+        }
+    }
+    floor(&mut scene, Vec3::y(), mu);
+    Ok(scene)
+}
+
+fn slide_params() -> Vec<ParamSpec> {
+    vec![
+        ParamSpec::num("speed", 2.0, "initial speed along x (m/s)"),
+        ParamSpec::num("friction", 0.5, "friction μ of the floor and of the box"),
+        ParamSpec::num("size", 0.5, "box edge (m)"),
+        ParamSpec::num("mass", 1.0, "box mass (kg)"),
+    ]
+}
+
+fn build_slide(p: &Params) -> Result<Scene, ParamError> {
+    let size = p.positive("size")?;
+    let mu = p.non_negative("friction")?;
+    let mut scene = Scene::new("rigid-slide");
+    let mut b = cube(size, p.positive("mass")?, Vec3::new(0.0, size / 2.0, 0.0), mu);
+    b.v = Vec3::new(p.num("speed"), 0.0, 0.0);
+    scene.rigid.push(b);
+    floor(&mut scene, Vec3::y(), mu);
+    Ok(scene)
+}
+
+fn rolling_params() -> Vec<ParamSpec> {
+    vec![
+        ParamSpec::num("angle", 20.0, "incline angle (degrees)"),
+        ParamSpec::num("radius", 0.2, "sphere radius (m)"),
+        ParamSpec::num("mass", 2.0, "sphere mass (kg)"),
+        ParamSpec::num("friction", 0.6, "friction μ of the incline and of the sphere"),
+    ]
+}
+
+fn build_rolling(p: &Params) -> Result<Scene, ParamError> {
+    let theta = p.num("angle").to_radians();
+    if !(0.0..std::f64::consts::FRAC_PI_2).contains(&theta) {
+        return Err(ParamError::new("angle", format!("{} must be in [0, 90) degrees", p.num("angle"))));
+    }
+    let r = p.positive("radius")?;
+    let mu = p.non_negative("friction")?;
+    let mut scene = Scene::new("rolling-sphere");
+    let n = Vec3::new(-theta.sin(), theta.cos(), 0.0);
+    floor(&mut scene, n, mu);
+    let mut b = RigidBody::new(Shape::Sphere { radius: r }, p.positive("mass")?, n * r);
+    b.friction = mu;
+    scene.rigid.push(b);
+    Ok(scene)
+}
+
+fn tumbling_params() -> Vec<ParamSpec> {
+    vec![
+        ParamSpec::num("spin", 5.0, "angular speed about the intermediate (y) axis (rad/s)"),
+        ParamSpec::num("wobble", 0.1, "angular speed about the x axis that starts the tumble (rad/s)"),
+        ParamSpec::num("mass", 1.0, "box mass (kg)"),
+    ]
+}
+
+fn build_tumbling(p: &Params) -> Result<Scene, ParamError> {
+    let mut scene = Scene::new("tumbling-box");
+    scene.gravity = Vec3::zeros();
+    let mut b = RigidBody::new(Shape::Box { half: Vec3::new(0.5, 0.25, 0.125) }, p.positive("mass")?, Vec3::zeros());
+    b.w = Vec3::new(p.num("wobble"), p.num("spin"), 0.2 * p.num("wobble"));
+    scene.rigid.push(b);
+    Ok(scene)
+}
+
+fn ramp_params() -> Vec<ParamSpec> {
+    vec![
+        ParamSpec::num("angle", 30.0, "incline angle (degrees); tan 30° = 0.577"),
+        ParamSpec::num("boxes", 9.0, "number of boxes, μ spread evenly over [0, max_friction]"),
+        ParamSpec::num("max_friction", 0.8, "friction μ of the last box against the incline"),
+        ParamSpec::num("size", 0.5, "box edge (m)"),
+    ]
+}
+
+/// The incline has μ = 1 and box k has μₖ² so that the combined `√(μ_incline·μ_box)` is exactly
+/// `μₖ = k/(n − 1)·max_friction`.
+fn build_ramp(p: &Params) -> Result<Scene, ParamError> {
+    let theta = p.num("angle").to_radians();
+    if !(0.0..std::f64::consts::FRAC_PI_2).contains(&theta) {
+        return Err(ParamError::new("angle", format!("{} must be in [0, 90) degrees", p.num("angle"))));
+    }
+    let n = p.count("boxes", 1, 1000)?;
+    let size = p.positive("size")?;
+    let top = p.non_negative("max_friction")?;
+    let mut scene = Scene::new("rigid-ramp");
+    let normal = Vec3::new(-theta.sin(), theta.cos(), 0.0);
+    floor(&mut scene, normal, 1.0);
+    let q = nalgebra::UnitQuaternion::from_axis_angle(&Vec3::z_axis(), theta);
+    for k in 0..n {
+        let mu = if n > 1 { top * k as f64 / (n - 1) as f64 } else { top };
+        let mut b = cube(size, 1.0, normal * (size / 2.0) + Vec3::z() * (1.5 * size * k as f64), mu * mu);
+        b.q = q;
+        scene.rigid.push(b);
+    }
+    Ok(scene)
+}

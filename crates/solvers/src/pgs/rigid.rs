@@ -1,0 +1,514 @@
+//! Sequential impulses on 6-DoF rigid bodies: the contact rows of the impulse tutorial, with the
+//! same options as the particle rows of [`super`].
+//!
+//! Per step, after the shared prediction `v ← v + g·h` ([`solverlab_core::rigid`]):
+//!
+//! 1. Contacts at the start-of-step poses ([`rigid_contacts`]) within a speculative margin
+//!    `4·slop + 2h·max(|v| + |ω|·r)`.
+//! 2. Per contact point with arms `r_a = p − x_a`, `r_b = p − x_b`, normal `n` (from b to a) and
+//!    two tangents `t₁, t₂`: the row `J = (n, r_a×n, −n, −r_b×n)` acting on `(v_a, ω_a, v_b, ω_b)`
+//!    and its effective mass `m = 1/(J M⁻¹ Jᵀ)` with
+//!    `J M⁻¹ Jᵀ = 1/m_a + 1/m_b + (r_a×n)·I_a⁻¹(r_a×n) + (r_b×n)·I_b⁻¹(r_b×n)`, `I⁻¹` the world
+//!    inverse inertia. The relative normal speed is `v_n = J v`.
+//! 3. Position feedback, for separation `s` (negative when penetrating): a speculative contact
+//!    (`s > 0`) has bias `s/h` (it may close the gap in this step, no more). Penetration gets
+//!    Baumgarte `max(β·min(0, s + slop)/h, −max_push)` in the velocity rows, or in split rows on
+//!    pseudo velocities (`split_impulse`), or the soft form `max(ω/a₁·s, −max_push)` with mass
+//!    and impulse scales (`feedback = soft`; the same coefficients as the particle rows).
+//! 4. Warm start: the last step's normal impulse and world friction impulse of the point with
+//!    the same key (body pair and narrow-phase feature id), times `warm_start`, projected on the
+//!    new normal and tangents.
+//! 5. `iterations` sweeps over the points in contact order: the normal row
+//!    `Δλ = −m·s_m·(v_n + bias) − s_i·λ`, scaled by SOR `ω`, accumulated and clamped to `λ ≥ 0`;
+//!    then the two friction rows `Δλₜ = −mₜ·vₜ`, accumulated and clamped to the disk
+//!    `|λₜ| ≤ μ·λ` (the friction cone's circular section). With split impulses, a sweep of the
+//!    split rows on the pseudo velocities follows.
+//! 6. Positions: `x ← x + h·(v + v_p)`; the rotation by the torque-free drift of `ω`
+//!    ([`solverlab_core::rigid::torque_free_drift`], the gyroscopic term), then by `ω_p`.
+//! 7. `relax_iterations` unbiased sweeps (speculative bias only, from the separation the
+//!    integrated velocities reach: `s + h·v_n`) and one restitution pass (points that approached
+//!    faster than `restitution_threshold` and pushed: `v_n → −e·v_n₀`) change velocities only.
+//!
+//! Residual: the same two numbers as the particle rows (see [`super`]): the common violation
+//! `max(0, −(s + h·(v_n + v_pn)))` over the points (the linearised penetration at the end of the
+//! step), and the velocity residual `|Δλ|/(m·s_m)` (m/s).
+
+use std::collections::HashMap;
+
+use nalgebra::Matrix3;
+use solverlab_core::rigid::{rigid_contacts, rotate, torque_free_drift, ContactForce, Other, RigidContact, RigidState};
+use solverlab_core::{Scene, Vec3};
+
+use super::{Feedback, PgsConfig};
+
+/// One prepared contact point.
+#[derive(Clone, Copy, Debug, Default)]
+struct Point {
+    a: usize,
+    b: Option<usize>,
+    ra: Vec3,
+    rb: Vec3,
+    n: Vec3,
+    mn: f64,
+    /// Separation at the start of the step (m).
+    s: f64,
+    /// Separation the integrated velocities reach (m), for the relax pass.
+    s_end: f64,
+    bias: f64,
+    mass_scale: f64,
+    impulse_scale: f64,
+    /// Split-row bias (m/s), 0 when the point needs no split correction.
+    split_bias: f64,
+    ln: f64,
+    lp: f64,
+    e: f64,
+    vn0: f64,
+}
+
+/// The friction rows of one manifold (the consecutive points of one pair), at its centre.
+#[derive(Clone, Copy, Debug, Default)]
+struct Manifold {
+    /// The manifold's points are `points[start..end]`.
+    start: usize,
+    end: usize,
+    /// Friction coefficient, the tangents and the (mean) normal.
+    mu: f64,
+    n: Vec3,
+    t1: Vec3,
+    t2: Vec3,
+    /// Arms of the centre (the mean of the points) from each body's centre of mass.
+    ra: Vec3,
+    rb: Vec3,
+    /// Inverse of the 2 × 2 tangent block `[tᵢ·K·tⱼ]`, row-major (its off-diagonal couples the
+    /// two tangent rows through the rotation).
+    mt: [f64; 4],
+    /// Effective mass of the twist row (relative spin about `n`).
+    m_twist: f64,
+    /// Mean distance of the points from the centre (m): the twist limit is `μ·radius·Σλₙ`.
+    radius: f64,
+    lt1: f64,
+    lt2: f64,
+    l_twist: f64,
+}
+
+/// The rigid part of the PGS solver: per-step contacts and the impulses kept for warm starting.
+#[derive(Default)]
+pub(super) struct RigidSi {
+    contacts: Vec<RigidContact>,
+    points: Vec<Point>,
+    manifolds: Vec<Manifold>,
+    inv_m: Vec<f64>,
+    inv_i: Vec<Matrix3<f64>>,
+    vp: Vec<Vec3>,
+    wp: Vec<Vec3>,
+    /// Last step's normal impulses per body pair.
+    warm: HashMap<(usize, Other), Vec<WarmPoint>>,
+    /// Last step's friction impulse (world vector) and twist impulse per body pair.
+    warm_friction: HashMap<(usize, Other), (Vec3, f64)>,
+    forces: Vec<ContactForce>,
+}
+
+/// A contact point's normal impulse kept for the next step: (feature id, world point, impulse).
+type WarmPoint = (u32, Vec3, f64);
+
+/// What one sweep measured: the largest and the summed squared residuals, the row count and the
+/// squared impulse changes.
+type SweepStats = (f64, f64, usize, f64);
+
+impl RigidSi {
+    pub(super) fn reset(&mut self) {
+        self.warm.clear();
+        self.warm_friction.clear();
+        self.forces.clear();
+    }
+
+    pub(super) fn forces(&self) -> &[ContactForce] {
+        &self.forces
+    }
+
+    fn vrel(&self, st: &[RigidState], p: &Point, pseudo: bool) -> Vec3 {
+        self.vrel_at(st, p.a, p.b, &p.ra, &p.rb, pseudo)
+    }
+
+    /// The velocity of the point with arms `ra`, `rb` on body `a` relative to `b`.
+    fn vrel_at(&self, st: &[RigidState], a: usize, b: Option<usize>, ra: &Vec3, rb: &Vec3, pseudo: bool) -> Vec3 {
+        let v = |k: usize| if pseudo { (self.vp[k], self.wp[k]) } else { (st[k].v, st[k].w) };
+        let (va, wa) = v(a);
+        let mut rel = va + wa.cross(ra);
+        if let Some(b) = b {
+            let (vb, wb) = v(b);
+            rel -= vb + wb.cross(rb);
+        }
+        rel
+    }
+
+    fn apply(&mut self, st: &mut [RigidState], p: &Point, impulse: Vec3, pseudo: bool) {
+        self.apply_at(st, p.a, p.b, &p.ra, &p.rb, impulse, Vec3::zeros(), pseudo);
+    }
+
+    /// Applies `impulse` (N·s) at the point with arms `ra`, `rb` and an angular impulse `spin`
+    /// (N·m·s) to `a`, and their opposites to `b`.
+    #[allow(clippy::too_many_arguments)]
+    fn apply_at(
+        &mut self,
+        st: &mut [RigidState],
+        a: usize,
+        b: Option<usize>,
+        ra: &Vec3,
+        rb: &Vec3,
+        impulse: Vec3,
+        spin: Vec3,
+        pseudo: bool,
+    ) {
+        let dva = impulse * self.inv_m[a];
+        let dwa = self.inv_i[a] * (ra.cross(&impulse) + spin);
+        if pseudo {
+            self.vp[a] += dva;
+            self.wp[a] += dwa;
+        } else {
+            st[a].v += dva;
+            st[a].w += dwa;
+        }
+        if let Some(b) = b {
+            let dvb = impulse * self.inv_m[b];
+            let dwb = self.inv_i[b] * (rb.cross(&impulse) + spin);
+            if pseudo {
+                self.vp[b] -= dvb;
+                self.wp[b] -= dwb;
+            } else {
+                st[b].v -= dvb;
+                st[b].w -= dwb;
+            }
+        }
+    }
+
+    /// `d₁·K·d₂` with `K` the point mass matrix of the point with arms `ra`, `rb`: the change of
+    /// the relative point velocity along `d₁` per unit impulse along `d₂`.
+    fn coupling(&self, a: usize, b: Option<usize>, ra: &Vec3, rb: &Vec3, d1: &Vec3, d2: &Vec3) -> f64 {
+        let (a1, a2) = (ra.cross(d1), ra.cross(d2));
+        let mut k = self.inv_m[a] * d1.dot(d2) + a1.dot(&(self.inv_i[a] * a2));
+        if let Some(b) = b {
+            let (b1, b2) = (rb.cross(d1), rb.cross(d2));
+            k += self.inv_m[b] * d1.dot(d2) + b1.dot(&(self.inv_i[b] * b2));
+        }
+        k
+    }
+
+    fn effective_mass(&self, p: &Point, d: &Vec3) -> f64 {
+        let k = self.coupling(p.a, p.b, &p.ra, &p.rb, d, d);
+        if k > 0.0 {
+            1.0 / k
+        } else {
+            0.0
+        }
+    }
+
+    /// The friction rows of the manifold `points[start..end]` (all of one pair).
+    fn manifold(&self, st: &[RigidState], start: usize, end: usize, mu: f64) -> Manifold {
+        let pts = &self.points[start..end];
+        let (a, b) = (pts[0].a, pts[0].b);
+        let count = pts.len() as f64;
+        let centre = pts.iter().map(|p| p.ra + st[a].x).sum::<Vec3>() / count;
+        let n = pts.iter().map(|p| p.n).sum::<Vec3>().normalize();
+        let t1 = if n.x.abs() < 0.57 { n.cross(&Vec3::x()) } else { n.cross(&Vec3::y()) }.normalize();
+        let t2 = n.cross(&t1);
+        let ra = centre - st[a].x;
+        let rb = b.map_or(Vec3::zeros(), |k| centre - st[k].x);
+        let k11 = self.coupling(a, b, &ra, &rb, &t1, &t1);
+        let k12 = self.coupling(a, b, &ra, &rb, &t1, &t2);
+        let k22 = self.coupling(a, b, &ra, &rb, &t2, &t2);
+        let det = k11 * k22 - k12 * k12;
+        let mt = if det > 1e-12 * (k11 * k22).max(f64::MIN_POSITIVE) {
+            [k22 / det, -k12 / det, -k12 / det, k11 / det]
+        } else {
+            [0.0; 4]
+        };
+        let kt = n.dot(&(self.inv_i[a] * n)) + b.map_or(0.0, |k| n.dot(&(self.inv_i[k] * n)));
+        let radius = pts.iter().map(|p| (p.ra + st[a].x - centre).norm()).sum::<f64>() / count;
+        Manifold {
+            start,
+            end,
+            mu,
+            n,
+            t1,
+            t2,
+            ra,
+            rb,
+            mt,
+            m_twist: if kt > 0.0 { 1.0 / kt } else { 0.0 },
+            radius,
+            ..Manifold::default()
+        }
+    }
+
+    /// Steps 1–4: contacts, rows and the warm start.
+    pub(super) fn prepare(&mut self, scene: &Scene, st: &mut [RigidState], cfg: &PgsConfig, h: f64) {
+        let n = scene.rigid.len();
+        self.inv_m.clear();
+        self.inv_i.clear();
+        for (b, s) in scene.rigid.iter().zip(st.iter()) {
+            self.inv_m.push(b.inv_mass);
+            self.inv_i.push(b.inv_inertia_world(&s.q));
+        }
+        self.vp.clear();
+        self.vp.resize(n, Vec3::zeros());
+        self.wp.clear();
+        self.wp.resize(n, Vec3::zeros());
+        let speed = scene
+            .rigid
+            .iter()
+            .zip(st.iter())
+            .map(|(b, s)| s.v.norm() + s.w.norm() * b.shape.bounding_radius())
+            .fold(0.0, f64::max);
+        let margin = 4.0 * cfg.slop + 2.0 * h * speed;
+        let mut contacts = std::mem::take(&mut self.contacts);
+        rigid_contacts(scene, st, margin, &mut contacts);
+        let soft = |hertz: f64, zeta: f64| {
+            let omega = 2.0 * std::f64::consts::PI * hertz;
+            let a1 = 2.0 * zeta + h * omega;
+            let a2 = h * omega * a1;
+            let a3 = 1.0 / (1.0 + a2);
+            (omega / a1, a2 * a3, a3)
+        };
+        let (bias_rate, soft_mass, soft_impulse) = soft(cfg.contact_hertz, cfg.contact_damping_ratio);
+        self.points.clear();
+        for c in &contacts {
+            let b = match c.b {
+                Other::Body(k) => Some(k),
+                Other::Collider(_) => None,
+            };
+            let nrm = c.point.normal;
+            let mut p = Point {
+                a: c.a,
+                b,
+                ra: c.point.point - st[c.a].x,
+                rb: b.map_or(Vec3::zeros(), |k| c.point.point - st[k].x),
+                n: nrm,
+                s: c.point.separation,
+                e: c.restitution,
+                mass_scale: 1.0,
+                ..Point::default()
+            };
+            p.mn = self.effective_mass(&p, &p.n);
+            let s = p.s;
+            if s > 0.0 {
+                p.bias = s / h;
+            } else {
+                match cfg.feedback {
+                    Feedback::Soft => {
+                        p.bias = (bias_rate * s).max(-cfg.max_push);
+                        (p.mass_scale, p.impulse_scale) = (soft_mass, soft_impulse);
+                    }
+                    Feedback::Baumgarte => {
+                        let push = (cfg.baumgarte * (s + cfg.slop).min(0.0) / h).max(-cfg.max_push);
+                        if cfg.split_impulse {
+                            p.split_bias = push;
+                        } else {
+                            p.bias = push;
+                        }
+                    }
+                }
+            }
+            p.vn0 = p.n.dot(&self.vrel(st, &p, false));
+            self.points.push(p);
+        }
+        self.contacts = contacts;
+        self.manifolds.clear();
+        let mut start = 0;
+        while start < self.contacts.len() {
+            let pair = (self.contacts[start].a, self.contacts[start].b);
+            let end = (start..self.contacts.len())
+                .find(|&k| (self.contacts[k].a, self.contacts[k].b) != pair)
+                .unwrap_or(self.contacts.len());
+            let m = self.manifold(st, start, end, self.contacts[start].friction);
+            self.manifolds.push(m);
+            start = end;
+        }
+        if cfg.warm_start > 0.0 {
+            self.warm_start(st, cfg);
+        }
+    }
+
+    /// Step 4. Normal impulses by the same feature of the same pair, or else the nearest point
+    /// of that pair within `4·slop` (a feature id can change while the point stays put, for
+    /// example when an incident vertex of two equal stacked boxes crosses the reference face's
+    /// edge); friction and twist impulses by pair, projected on the new tangents.
+    fn warm_start(&mut self, st: &mut [RigidState], cfg: &PgsConfig) {
+        let radius2 = (4.0 * cfg.slop).powi(2);
+        let ws = cfg.warm_start;
+        for k in 0..self.contacts.len() {
+            let c = &self.contacts[k];
+            let Some(previous) = self.warm.get(&(c.a, c.b)) else { continue };
+            let close = |e: &&WarmPoint| (e.1 - c.point.point).norm_squared() <= radius2;
+            let exact = previous.iter().filter(close).find(|e| e.0 == c.point.feature);
+            let near = || {
+                previous.iter().filter(close).min_by(|x, y| {
+                    (x.1 - c.point.point).norm_squared().total_cmp(&(y.1 - c.point.point).norm_squared())
+                })
+            };
+            if let Some(&(_, _, ln)) = exact.or_else(near) {
+                let mut p = self.points[k];
+                p.ln = ln * ws;
+                self.points[k] = p;
+                self.apply(st, &p, p.n * p.ln, false);
+            }
+        }
+        for i in 0..self.manifolds.len() {
+            let mut m = self.manifolds[i];
+            let c = &self.contacts[m.start];
+            if let Some(&(pt, twist)) = self.warm_friction.get(&(c.a, c.b)) {
+                m.lt1 = pt.dot(&m.t1) * ws;
+                m.lt2 = pt.dot(&m.t2) * ws;
+                m.l_twist = twist * ws;
+                self.manifolds[i] = m;
+                let p = &self.points[m.start];
+                let (a, b) = (p.a, p.b);
+                self.apply_at(st, a, b, &m.ra, &m.rb, m.t1 * m.lt1 + m.t2 * m.lt2, m.n * m.l_twist, false);
+            }
+        }
+    }
+
+    /// One sweep over the points: `biased` uses the position feedback, otherwise only the
+    /// speculative part (from `s_end`) with plain masses (the relax pass).
+    pub(super) fn sweep(&mut self, st: &mut [RigidState], omega: f64, biased: bool, h: f64) -> SweepStats {
+        let (mut max, mut sum2, mut count, mut dl2) = (0.0_f64, 0.0, 0usize, 0.0);
+        for i in 0..self.manifolds.len() {
+            let mut m = self.manifolds[i];
+            let mut total = 0.0;
+            for k in m.start..m.end {
+                let mut p = self.points[k];
+                let (bias, ms, is) =
+                    if biased { (p.bias, p.mass_scale, p.impulse_scale) } else { ((p.s_end / h).max(0.0), 1.0, 0.0) };
+                let vn = p.n.dot(&self.vrel(st, &p, false));
+                let raw = -p.mn * ms * (vn + bias) - is * p.ln;
+                let new = (p.ln + omega * raw).max(0.0);
+                let d = new - p.ln;
+                p.ln = new;
+                total += new;
+                if p.mn > 0.0 {
+                    let r = (if omega * raw == d { raw } else { d / omega }).abs() / (p.mn * ms);
+                    max = max.max(r);
+                    sum2 += r * r;
+                    count += 1;
+                }
+                dl2 += d * d;
+                self.apply(st, &p, p.n * d, false);
+                self.points[k] = p;
+            }
+            if m.mu == 0.0 {
+                continue;
+            }
+            let (a, b) = (self.points[m.start].a, self.points[m.start].b);
+            // Tangent block at the centre, clamped to the disk μ·Σλₙ.
+            let rel = self.vrel_at(st, a, b, &m.ra, &m.rb, false);
+            let (v1, v2) = (rel.dot(&m.t1), rel.dot(&m.t2));
+            let (o1, o2) = (m.lt1, m.lt2);
+            let mut l1 = o1 - omega * (m.mt[0] * v1 + m.mt[1] * v2);
+            let mut l2 = o2 - omega * (m.mt[2] * v1 + m.mt[3] * v2);
+            let limit = m.mu * total;
+            let len = (l1 * l1 + l2 * l2).sqrt();
+            if len > limit {
+                (l1, l2) = (l1 * limit / len, l2 * limit / len);
+            }
+            (m.lt1, m.lt2) = (l1, l2);
+            dl2 += (l1 - o1).powi(2) + (l2 - o2).powi(2);
+            self.apply_at(st, a, b, &m.ra, &m.rb, m.t1 * (l1 - o1) + m.t2 * (l2 - o2), Vec3::zeros(), false);
+            // Twist: the relative spin about the normal, clamped to μ·radius·Σλₙ.
+            if m.end - m.start > 1 {
+                let spin = st[a].w - b.map_or(Vec3::zeros(), |k| st[k].w);
+                let old = m.l_twist;
+                let limit = m.mu * m.radius * total;
+                m.l_twist = (old - omega * m.m_twist * m.n.dot(&spin)).clamp(-limit, limit);
+                dl2 += (m.l_twist - old).powi(2);
+                self.apply_at(st, a, b, &m.ra, &m.rb, Vec3::zeros(), m.n * (m.l_twist - old), false);
+            }
+            self.manifolds[i] = m;
+        }
+        (max, sum2, count, dl2)
+    }
+
+    /// One sweep of the split rows on the pseudo velocities.
+    pub(super) fn split_sweep(&mut self, st: &mut [RigidState], omega: f64) -> SweepStats {
+        let (mut max, mut sum2, mut count, mut dl2) = (0.0_f64, 0.0, 0usize, 0.0);
+        for k in 0..self.points.len() {
+            let mut p = self.points[k];
+            if p.split_bias == 0.0 {
+                continue;
+            }
+            let vn = p.n.dot(&self.vrel(st, &p, true));
+            let raw = -p.mn * (vn + p.split_bias);
+            let new = (p.lp + omega * raw).max(0.0);
+            let d = new - p.lp;
+            p.lp = new;
+            if p.mn > 0.0 {
+                let r = (d / omega).abs() / p.mn;
+                max = max.max(r);
+                sum2 += r * r;
+                count += 1;
+            }
+            dl2 += d * d;
+            self.apply(st, &p, p.n * d, true);
+            self.points[k] = p;
+        }
+        (max, sum2, count, dl2)
+    }
+
+    /// The common violation if the step ended now: the linearised penetration (m).
+    pub(super) fn violation(&self, st: &[RigidState], h: f64) -> f64 {
+        self.points
+            .iter()
+            .map(|p| -(p.s + h * p.n.dot(&(self.vrel(st, p, false) + self.vrel(st, p, true)))))
+            .fold(0.0, f64::max)
+    }
+
+    /// Steps 6–7 and the bookkeeping for the next warm start.
+    pub(super) fn finish(&mut self, scene: &Scene, st: &mut [RigidState], cfg: &PgsConfig, h: f64) {
+        for k in 0..self.points.len() {
+            let p = self.points[k];
+            let vn = p.n.dot(&(self.vrel(st, &p, false) + self.vrel(st, &p, true)));
+            self.points[k].s_end = p.s + h * vn;
+        }
+        for (k, (b, s)) in scene.rigid.iter().zip(st.iter_mut()).enumerate() {
+            if b.is_fixed() {
+                continue;
+            }
+            s.x += (s.v + self.vp[k]) * h;
+            (s.q, s.w) = torque_free_drift(b, &s.q, &s.w, h);
+            if self.wp[k] != Vec3::zeros() {
+                s.q = rotate(&s.q, &self.wp[k], h);
+            }
+        }
+        for _ in 0..cfg.relax_iterations {
+            self.sweep(st, cfg.omega, false, h);
+        }
+        for k in 0..self.points.len() {
+            let p = self.points[k];
+            if p.e > 0.0 && p.vn0 < -cfg.restitution_threshold && p.ln > 0.0 {
+                let vn = p.n.dot(&self.vrel(st, &p, false));
+                let new = (p.ln - p.mn * (vn + p.e * p.vn0)).max(0.0);
+                self.points[k].ln = new;
+                self.apply(st, &p, p.n * (new - p.ln), false);
+            }
+        }
+        self.warm.clear();
+        self.warm_friction.clear();
+        self.forces.clear();
+        for m in &self.manifolds {
+            let c = &self.contacts[m.start];
+            let friction = m.t1 * m.lt1 + m.t2 * m.lt2;
+            self.warm_friction.insert((c.a, c.b), (friction, m.l_twist));
+            let total: f64 = self.points[m.start..m.end].iter().map(|p| p.ln).sum();
+            for k in m.start..m.end {
+                let (c, p) = (&self.contacts[k], &self.points[k]);
+                self.warm.entry((c.a, c.b)).or_default().push((c.point.feature, c.point.point, p.ln));
+                // The manifold's friction is shared among its points by their normal impulses.
+                let share = if total > 0.0 { p.ln / total } else { 1.0 / (m.end - m.start) as f64 };
+                self.forces.push(ContactForce {
+                    contact: *c,
+                    normal_force: p.ln / h,
+                    tangent_force: friction.norm() * share / h,
+                });
+            }
+        }
+    }
+}
