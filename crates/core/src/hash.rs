@@ -21,12 +21,13 @@ pub fn hash_f64s(values: impl IntoIterator<Item = f64>) -> u64 {
 }
 
 /// The hash of a state: positions then previous positions, bit for bit, then each rigid body's
-/// position, orientation (w, x, y, z), velocity and angular velocity.
+/// position, orientation (w, x, y, z), velocity, angular velocity, rest time and sleep flag.
 pub fn state_hash(state: &State) -> u64 {
     let particles = state.x.iter().chain(state.x_prev.iter()).flat_map(|v| [v.x, v.y, v.z]);
     let rigid = state.rigid.iter().flat_map(|r| {
         let q = r.q.quaternion();
-        [r.x.x, r.x.y, r.x.z, q.w, q.i, q.j, q.k, r.v.x, r.v.y, r.v.z, r.w.x, r.w.y, r.w.z]
+        let asleep = if r.asleep { 1.0 } else { 0.0 };
+        [r.x.x, r.x.y, r.x.z, q.w, q.i, q.j, q.k, r.v.x, r.v.y, r.v.z, r.w.x, r.w.y, r.w.z, r.rest_time, asleep]
     });
     hash_f64s(particles.chain(rigid))
 }

@@ -1,6 +1,8 @@
 //! Per-step measurements, the same for every solver.
 //!
-//! * violation, the one yardstick every family is measured and stopped by ([`violation`], m):
+//! * violation, the one yardstick every family is measured and stopped by ([`violation`], m;
+//!   rigid-body joints add their anchor gap in m and their angular error in rad,
+//!   [`crate::rigid::Joint::error`]):
 //!   the largest of `|C|` over rigid equality rows, `|C + α̃λ|` over compliant rows (`α̃ = α/h²`,
 //!   `λ` the solver's multiplier, so a compliant row that settled where its force balances counts
 //!   as satisfied), and the penetration `max(0, −C)` over inequality rows, colliders and contacts;
@@ -197,6 +199,11 @@ pub fn measure(scene: &Scene, state: &State, h: f64, lambda: &dyn Fn(u64) -> f64
         let pen = crate::rigid::max_penetration(scene, &state.rigid);
         m.max_penetration = m.max_penetration.max(pen);
         m.violation = m.violation.max(pen);
+        for j in &scene.joints {
+            let (gap, angle) = j.error(&scene.rigid, &state.rigid);
+            m.max_violation = m.max_violation.max(gap).max(angle);
+            m.violation = m.violation.max(gap).max(angle);
+        }
     }
     m
 }

@@ -242,6 +242,8 @@ pub struct Scene {
     /// 6-DoF rigid bodies ([`crate::rigid`]); they collide with each other and with the world
     /// colliders, not with particles.
     pub rigid: Vec<crate::rigid::RigidBody>,
+    /// Joints between rigid bodies, or between a rigid body and the world.
+    pub joints: Vec<crate::rigid::Joint>,
 }
 
 impl Scene {
@@ -262,6 +264,7 @@ impl Scene {
             bodies: Vec::new(),
             removals: Vec::new(),
             rigid: Vec::new(),
+            joints: Vec::new(),
         }
     }
 
@@ -502,6 +505,32 @@ impl Scene {
                 return err(f("q"), "must be finite".into());
             }
             material(format!("rigid[{k}]"), b.friction, b.restitution)?;
+        }
+        let nr = self.rigid.len();
+        for (k, j) in self.joints.iter().enumerate() {
+            let f = |name: &str| format!("joint[{k}].{name}");
+            for (name, idx) in [("a", Some(j.a)), ("b", j.b)] {
+                if let Some(i) = idx.filter(|&i| i >= nr) {
+                    return err(f(name), format!("rigid index {i} out of range (the scene has {nr} rigid bodies)"));
+                }
+            }
+            if j.b == Some(j.a) {
+                return err(f("b"), "a joint needs two different bodies (leave b out to attach a to the world)".into());
+            }
+            if !finite3(&j.anchor) {
+                return err(f("anchor"), "must be finite".into());
+            }
+            if !(j.compliance >= 0.0 && j.compliance.is_finite()) {
+                return err(f("compliance"), format!("{} must be ≥ 0 (m/N)", j.compliance));
+            }
+            if let crate::rigid::JointKind::Revolute { axis, lower, upper } = j.kind {
+                if !finite3(&axis) || axis.norm() < 1e-12 {
+                    return err(f("axis"), "must be a finite, non-zero vector".into());
+                }
+                if lower.is_nan() || upper.is_nan() || lower > upper {
+                    return err(f("upper"), format!("limits [{lower}, {upper}] rad must satisfy lower ≤ upper"));
+                }
+            }
         }
         if let Some(b) = &self.bounds {
             if !finite3(&b.min) || !finite3(&b.max) || (0..3).any(|k| b.min[k] >= b.max[k]) {

@@ -62,7 +62,19 @@
 //! restitution = 0.0             # e, default 0 (combined as the larger)
 //! ```
 //!
-//! The inertia tensor follows from the shape and the mass.
+//! The inertia tensor follows from the shape and the mass. Joints connect rigid bodies:
+//!
+//! ```toml
+//! [[joint]]
+//! type = "revolute"             # ball | revolute | fixed
+//! a = 0                         # rigid index
+//! b = 1                         # rigid index; leave out to attach a to the world
+//! anchor = [0.5, 1.0, 0.0]      # world point at the start (m)
+//! axis = [0.0, 0.0, 1.0]        # revolute: world axis at the start
+//! lower = -0.5                  # revolute: angle limits (rad), default none
+//! upper = 0.5
+//! compliance = 0.0              # m/N on the anchor rows, default 0 (rigid)
+//! ```
 //!
 //! A pin also takes `velocity = [x, y, z]` (m/s, default 0): its target moves as
 //! `target + velocity·t`. An embedded point, `[[embedded]] particles = [0, 1, 2, 3]` with
@@ -75,7 +87,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 use solverlab_core::bodies::BoxBody;
 use solverlab_core::model::Removal;
-use solverlab_core::rigid::{RigidBody, Shape, DEFAULT_FRICTION};
+use solverlab_core::rigid::{Joint, JointKind, RigidBody, Shape, DEFAULT_FRICTION};
 use solverlab_core::{
     Block, BoxCollider, Constraint, EmbeddedPoint, Kind, Particle, Plane, Scene, Sense, Sphere, Vec3,
 };
@@ -149,6 +161,107 @@ pub struct SceneFile {
     /// 6-DoF rigid bodies.
     #[serde(default, rename = "rigid", skip_serializing_if = "Vec::is_empty")]
     pub rigid: Vec<RigidFile>,
+    /// Joints between rigid bodies.
+    #[serde(default, rename = "joint", skip_serializing_if = "Vec::is_empty")]
+    pub joints: Vec<JointFile>,
+}
+
+/// The `type` of a `[[joint]]`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum JointType {
+    /// The anchors coincide.
+    Ball,
+    /// A ball joint that keeps a common axis, with optional limits.
+    Revolute,
+    /// A ball joint that keeps the relative orientation.
+    Fixed,
+}
+
+/// One `[[joint]]`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct JointFile {
+    /// Which joint.
+    #[serde(rename = "type")]
+    pub kind: JointType,
+    /// First rigid body.
+    pub a: i64,
+    /// Second rigid body; none attaches `a` to the world.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub b: Option<i64>,
+    /// World anchor at the start (m).
+    pub anchor: [f64; 3],
+    /// Revolute axis (world, at the start).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub axis: Option<[f64; 3]>,
+    /// Revolute lower limit (rad).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lower: Option<f64>,
+    /// Revolute upper limit (rad).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub upper: Option<f64>,
+    /// Compliance of the anchor rows (m/N).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub compliance: f64,
+}
+
+impl JointFile {
+    fn to_joint(&self, k: usize, n: usize, err: &dyn Fn(String, String) -> SceneError) -> Result<Joint, SceneError> {
+        let f = |name: &str| format!("joint[{k}].{name}");
+        let index = |name: &str, i: i64| -> Result<usize, SceneError> {
+            if i < 0 || i as usize >= n {
+                Err(err(f(name), format!("rigid index {i} out of range (the scene has {n} rigid bodies)")))
+            } else {
+                Ok(i as usize)
+            }
+        };
+        let a = index("a", self.a)?;
+        let b = self.b.map(|b| index("b", b)).transpose()?;
+        let kind = match self.kind {
+            JointType::Revolute => JointKind::Revolute {
+                axis: v3(self
+                    .axis
+                    .ok_or_else(|| err(f("axis"), "missing: a revolute joint needs axis = [x, y, z]".into()))?),
+                lower: self.lower.unwrap_or(f64::NEG_INFINITY),
+                upper: self.upper.unwrap_or(f64::INFINITY),
+            },
+            other => {
+                if self.axis.is_some() || self.lower.is_some() || self.upper.is_some() {
+                    return Err(err(f("axis"), "axis, lower and upper belong to revolute joints".into()));
+                }
+                if other == JointType::Ball {
+                    JointKind::Ball
+                } else {
+                    JointKind::Fixed
+                }
+            }
+        };
+        Ok(Joint { kind, a, b, anchor: v3(self.anchor), compliance: self.compliance })
+    }
+
+    fn from_joint(j: &Joint) -> Self {
+        let (kind, axis, lower, upper) = match j.kind {
+            JointKind::Ball => (JointType::Ball, None, None, None),
+            JointKind::Fixed => (JointType::Fixed, None, None, None),
+            JointKind::Revolute { axis, lower, upper } => (
+                JointType::Revolute,
+                Some(a3(&axis)),
+                lower.is_finite().then_some(lower),
+                upper.is_finite().then_some(upper),
+            ),
+        };
+        JointFile {
+            kind,
+            a: j.a as i64,
+            b: j.b.map(|b| b as i64),
+            anchor: a3(&j.anchor),
+            axis,
+            lower,
+            upper,
+            compliance: j.compliance,
+        }
+    }
 }
 
 /// The `shape` of a `[[rigid]]`.
@@ -609,6 +722,9 @@ impl SceneFile {
         for (k, r) in self.rigid.iter().enumerate() {
             scene.rigid.push(r.to_body(k, &err)?);
         }
+        for (k, j) in self.joints.iter().enumerate() {
+            scene.joints.push(j.to_joint(k, scene.rigid.len(), &err)?);
+        }
         Ok(scene)
     }
 
@@ -704,6 +820,7 @@ impl SceneFile {
                 restitution: b.restitution,
             }),
             rigid: scene.rigid.iter().map(RigidFile::from_body).collect(),
+            joints: scene.joints.iter().map(JointFile::from_joint).collect(),
         }
     }
 
@@ -768,6 +885,18 @@ shape = "box"
 half_extents = [5.0, 0.5, 5.0]
 x = [0.0, -0.5, 0.0]
 fixed = true
+[[joint]]
+type = "revolute"
+a = 0
+b = 1
+anchor = [1.0, 1.0, 0.0]
+axis = [0.0, 0.0, 1.0]
+lower = -0.5
+[[joint]]
+type = "ball"
+a = 1
+anchor = [2.0, 2.0, 0.0]
+compliance = 1e-6
 "#;
 
     /// Every `[[rigid]]` key survives export and load, the quaternion is normalised, density
@@ -781,6 +910,11 @@ fixed = true
         assert!((s.rigid[1].mass() - 523.598_775_598_298_8).abs() < 1e-9, "{}", s.rigid[1].mass());
         assert!((1.0 / s.rigid[1].inv_inertia.x - 0.4 * s.rigid[1].mass() * 0.25).abs() < 1e-9);
         assert!(s.rigid[2].is_fixed() && s.rigid[2].friction == DEFAULT_FRICTION);
+        assert_eq!(s.joints.len(), 2);
+        assert!(
+            matches!(s.joints[0].kind, JointKind::Revolute { lower, upper, .. } if lower == -0.5 && upper == f64::INFINITY)
+        );
+        assert!(s.joints[1].b.is_none() && s.joints[1].compliance == 1e-6);
         let again = parse(&SceneFile::from_scene(&s).to_toml(), "again").unwrap();
         assert_eq!(s, again);
     }
@@ -850,6 +984,19 @@ fixed = true
             (
                 format!("{PENDULUM}{RIGID}").replace("shape = \"box\"", "shape = \"capsule\""),
                 "unknown variant `capsule`",
+            ),
+            (
+                format!("{PENDULUM}{RIGID}").replace("b = 1\nanchor", "b = 5\nanchor"),
+                "bad.toml: joint[0].b: rigid index 5 out of range (the scene has 3 rigid bodies)",
+            ),
+            (format!("{PENDULUM}{RIGID}").replace("axis = [0.0, 0.0, 1.0]\n", ""), "bad.toml: joint[0].axis: missing"),
+            (
+                format!("{PENDULUM}{RIGID}").replace("lower = -0.5", "lower = 0.5\nupper = -0.5"),
+                "bad.toml: joint[0].upper: limits [0.5, -0.5] rad must satisfy lower ≤ upper",
+            ),
+            (
+                format!("{PENDULUM}{RIGID}").replace("a = 1\nanchor", "a = 1\nb = 1\nanchor"),
+                "bad.toml: joint[1].b: a joint needs two different bodies",
             ),
         ];
         for (text, expected) in cases {

@@ -170,7 +170,7 @@ impl RigidBody {
 
     /// The initial state.
     pub fn initial_state(&self) -> RigidState {
-        RigidState { x: self.x, q: self.q, v: self.v, w: self.w }
+        RigidState { x: self.x, q: self.q, v: self.v, w: self.w, rest_time: 0.0, asleep: false }
     }
 
     /// The world inverse inertia tensor at orientation `q` (1/(kg·m²)).
@@ -198,6 +198,11 @@ pub struct RigidState {
     pub v: Vec3,
     /// Angular velocity, world frame (rad/s).
     pub w: Vec3,
+    /// How long the body's island has been under the sleep thresholds (s); kept by solvers that
+    /// put islands to sleep.
+    pub rest_time: f64,
+    /// Whether the body sleeps: no prediction, no solve, no motion until its island is touched.
+    pub asleep: bool,
 }
 
 impl RigidState {
@@ -221,7 +226,7 @@ impl RigidState {
 /// The shared velocity prediction of every movable rigid body (see the module docs).
 pub fn predict_velocities(bodies: &[RigidBody], states: &mut [RigidState], gravity: Vec3, h: f64) {
     for (b, s) in bodies.iter().zip(states.iter_mut()) {
-        if b.is_fixed() {
+        if b.is_fixed() || s.asleep {
             s.v = Vec3::zeros();
             s.w = Vec3::zeros();
             continue;
@@ -241,7 +246,7 @@ pub fn rotate(q: &UnitQuaternion<f64>, w: &Vec3, h: f64) -> UnitQuaternion<f64> 
 /// The position update of every movable body from its velocities (see the module docs).
 pub fn integrate_positions(bodies: &[RigidBody], states: &mut [RigidState], h: f64) {
     for (b, s) in bodies.iter().zip(states.iter_mut()) {
-        if !b.is_fixed() {
+        if !b.is_fixed() && !s.asleep {
             let (v, w) = (s.v, s.w);
             s.x += v * h;
             (s.q, s.w) = torque_free_drift(b, &s.q, &w, h);
@@ -270,6 +275,97 @@ pub fn torque_free_drift(body: &RigidBody, q: &UnitQuaternion<f64>, w: &Vec3, h:
     let q_new = UnitQuaternion::new_normalize(q0 + (k1q + k2q * 2.0 + k3q * 2.0 + k4q) * (h / 6.0));
     let w_new = w0 + (k1w + k2w * 2.0 + k3w * 2.0 + k4w) * (h / 6.0);
     (q_new, q_new.transform_vector(&w_new))
+}
+
+/// What a joint holds.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum JointKind {
+    /// The anchor points of both bodies coincide (3 rows).
+    Ball,
+    /// A ball joint whose bodies also keep a common axis (2 more rows), with optional limits on
+    /// the angle about it (rad; infinite for none). The angle is 0 at the start.
+    Revolute {
+        /// The axis in the world at the start (normalised by the solver).
+        axis: Vec3,
+        /// Lower limit (rad).
+        lower: f64,
+        /// Upper limit (rad).
+        upper: f64,
+    },
+    /// A ball joint that also keeps the relative orientation of the start (3 more rows).
+    Fixed,
+}
+
+impl JointKind {
+    /// The name in scene files.
+    pub fn name(&self) -> &'static str {
+        match self {
+            JointKind::Ball => "ball",
+            JointKind::Revolute { .. } => "revolute",
+            JointKind::Fixed => "fixed",
+        }
+    }
+}
+
+/// A joint between rigid body `a` and rigid body `b`, or the world when `b` is `None`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Joint {
+    /// What it holds.
+    pub kind: JointKind,
+    /// The first body.
+    pub a: usize,
+    /// The second body, or the world.
+    pub b: Option<usize>,
+    /// The anchor, a world point at the start (m); each body carries it from there.
+    pub anchor: Vec3,
+    /// Compliance of the anchor rows (m/N); 0 is rigid.
+    pub compliance: f64,
+}
+
+impl Joint {
+    /// The joint's position error at `states` (the scene's initial poses define where each body
+    /// carries the anchor, the axis and the relative orientation): the anchor gap (m) and the
+    /// angular error (rad): the angle between the axes a revolute joint's bodies carry, the
+    /// rotation of a fixed joint's relative orientation away from the start's, and how far a
+    /// revolute angle is past its limits.
+    pub fn error(&self, bodies: &[RigidBody], states: &[RigidState]) -> (f64, f64) {
+        let a0 = &bodies[self.a];
+        let sa = &states[self.a];
+        let (xb0, qb0, xb, qb) = match self.b {
+            Some(k) => (bodies[k].x, bodies[k].q, states[k].x, states[k].q),
+            None => (Vec3::zeros(), UnitQuaternion::identity(), Vec3::zeros(), UnitQuaternion::identity()),
+        };
+        // Each body carries the anchor rigidly from the start.
+        let pa = sa.x + sa.q * (a0.q.inverse() * (self.anchor - a0.x));
+        let pb = xb + qb * (qb0.inverse() * (self.anchor - xb0));
+        let gap = (pb - pa).norm();
+        let angle = match self.kind {
+            JointKind::Ball => 0.0,
+            JointKind::Revolute { axis, lower, upper } => {
+                let axis = axis.normalize();
+                let axis_a = sa.q * (a0.q.inverse() * axis);
+                let axis_b = qb * (qb0.inverse() * axis);
+                let tilt = axis_a.cross(&axis_b).norm().atan2(axis_a.dot(&axis_b));
+                let reference =
+                    if axis.x.abs() < 0.57 { axis.cross(&Vec3::x()) } else { axis.cross(&Vec3::y()) }.normalize();
+                let ref_a = sa.q * (a0.q.inverse() * reference);
+                let ref_b = qb * (qb0.inverse() * reference);
+                let theta = ref_a.cross(&ref_b).dot(&axis_a).atan2(ref_a.dot(&ref_b));
+                tilt.max(lower - theta).max(theta - upper)
+            }
+            JointKind::Fixed => {
+                let relative0 = a0.q.inverse() * qb0;
+                (qb * (sa.q * relative0).inverse()).angle()
+            }
+        };
+        (gap, angle.max(0.0))
+    }
+}
+
+/// Whether rigid bodies `a` and `b` are joined (joined bodies do not collide with each other,
+/// as in Box2D's default).
+pub fn joined(joints: &[Joint], a: usize, b: usize) -> bool {
+    joints.iter().any(|j| j.b.is_some_and(|jb| (j.a == a && jb == b) || (j.a == b && jb == a)))
 }
 
 /// What a rigid body touches.
@@ -386,7 +482,7 @@ pub fn rigid_contacts(scene: &crate::Scene, states: &[RigidState], margin: f64, 
             push(Other::Collider(ColliderRef::Block(k as u32).code()), &mut points, blk.friction, blk.restitution);
         }
         for (b, (bb, sb)) in bodies.iter().zip(states).enumerate().skip(a + 1) {
-            if ba.is_fixed() && bb.is_fixed() {
+            if (ba.is_fixed() && bb.is_fixed()) || (!scene.joints.is_empty() && joined(&scene.joints, a, b)) {
                 continue;
             }
             let r = ba.shape.bounding_radius() + bb.shape.bounding_radius() + margin;
@@ -413,6 +509,54 @@ pub fn rigid_contacts(scene: &crate::Scene, states: &[RigidState], margin: f64, 
             push(Other::Body(b), &mut points, bb.friction, bb.restitution);
         }
     }
+}
+
+/// The islands of the rigid bodies: connected components of the movable bodies linked by
+/// body-body contacts and joints (fixed bodies, world colliders and world joints link nothing,
+/// as in every impulse engine). Returns each body's island (0-based, numbered in the order of each island's smallest
+/// body index; `usize::MAX` for fixed bodies) and the number of islands.
+pub fn islands(bodies: &[RigidBody], contacts: &[RigidContact], joints: &[Joint]) -> (Vec<usize>, usize) {
+    let n = bodies.len();
+    let mut parent: Vec<usize> = (0..n).collect();
+    fn root(parent: &mut [usize], mut k: usize) -> usize {
+        while parent[k] != k {
+            parent[k] = parent[parent[k]];
+            k = parent[k];
+        }
+        k
+    }
+    let links = contacts
+        .iter()
+        .filter_map(|c| match c.b {
+            Other::Body(b) => Some((c.a, b)),
+            Other::Collider(_) => None,
+        })
+        .chain(joints.iter().filter_map(|j| j.b.map(|b| (j.a, b))));
+    for (a, b) in links {
+        {
+            if bodies[a].is_fixed() || bodies[b].is_fixed() {
+                continue;
+            }
+            let (ra, rb) = (root(&mut parent, a), root(&mut parent, b));
+            // The smaller index becomes the root, so labels do not depend on the contact order.
+            let (lo, hi) = (ra.min(rb), ra.max(rb));
+            parent[hi] = lo;
+        }
+    }
+    let mut label = vec![usize::MAX; n];
+    let mut count = 0;
+    for k in 0..n {
+        if bodies[k].is_fixed() {
+            continue;
+        }
+        let r = root(&mut parent, k);
+        if label[r] == usize::MAX {
+            label[r] = count;
+            count += 1;
+        }
+        label[k] = label[r];
+    }
+    (label, count)
 }
 
 /// A rigid contact with the force a solver applied through it in the last (sub)step.

@@ -64,6 +64,8 @@ pub fn builtins() -> Vec<Builtin> {
         rigid::ROLLING_SPHERE,
         rigid::TUMBLING_BOX,
         rigid::RAMP,
+        rigid::CHAIN,
+        rigid::BRIDGE,
     ]
 }
 

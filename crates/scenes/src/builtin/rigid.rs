@@ -3,7 +3,7 @@
 //! parameters and defaults as their particle-box versions (`box-stack`, `box-pyramid`), so an
 //! experiment can put the two representations side by side.
 
-use solverlab_core::rigid::{RigidBody, Shape};
+use solverlab_core::rigid::{Joint, JointKind, RigidBody, Shape};
 use solverlab_core::{Plane, Scene, Vec3};
 
 use super::Builtin;
@@ -62,6 +62,90 @@ pub const RAMP: Builtin = Builtin {
     params: ramp_params,
     build: build_ramp,
 };
+
+/// The chain entry.
+pub const CHAIN: Builtin = Builtin {
+    name: "rigid-chain",
+    summary: "rigid boxes linked by ball joints from a world anchor, released horizontally, optional heavy end",
+    source: "reference.md §4 (chain with heavy end, 100×); Small Steps 2019, Fig. 3",
+    params: chain_params,
+    build: build_chain,
+};
+
+/// The bridge entry.
+pub const BRIDGE: Builtin = Builtin {
+    name: "rigid-bridge",
+    summary: "planks on revolute joints between two world anchors, sagging under their weight",
+    source: "Solver2D (bridge); reference.md §4",
+    params: bridge_params,
+    build: build_bridge,
+};
+
+fn chain_params() -> Vec<ParamSpec> {
+    vec![
+        ParamSpec::num("links", 20.0, "number of links"),
+        ParamSpec::num("length", 0.2, "link length (m); links are boxes of length × 0.05 × 0.05 m"),
+        ParamSpec::num("mass", 1.0, "mass of each link (kg)"),
+        ParamSpec::num("ratio", 1.0, "mass of the last link divided by the others'"),
+    ]
+}
+
+/// Link `k` spans `[k·L, (k+1)·L]` along x at y = 0; joint `k` sits at `x = k·L` (joint 0 on the
+/// world).
+fn build_chain(p: &Params) -> Result<Scene, ParamError> {
+    let n = p.count("links", 1, 100_000)?;
+    let len = p.positive("length")?;
+    let mass = p.positive("mass")?;
+    let ratio = p.positive("ratio")?;
+    let mut scene = Scene::new("rigid-chain");
+    for k in 0..n {
+        let m = if k + 1 == n { mass * ratio } else { mass };
+        let x = Vec3::new((k as f64 + 0.5) * len, 0.0, 0.0);
+        scene.rigid.push(RigidBody::new(Shape::Box { half: Vec3::new(len / 2.0, 0.025, 0.025) }, m, x));
+        let (a, b) = if k == 0 { (0, None) } else { (k - 1, Some(k)) };
+        scene.joints.push(Joint {
+            kind: JointKind::Ball,
+            a,
+            b,
+            anchor: Vec3::new(k as f64 * len, 0.0, 0.0),
+            compliance: 0.0,
+        });
+    }
+    Ok(scene)
+}
+
+fn bridge_params() -> Vec<ParamSpec> {
+    vec![
+        ParamSpec::num("planks", 20.0, "number of planks"),
+        ParamSpec::num("length", 0.5, "plank length along the span (m); planks are 0.5 m wide and 0.05 m thick"),
+        ParamSpec::num("mass", 2.0, "mass of each plank (kg)"),
+    ]
+}
+
+/// Planks side by side along x at y = 0, each hinged to the next about z (revolute joints at
+/// their shared edges), the first and the last hinged to the world: a rope bridge of rigid
+/// planks that sags into a catenary-like curve.
+fn build_bridge(p: &Params) -> Result<Scene, ParamError> {
+    let n = p.count("planks", 1, 100_000)?;
+    let len = p.positive("length")?;
+    let mass = p.positive("mass")?;
+    let mut scene = Scene::new("rigid-bridge");
+    let inf = f64::INFINITY;
+    let hinge = |a: usize, b: Option<usize>, x: f64| Joint {
+        kind: JointKind::Revolute { axis: Vec3::z(), lower: -inf, upper: inf },
+        a,
+        b,
+        anchor: Vec3::new(x, 0.0, 0.0),
+        compliance: 0.0,
+    };
+    for k in 0..n {
+        let x = Vec3::new((k as f64 + 0.5) * len, 0.0, 0.0);
+        scene.rigid.push(RigidBody::new(Shape::Box { half: Vec3::new(len / 2.0, 0.025, 0.25) }, mass, x));
+        scene.joints.push(if k == 0 { hinge(0, None, 0.0) } else { hinge(k - 1, Some(k), k as f64 * len) });
+    }
+    scene.joints.push(hinge(n - 1, None, n as f64 * len));
+    Ok(scene)
+}
 
 fn floor(scene: &mut Scene, normal: Vec3, friction: f64) {
     scene.planes.push(Plane { normal, offset: 0.0, friction, restitution: 0.0 });

@@ -15,19 +15,37 @@
 //!    Baumgarte `max(β·min(0, s + slop)/h, −max_push)` in the velocity rows, or in split rows on
 //!    pseudo velocities (`split_impulse`), or the soft form `max(ω/a₁·s, −max_push)` with mass
 //!    and impulse scales (`feedback = soft`; the same coefficients as the particle rows).
-//! 4. Warm start: the last step's normal impulse and world friction impulse of the point with
-//!    the same key (body pair and narrow-phase feature id), times `warm_start`, projected on the
-//!    new normal and tangents.
-//! 5. `iterations` sweeps over the points in contact order: the normal row
+//! 4. Islands: the connected components of the movable bodies linked by body-body contacts
+//!    and joints ([`solverlab_core::rigid::islands`]). With `islands` (the default) the sweeps visit the
+//!    islands one after the other and each stops on its own tolerance; the rows are the same, so
+//!    with no tolerance met the result is bit-identical to one system (`tests/rigid.rs`). An
+//!    island with a sleeping body wakes entirely when any of its bodies is awake (a touch merges
+//!    islands); sleeping islands are neither solved nor moved.
+//! 5. Warm start: each point's last normal impulse (matched by body pair and narrow-phase
+//!    feature id, or else by the nearest point of the pair within `4·slop`) and each manifold's
+//!    friction impulse (a world vector, projected on the new tangents) and twist impulse, times
+//!    `warm_start`.
+//! 6. `iterations` sweeps, island by island: first the joints' blocks ([`super::joints`]), then
+//!    manifold by manifold: first each point's normal row
 //!    `Δλ = −m·s_m·(v_n + bias) − s_i·λ`, scaled by SOR `ω`, accumulated and clamped to `λ ≥ 0`;
-//!    then the two friction rows `Δλₜ = −mₜ·vₜ`, accumulated and clamped to the disk
-//!    `|λₜ| ≤ μ·λ` (the friction cone's circular section). With split impulses, a sweep of the
-//!    split rows on the pseudo velocities follows.
-//! 6. Positions: `x ← x + h·(v + v_p)`; the rotation by the torque-free drift of `ω`
+//!    then the manifold's friction at its centre (the mean of its points): the 2 × 2 tangent
+//!    block solved exactly and clamped to the disk `|λₜ| ≤ μ·Σλₙ`, and a twist row on the
+//!    relative spin about the normal clamped to `μ·r̄·Σλₙ` (`r̄` the points' mean distance from
+//!    the centre). Friction at the centre, as PhysX's patch friction, depends on the total
+//!    normal impulse only; per-point friction on a four-point manifold depends on how the load is
+//!    split among the points, which is not unique. With split impulses, a sweep of the split
+//!    rows on the pseudo velocities follows.
+//! 7. Positions: `x ← x + h·(v + v_p)`; the rotation by the torque-free drift of `ω`
 //!    ([`solverlab_core::rigid::torque_free_drift`], the gyroscopic term), then by `ω_p`.
-//! 7. `relax_iterations` unbiased sweeps (speculative bias only, from the separation the
+//! 8. `relax_iterations` unbiased sweeps (speculative bias only, from the separation the
 //!    integrated velocities reach: `s + h·v_n`) and one restitution pass (points that approached
 //!    faster than `restitution_threshold` and pushed: `v_n → −e·v_n₀`) change velocities only.
+//! 9. Sleeping (`sleep_time > 0`): an island whose bodies all stay under `sleep_speed` and
+//!    `sleep_spin` for `sleep_time` seconds sleeps, velocities zeroed; its contacts keep their
+//!    last impulses, so the forces it reports stay those that hold it.
+//!
+//! The forces reported per point ([`ContactForce`]) are the normal impulse over `h` and the
+//! manifold's friction shared among its points in proportion to their normal impulses.
 //!
 //! Residual: the same two numbers as the particle rows (see [`super`]): the common violation
 //! `max(0, −(s + h·(v_n + v_pn)))` over the points (the linearised penetration at the end of the
@@ -36,9 +54,12 @@
 use std::collections::HashMap;
 
 use nalgebra::Matrix3;
-use solverlab_core::rigid::{rigid_contacts, rotate, torque_free_drift, ContactForce, Other, RigidContact, RigidState};
+use solverlab_core::rigid::{
+    islands, rigid_contacts, rotate, torque_free_drift, ContactForce, Other, RigidContact, RigidState,
+};
 use solverlab_core::{Scene, Vec3};
 
+use super::joints::{JointFrame, JointRows, Pseudo};
 use super::{Feedback, PgsConfig};
 
 /// One prepared contact point.
@@ -89,6 +110,15 @@ struct Manifold {
     lt1: f64,
     lt2: f64,
     l_twist: f64,
+    /// The island of the manifold's movable body.
+    island: usize,
+}
+
+/// A group of rows iterated together: one island, or everything.
+#[derive(Clone, Copy, Debug, Default)]
+struct Group {
+    m: (usize, usize),
+    j: (usize, usize),
 }
 
 /// The rigid part of the PGS solver: per-step contacts and the impulses kept for warm starting.
@@ -97,6 +127,24 @@ pub(super) struct RigidSi {
     contacts: Vec<RigidContact>,
     points: Vec<Point>,
     manifolds: Vec<Manifold>,
+    /// Manifold indices of the awake islands, island by island (or all in one group).
+    order: Vec<usize>,
+    /// Joint indices of the awake islands, in the same grouping.
+    joint_order: Vec<usize>,
+    /// Per group the iterations stop on separately: `order[m.0..m.1]` and `joint_order[j.0..j.1]`.
+    groups: Vec<Group>,
+    /// The joints' frames in their bodies (from the scene's initial poses), their rows of this
+    /// step, and their impulses of the last step (by joint index).
+    frames: Vec<JointFrame>,
+    joints: Vec<JointRows>,
+    warm_joints: Vec<Option<(nalgebra::Vector6<f64>, u8)>>,
+    /// Per group: whether it met the tolerance (its rows are then left alone).
+    done: Vec<bool>,
+    /// Per group: its last violation (m).
+    group_violation: Vec<f64>,
+    /// Each body's island, and per island whether it is awake.
+    island: Vec<usize>,
+    awake: Vec<bool>,
     inv_m: Vec<f64>,
     inv_i: Vec<Matrix3<f64>>,
     vp: Vec<Vec3>,
@@ -117,6 +165,8 @@ type SweepStats = (f64, f64, usize, f64);
 
 impl RigidSi {
     pub(super) fn reset(&mut self) {
+        self.frames.clear();
+        self.warm_joints.clear();
         self.warm.clear();
         self.warm_friction.clear();
         self.forces.clear();
@@ -320,13 +370,109 @@ impl RigidSi {
             let end = (start..self.contacts.len())
                 .find(|&k| (self.contacts[k].a, self.contacts[k].b) != pair)
                 .unwrap_or(self.contacts.len());
-            let m = self.manifold(st, start, end, self.contacts[start].friction);
+            let mut m = self.manifold(st, start, end, self.contacts[start].friction);
+            let c = &self.contacts[start];
+            m.island = match c.b {
+                Other::Body(b) if scene.rigid[c.a].is_fixed() => b,
+                _ => c.a,
+            };
             self.manifolds.push(m);
             start = end;
         }
-        if cfg.warm_start > 0.0 {
-            self.warm_start(st, cfg);
+        self.build_islands(scene, st, cfg);
+        if self.frames.len() != scene.joints.len() {
+            self.frames = scene.joints.iter().map(|j| JointFrame::new(j, &scene.rigid)).collect();
+            self.warm_joints = vec![None; scene.joints.len()];
         }
+        self.joints.clear();
+        for (j, f) in scene.joints.iter().zip(&self.frames) {
+            self.joints.push(JointRows::new(j, f, st, &self.inv_m, &self.inv_i, cfg, h));
+        }
+        self.warm_start(st, cfg);
+        if cfg.warm_start > 0.0 {
+            for &k in &self.joint_order {
+                if let Some((l, side)) = self.warm_joints[k] {
+                    self.joints[k].warm(st, l * cfg.warm_start, side, &self.inv_m, &self.inv_i);
+                }
+            }
+        }
+    }
+
+    /// Islands, waking, and the order and groups of the sweeps (see the module docs).
+    fn build_islands(&mut self, scene: &Scene, st: &mut [RigidState], cfg: &PgsConfig) {
+        let (island, count) = islands(&scene.rigid, &self.contacts, &scene.joints);
+        // An island is awake if any of its bodies is: a body touched by an awake one wakes with
+        // its whole island.
+        self.awake.clear();
+        self.awake.resize(count, false);
+        for (k, s) in st.iter().enumerate() {
+            if island[k] != usize::MAX && !s.asleep {
+                self.awake[island[k]] = true;
+            }
+        }
+        for (k, s) in st.iter_mut().enumerate() {
+            if island[k] != usize::MAX && self.awake[island[k]] && s.asleep {
+                s.asleep = false;
+                s.rest_time = 0.0;
+            }
+        }
+        for m in self.manifolds.iter_mut() {
+            m.island = island[m.island];
+        }
+        let joint_island: Vec<usize> = scene
+            .joints
+            .iter()
+            .map(|j| match j.b {
+                Some(b) if scene.rigid[j.a].is_fixed() => island[b],
+                _ => island[j.a],
+            })
+            .collect();
+        let awake = |i: usize| i != usize::MAX && self.awake[i];
+        self.order.clear();
+        self.order.extend((0..self.manifolds.len()).filter(|&i| awake(self.manifolds[i].island)));
+        self.joint_order.clear();
+        self.joint_order.extend((0..scene.joints.len()).filter(|&j| awake(joint_island[j])));
+        self.groups.clear();
+        if cfg.islands {
+            self.order.sort_by_key(|&i| self.manifolds[i].island);
+            self.joint_order.sort_by_key(|&j| joint_island[j]);
+            let (mut m, mut j) = (0, 0);
+            while m < self.order.len() || j < self.joint_order.len() {
+                let im = self.order.get(m).map_or(usize::MAX, |&i| self.manifolds[i].island);
+                let ij = self.joint_order.get(j).map_or(usize::MAX, |&k| joint_island[k]);
+                let id = im.min(ij);
+                let m_end = (m..self.order.len())
+                    .find(|&k| self.manifolds[self.order[k]].island != id)
+                    .unwrap_or(self.order.len());
+                let j_end = (j..self.joint_order.len())
+                    .find(|&k| joint_island[self.joint_order[k]] != id)
+                    .unwrap_or(self.joint_order.len());
+                self.groups.push(Group { m: (m, m_end), j: (j, j_end) });
+                (m, j) = (m_end, j_end);
+            }
+        } else if !self.order.is_empty() || !self.joint_order.is_empty() {
+            self.groups.push(Group { m: (0, self.order.len()), j: (0, self.joint_order.len()) });
+        }
+        self.done.clear();
+        self.done.resize(self.groups.len(), false);
+        self.group_violation.clear();
+        self.group_violation.resize(self.groups.len(), 0.0);
+        self.island = island;
+    }
+
+    /// The number of groups the iterations run over.
+    pub(super) fn group_count(&self) -> usize {
+        self.groups.len()
+    }
+
+    /// Whether group `g` has met its tolerance.
+    pub(super) fn group_done(&self, g: usize) -> bool {
+        self.done[g]
+    }
+
+    /// Marks group `g` as having met its tolerance.
+    pub(super) fn set_group_done(&mut self, g: usize) {
+        self.done[g] = true;
     }
 
     /// Step 4. Normal impulses by the same feature of the same pair, or else the nearest point
@@ -335,44 +481,66 @@ impl RigidSi {
     /// edge); friction and twist impulses by pair, projected on the new tangents.
     fn warm_start(&mut self, st: &mut [RigidState], cfg: &PgsConfig) {
         let radius2 = (4.0 * cfg.slop).powi(2);
-        let ws = cfg.warm_start;
-        for k in 0..self.contacts.len() {
-            let c = &self.contacts[k];
-            let Some(previous) = self.warm.get(&(c.a, c.b)) else { continue };
-            let close = |e: &&WarmPoint| (e.1 - c.point.point).norm_squared() <= radius2;
-            let exact = previous.iter().filter(close).find(|e| e.0 == c.point.feature);
-            let near = || {
-                previous.iter().filter(close).min_by(|x, y| {
-                    (x.1 - c.point.point).norm_squared().total_cmp(&(y.1 - c.point.point).norm_squared())
-                })
-            };
-            if let Some(&(_, _, ln)) = exact.or_else(near) {
-                let mut p = self.points[k];
-                p.ln = ln * ws;
-                self.points[k] = p;
-                self.apply(st, &p, p.n * p.ln, false);
-            }
-        }
         for i in 0..self.manifolds.len() {
-            let mut m = self.manifolds[i];
+            let m = self.manifolds[i];
+            // A sleeping island keeps its impulses as they were (for the forces it reports) and
+            // applies nothing.
+            let awake = self.awake[m.island];
+            let ws = if awake { cfg.warm_start } else { 1.0 };
+            if ws == 0.0 {
+                continue;
+            }
+            for k in m.start..m.end {
+                let c = &self.contacts[k];
+                let Some(previous) = self.warm.get(&(c.a, c.b)) else { continue };
+                let close = |e: &&WarmPoint| (e.1 - c.point.point).norm_squared() <= radius2;
+                let exact = previous.iter().filter(close).find(|e| e.0 == c.point.feature);
+                let near = || {
+                    previous.iter().filter(close).min_by(|x, y| {
+                        (x.1 - c.point.point).norm_squared().total_cmp(&(y.1 - c.point.point).norm_squared())
+                    })
+                };
+                if let Some(&(_, _, ln)) = exact.or_else(near) {
+                    let mut p = self.points[k];
+                    p.ln = ln * ws;
+                    self.points[k] = p;
+                    if awake {
+                        self.apply(st, &p, p.n * p.ln, false);
+                    }
+                }
+            }
             let c = &self.contacts[m.start];
             if let Some(&(pt, twist)) = self.warm_friction.get(&(c.a, c.b)) {
+                let mut m = m;
                 m.lt1 = pt.dot(&m.t1) * ws;
                 m.lt2 = pt.dot(&m.t2) * ws;
                 m.l_twist = twist * ws;
                 self.manifolds[i] = m;
-                let p = &self.points[m.start];
-                let (a, b) = (p.a, p.b);
-                self.apply_at(st, a, b, &m.ra, &m.rb, m.t1 * m.lt1 + m.t2 * m.lt2, m.n * m.l_twist, false);
+                if awake {
+                    let p = &self.points[m.start];
+                    let (a, b) = (p.a, p.b);
+                    self.apply_at(st, a, b, &m.ra, &m.rb, m.t1 * m.lt1 + m.t2 * m.lt2, m.n * m.l_twist, false);
+                }
             }
         }
     }
 
     /// One sweep over the points: `biased` uses the position feedback, otherwise only the
     /// speculative part (from `s_end`) with plain masses (the relax pass).
-    pub(super) fn sweep(&mut self, st: &mut [RigidState], omega: f64, biased: bool, h: f64) -> SweepStats {
+    pub(super) fn sweep(&mut self, g: usize, st: &mut [RigidState], omega: f64, biased: bool, h: f64) -> SweepStats {
         let (mut max, mut sum2, mut count, mut dl2) = (0.0_f64, 0.0, 0usize, 0.0);
-        for i in 0..self.manifolds.len() {
+        let group = self.groups[g];
+        for o in group.j.0..group.j.1 {
+            let k = self.joint_order[o];
+            let (r, d) = self.joints[k].solve(st, &self.inv_m, &self.inv_i, omega, biased);
+            max = max.max(r);
+            sum2 += r * r;
+            count += 1;
+            dl2 += d;
+        }
+        let (first, last) = group.m;
+        for o in first..last {
+            let i = self.order[o];
             let mut m = self.manifolds[i];
             let mut total = 0.0;
             for k in m.start..m.end {
@@ -428,40 +596,75 @@ impl RigidSi {
     }
 
     /// One sweep of the split rows on the pseudo velocities.
-    pub(super) fn split_sweep(&mut self, st: &mut [RigidState], omega: f64) -> SweepStats {
+    pub(super) fn split_sweep(&mut self, g: usize, st: &mut [RigidState], omega: f64) -> SweepStats {
         let (mut max, mut sum2, mut count, mut dl2) = (0.0_f64, 0.0, 0usize, 0.0);
-        for k in 0..self.points.len() {
-            let mut p = self.points[k];
-            if p.split_bias == 0.0 {
-                continue;
+        let group = self.groups[g];
+        for o in group.j.0..group.j.1 {
+            let k = self.joint_order[o];
+            let mut pseudo = Pseudo(&mut self.vp, &mut self.wp);
+            dl2 += self.joints[k].solve_split(&mut pseudo, &self.inv_m, &self.inv_i, omega);
+        }
+        let (first, last) = group.m;
+        for o in first..last {
+            let (start, end) = (self.manifolds[self.order[o]].start, self.manifolds[self.order[o]].end);
+            for k in start..end {
+                let mut p = self.points[k];
+                if p.split_bias == 0.0 {
+                    continue;
+                }
+                let vn = p.n.dot(&self.vrel(st, &p, true));
+                let raw = -p.mn * (vn + p.split_bias);
+                let new = (p.lp + omega * raw).max(0.0);
+                let d = new - p.lp;
+                p.lp = new;
+                if p.mn > 0.0 {
+                    let r = (d / omega).abs() / p.mn;
+                    max = max.max(r);
+                    sum2 += r * r;
+                    count += 1;
+                }
+                dl2 += d * d;
+                self.apply(st, &p, p.n * d, true);
+                self.points[k] = p;
             }
-            let vn = p.n.dot(&self.vrel(st, &p, true));
-            let raw = -p.mn * (vn + p.split_bias);
-            let new = (p.lp + omega * raw).max(0.0);
-            let d = new - p.lp;
-            p.lp = new;
-            if p.mn > 0.0 {
-                let r = (d / omega).abs() / p.mn;
-                max = max.max(r);
-                sum2 += r * r;
-                count += 1;
-            }
-            dl2 += d * d;
-            self.apply(st, &p, p.n * d, true);
-            self.points[k] = p;
         }
         (max, sum2, count, dl2)
     }
 
-    /// The common violation if the step ended now: the linearised penetration (m).
-    pub(super) fn violation(&self, st: &[RigidState], h: f64) -> f64 {
-        self.points
+    /// The common violation of group `g` if the step ended now: the linearised penetration (m).
+    /// It is also kept as the group's last violation.
+    pub(super) fn violation(&mut self, g: usize, st: &[RigidState], h: f64) -> f64 {
+        let group = self.groups[g];
+        let (first, last) = group.m;
+        let mut vp = std::mem::take(&mut self.vp);
+        let mut wp = std::mem::take(&mut self.wp);
+        let pseudo = Pseudo(&mut vp, &mut wp);
+        let joints = self.joint_order[group.j.0..group.j.1]
             .iter()
-            .map(|p| -(p.s + h * p.n.dot(&(self.vrel(st, p, false) + self.vrel(st, p, true)))))
-            .fold(0.0, f64::max)
+            .map(|&k| self.joints[k].violation(st, &pseudo, h))
+            .fold(0.0, f64::max);
+        (self.vp, self.wp) = (vp, wp);
+        let v = joints.max(0.0);
+        let v = v.max(
+            self.order[first..last]
+                .iter()
+                .flat_map(|&i| self.manifolds[i].start..self.manifolds[i].end)
+                .map(|k| {
+                    let p = &self.points[k];
+                    -(p.s + h * p.n.dot(&(self.vrel(st, p, false) + self.vrel(st, p, true))))
+                })
+                .fold(0.0, f64::max),
+        );
+        self.group_violation[g] = v;
+        v
     }
 
-    /// Steps 6–7 and the bookkeeping for the next warm start.
+    /// The largest last violation over the groups (m).
+    pub(super) fn worst_violation(&self) -> f64 {
+        self.group_violation.iter().copied().fold(0.0, f64::max)
+    }
+
+    /// Steps 6–7, sleeping, and the bookkeeping for the next warm start.
     pub(super) fn finish(&mut self, scene: &Scene, st: &mut [RigidState], cfg: &PgsConfig, h: f64) {
         for k in 0..self.points.len() {
             let p = self.points[k];
@@ -469,26 +672,43 @@ impl RigidSi {
             self.points[k].s_end = p.s + h * vn;
         }
         for (k, (b, s)) in scene.rigid.iter().zip(st.iter_mut()).enumerate() {
-            if b.is_fixed() {
+            if b.is_fixed() || s.asleep {
                 continue;
             }
             s.x += (s.v + self.vp[k]) * h;
             (s.q, s.w) = torque_free_drift(b, &s.q, &s.w, h);
             if self.wp[k] != Vec3::zeros() {
-                s.q = rotate(&s.q, &self.wp[k], h);
+                // The pseudo rotation carries the angular velocity with the body (its body-frame
+                // ω, and so its kinetic energy, is unchanged): left in the world frame, it would
+                // meet a turned inertia tensor, and on a whipping chain that pumps energy in.
+                let turned = rotate(&s.q, &self.wp[k], h);
+                let dq = turned * s.q.inverse();
+                s.w = dq.transform_vector(&s.w);
+                s.q = turned;
             }
         }
         for _ in 0..cfg.relax_iterations {
-            self.sweep(st, cfg.omega, false, h);
-        }
-        for k in 0..self.points.len() {
-            let p = self.points[k];
-            if p.e > 0.0 && p.vn0 < -cfg.restitution_threshold && p.ln > 0.0 {
-                let vn = p.n.dot(&self.vrel(st, &p, false));
-                let new = (p.ln - p.mn * (vn + p.e * p.vn0)).max(0.0);
-                self.points[k].ln = new;
-                self.apply(st, &p, p.n * (new - p.ln), false);
+            for g in 0..self.groups.len() {
+                self.sweep(g, st, cfg.omega, false, h);
             }
+        }
+        for &k in &self.joint_order {
+            self.warm_joints[k] = Some(self.joints[k].impulses());
+        }
+        for o in 0..self.order.len() {
+            let (start, end) = (self.manifolds[self.order[o]].start, self.manifolds[self.order[o]].end);
+            for k in start..end {
+                let p = self.points[k];
+                if p.e > 0.0 && p.vn0 < -cfg.restitution_threshold && p.ln > 0.0 {
+                    let vn = p.n.dot(&self.vrel(st, &p, false));
+                    let new = (p.ln - p.mn * (vn + p.e * p.vn0)).max(0.0);
+                    self.points[k].ln = new;
+                    self.apply(st, &p, p.n * (new - p.ln), false);
+                }
+            }
+        }
+        if cfg.sleep_time > 0.0 {
+            self.sleep(scene, st, cfg, h);
         }
         self.warm.clear();
         self.warm_friction.clear();
@@ -508,6 +728,37 @@ impl RigidSi {
                     normal_force: p.ln / h,
                     tangent_force: friction.norm() * share / h,
                 });
+            }
+        }
+    }
+
+    /// An awake island whose every body moves slower than `sleep_speed` and turns slower than
+    /// `sleep_spin` adds `h` to its rest time; once that reaches `sleep_time` the island sleeps
+    /// (velocities zeroed). A body with no contacts is an island of its own.
+    fn sleep(&mut self, scene: &Scene, st: &mut [RigidState], cfg: &PgsConfig, h: f64) {
+        let count = self.awake.len();
+        let mut calm = vec![true; count];
+        for (k, s) in st.iter().enumerate() {
+            let i = self.island[k];
+            if i != usize::MAX && (s.v.norm() > cfg.sleep_speed || s.w.norm() > cfg.sleep_spin) {
+                calm[i] = false;
+            }
+        }
+        let mut rest = vec![f64::INFINITY; count];
+        for (k, s) in st.iter_mut().enumerate() {
+            let i = self.island[k];
+            if i == usize::MAX || scene.rigid[k].is_fixed() || s.asleep {
+                continue;
+            }
+            s.rest_time = if calm[i] { s.rest_time + h } else { 0.0 };
+            rest[i] = rest[i].min(s.rest_time);
+        }
+        for (k, s) in st.iter_mut().enumerate() {
+            let i = self.island[k];
+            if i != usize::MAX && rest[i] >= cfg.sleep_time && rest[i].is_finite() {
+                s.asleep = true;
+                s.v = Vec3::zeros();
+                s.w = Vec3::zeros();
             }
         }
     }

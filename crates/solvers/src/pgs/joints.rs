@@ -1,0 +1,414 @@
+//! Joint rows between rigid bodies for the sequential-impulse solver (used by [`super::rigid`]).
+//!
+//! A joint's equality rows are solved together as one block per visit (3 rows for a ball joint,
+//! 5 for a revolute, 6 for a fixed joint), plus scalar limit rows:
+//!
+//! * **point rows** (every joint): the anchors coincide, `C = p_b − p_a` (m), with
+//!   `Ċ·eᵢ = eᵢ·v_b + (r_b×eᵢ)·ω_b − eᵢ·v_a − (r_a×eᵢ)·ω_a`;
+//! * **angular rows**: the relative angular velocity `ω_b − ω_a` along the joint's directions
+//!   vanishes. Revolute: the two directions perpendicular to the axis carried by `a`, with
+//!   `C = axis_a × axis_b` on them (rad). Fixed: all three, with `C` the rotation vector of the
+//!   relative orientation against the start's;
+//! * **a limit row** (revolute with limits): the angle θ about the axis against the nearer
+//!   limit, `θ ≥ lower` or `θ ≤ upper`, a one-sided row on `±(ω_b − ω_a)·axis`, speculative
+//!   while inside (it may close the gap to the limit in one step, no more). It is part of the
+//!   block: the block is solved with it, and if that would make its accumulated impulse pull,
+//!   its impulse is set to zero and the other rows are solved without it (the two cases of a
+//!   block with one inequality).
+//!
+//! The block is `K = J M⁻¹ Jᵀ` over both bodies, inverted once per step, and each visit solves
+//! it exactly: `Δλ = −K⁻¹ (Ċ + bias)`, accumulated for warm starting (by joint index). Row by
+//! row Gauss-Seidel is not enough here: on a pendulum whose mass sits far from the anchor the
+//! point and angular rows of a revolute joint are coupled with a coefficient near 1 (on a
+//! 0.1 m sphere 1 m below its hinge, 0.996), and ten sweeps leave it swinging out of its plane.
+//!
+//! The bias follows the solver's feedback: Baumgarte `β·C/h` in the velocity rows, or in split
+//! rows on the pseudo velocities (`split_impulse`, not warm-started: re-applying last step's pseudo impulse pushed a resting bridge apart), or the soft form with
+//! `joint_hertz` and `joint_damping_ratio`. A joint with `compliance` `α > 0` is an implicit
+//! spring on its point rows: `K + α/h²` on their diagonal and the bias `C/h` (the velocity form
+//! of XPBD, as for the particle rows), kept in the relax pass.
+
+use nalgebra::{Matrix3, Matrix6, UnitQuaternion, Vector6};
+use solverlab_core::rigid::{Joint, JointKind, RigidBody, RigidState};
+use solverlab_core::Vec3;
+
+use super::{Feedback, PgsConfig};
+
+/// A joint's frames in the bodies, fixed at the start (the scene's initial poses).
+#[derive(Clone, Copy, Debug)]
+pub(super) struct JointFrame {
+    /// The anchor in `a`'s frame and in `b`'s frame (or the world).
+    anchor_a: Vec3,
+    anchor_b: Vec3,
+    /// The revolute axis and a perpendicular reference, in `a`'s and `b`'s frames.
+    axis_a: Vec3,
+    axis_b: Vec3,
+    ref_a: Vec3,
+    ref_b: Vec3,
+    /// `q_a⁻¹ q_b` at the start (fixed joints).
+    relative: UnitQuaternion<f64>,
+}
+
+fn perpendicular(n: &Vec3) -> Vec3 {
+    if n.x.abs() < 0.57 { n.cross(&Vec3::x()) } else { n.cross(&Vec3::y()) }.normalize()
+}
+
+impl JointFrame {
+    pub(super) fn new(j: &Joint, bodies: &[RigidBody]) -> Self {
+        let a = &bodies[j.a];
+        let (xb, qb) = j.b.map_or((Vec3::zeros(), UnitQuaternion::identity()), |k| (bodies[k].x, bodies[k].q));
+        let axis = match j.kind {
+            JointKind::Revolute { axis, .. } => axis.normalize(),
+            _ => Vec3::y(),
+        };
+        let reference = perpendicular(&axis);
+        Self {
+            anchor_a: a.q.inverse_transform_vector(&(j.anchor - a.x)),
+            anchor_b: qb.inverse_transform_vector(&(j.anchor - xb)),
+            axis_a: a.q.inverse_transform_vector(&axis),
+            axis_b: qb.inverse_transform_vector(&axis),
+            ref_a: a.q.inverse_transform_vector(&reference),
+            ref_b: qb.inverse_transform_vector(&reference),
+            relative: a.q.inverse() * qb,
+        }
+    }
+}
+
+/// One row: its coefficients on `(v_a, ω_a, v_b, ω_b)`.
+#[derive(Clone, Copy, Debug, Default)]
+struct Row {
+    la: Vec3,
+    aa: Vec3,
+    lb: Vec3,
+    ab: Vec3,
+}
+
+/// The rows of one joint in one step.
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct JointRows {
+    a: usize,
+    b: Option<usize>,
+    /// Equality rows used (3, 5 or 6); the limit row, when there is one, is row `dim`.
+    dim: usize,
+    /// Which limit row is in use: 0 none, 1 lower, 2 upper.
+    limit: u8,
+    rows: [Row; 6],
+    /// `K⁻¹` on the equality rows, and on the equality rows with the limit row (both
+    /// identity-padded elsewhere, with zero right-hand sides).
+    k_inv: Matrix6<f64>,
+    k_inv_limit: Matrix6<f64>,
+    /// Position error `C`, velocity bias, split bias, compliance terms `α/h²` per row.
+    c: Vector6<f64>,
+    bias: Vector6<f64>,
+    split_bias: Vector6<f64>,
+    gamma: Vector6<f64>,
+    /// Soft scales (1, 0 when rigid or compliant).
+    mass_scale: f64,
+    impulse_scale: f64,
+    lambda: Vector6<f64>,
+    split_lambda: Vector6<f64>,
+}
+
+/// The velocities the rows act on: the bodies' real velocities or the split pseudo velocities.
+pub(super) trait Velocities {
+    /// Linear and angular velocity of body `k`.
+    fn get(&self, k: usize) -> (Vec3, Vec3);
+    /// Adds to body `k`'s linear and angular velocity.
+    fn add(&mut self, k: usize, dv: Vec3, dw: Vec3);
+}
+
+impl Velocities for [RigidState] {
+    fn get(&self, k: usize) -> (Vec3, Vec3) {
+        (self[k].v, self[k].w)
+    }
+    fn add(&mut self, k: usize, dv: Vec3, dw: Vec3) {
+        self[k].v += dv;
+        self[k].w += dw;
+    }
+}
+
+/// Pseudo velocities: `(v_p, ω_p)` of every body.
+pub(super) struct Pseudo<'a>(pub(super) &'a mut [Vec3], pub(super) &'a mut [Vec3]);
+
+impl Velocities for Pseudo<'_> {
+    fn get(&self, k: usize) -> (Vec3, Vec3) {
+        (self.0[k], self.1[k])
+    }
+    fn add(&mut self, k: usize, dv: Vec3, dw: Vec3) {
+        self.0[k] += dv;
+        self.1[k] += dw;
+    }
+}
+
+impl JointRows {
+    /// Prepares the rows of joint `j` at the start-of-step poses `st` (`inv_m`, `inv_i`: the
+    /// bodies' inverse mass and world inverse inertia).
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn new(
+        j: &Joint,
+        f: &JointFrame,
+        st: &[RigidState],
+        inv_m: &[f64],
+        inv_i: &[Matrix3<f64>],
+        cfg: &PgsConfig,
+        h: f64,
+    ) -> Self {
+        let (xa, qa) = (st[j.a].x, st[j.a].q);
+        let (xb, qb) = j.b.map_or((Vec3::zeros(), UnitQuaternion::identity()), |k| (st[k].x, st[k].q));
+        let (ima, ia) = (inv_m[j.a], inv_i[j.a]);
+        let (imb, ib) = j.b.map_or((0.0, Matrix3::zeros()), |k| (inv_m[k], inv_i[k]));
+        let ra = qa.transform_vector(&f.anchor_a);
+        let rb = qb.transform_vector(&f.anchor_b);
+        let mut out = JointRows { a: j.a, b: j.b, mass_scale: 1.0, ..Default::default() };
+        // Point rows.
+        let gap = (xb + rb) - (xa + ra);
+        for (i, e) in [Vec3::x(), Vec3::y(), Vec3::z()].into_iter().enumerate() {
+            out.rows[i] = Row { la: -e, aa: -ra.cross(&e), lb: e, ab: rb.cross(&e) };
+            out.c[i] = gap[i];
+            out.gamma[i] = j.compliance / (h * h);
+        }
+        let mut dim = 3;
+        let angular = |d: Vec3| Row { la: Vec3::zeros(), aa: -d, lb: Vec3::zeros(), ab: d };
+        match j.kind {
+            JointKind::Ball => {}
+            JointKind::Revolute { lower, upper, .. } => {
+                let axis_a = qa.transform_vector(&f.axis_a);
+                let axis_b = qb.transform_vector(&f.axis_b);
+                let p1 = perpendicular(&axis_a);
+                let p2 = axis_a.cross(&p1);
+                let err = axis_a.cross(&axis_b);
+                for d in [p1, p2] {
+                    out.rows[dim] = angular(d);
+                    out.c[dim] = d.dot(&err);
+                    dim += 1;
+                }
+                // The angle about the axis, from a's reference to b's.
+                let (ref_a, ref_b) = (qa.transform_vector(&f.ref_a), qb.transform_vector(&f.ref_b));
+                let theta = ref_a.cross(&ref_b).dot(&axis_a).atan2(ref_a.dot(&ref_b));
+                let (to_lower, to_upper) = (theta - lower, upper - theta);
+                if to_lower.is_finite() || to_upper.is_finite() {
+                    let (side, dir, c) =
+                        if to_lower <= to_upper { (1, axis_a, to_lower) } else { (2, -axis_a, to_upper) };
+                    out.limit = side;
+                    out.rows[dim] = angular(dir);
+                    out.c[dim] = c;
+                }
+            }
+            JointKind::Fixed => {
+                let err = (qb * (qa * f.relative).inverse()).scaled_axis();
+                for (i, e) in [Vec3::x(), Vec3::y(), Vec3::z()].into_iter().enumerate() {
+                    out.rows[dim] = angular(e);
+                    out.c[dim] = err[i];
+                    dim += 1;
+                }
+            }
+        }
+        out.dim = dim;
+        let all = dim + (out.limit > 0) as usize;
+        // K = J M⁻¹ Jᵀ (+ compliance on the diagonal), identity-padded to 6 × 6.
+        let mut k = Matrix6::identity();
+        for r in 0..all {
+            for s in 0..all {
+                let (x, y) = (&out.rows[r], &out.rows[s]);
+                k[(r, s)] =
+                    ima * x.la.dot(&y.la) + x.aa.dot(&(ia * y.aa)) + imb * x.lb.dot(&y.lb) + x.ab.dot(&(ib * y.ab));
+            }
+            k[(r, r)] += out.gamma[r];
+        }
+        out.k_inv_limit = k.try_inverse().unwrap_or_else(Matrix6::zeros);
+        if out.limit > 0 {
+            for r in 0..6 {
+                k[(r, dim)] = if r == dim { 1.0 } else { 0.0 };
+                k[(dim, r)] = if r == dim { 1.0 } else { 0.0 };
+            }
+        }
+        out.k_inv = k.try_inverse().unwrap_or_else(Matrix6::zeros);
+        // Feedback.
+        let soft = |hertz: f64, zeta: f64| {
+            let omega = 2.0 * std::f64::consts::PI * hertz;
+            let a1 = 2.0 * zeta + h * omega;
+            let a2 = h * omega * a1;
+            let a3 = 1.0 / (1.0 + a2);
+            (omega / a1, a2 * a3, a3)
+        };
+        let compliant = j.compliance > 0.0;
+        for r in 0..dim {
+            if out.gamma[r] > 0.0 {
+                out.bias[r] = out.c[r] / h;
+                continue;
+            }
+            match cfg.feedback {
+                Feedback::Soft if !compliant => {
+                    out.bias[r] = soft(cfg.joint_hertz, cfg.joint_damping_ratio).0 * out.c[r]
+                }
+                Feedback::Baumgarte if cfg.split_impulse => out.split_bias[r] = cfg.baumgarte * out.c[r] / h,
+                _ => out.bias[r] = cfg.baumgarte * out.c[r] / h,
+            }
+        }
+        if cfg.feedback == Feedback::Soft && !compliant {
+            let (_, ms, is) = soft(cfg.joint_hertz, cfg.joint_damping_ratio);
+            (out.mass_scale, out.impulse_scale) = (ms, is);
+        }
+        if out.limit > 0 {
+            // The limit row: speculative while inside; at or past the limit, the block's
+            // feedback in the velocity rows (a split row would need the block's cases twice).
+            let c = out.c[dim];
+            out.split_bias[dim] = 0.0;
+            out.bias[dim] = if c > 0.0 {
+                c / h
+            } else if cfg.feedback == Feedback::Soft {
+                soft(cfg.joint_hertz, cfg.joint_damping_ratio).0 * c
+            } else {
+                cfg.baumgarte * c / h
+            };
+        }
+        out
+    }
+
+    /// Rows in the block: the equality rows and the limit row.
+    fn all(&self) -> usize {
+        self.dim + (self.limit > 0) as usize
+    }
+
+    fn cdot<V: Velocities + ?Sized>(&self, vel: &V) -> Vector6<f64> {
+        let (va, wa) = vel.get(self.a);
+        let (vb, wb) = self.b.map_or((Vec3::zeros(), Vec3::zeros()), |b| vel.get(b));
+        let mut out = Vector6::zeros();
+        for r in 0..self.all() {
+            let x = &self.rows[r];
+            out[r] = x.la.dot(&va) + x.aa.dot(&wa) + x.lb.dot(&vb) + x.ab.dot(&wb);
+        }
+        out
+    }
+
+    fn apply<V: Velocities + ?Sized>(&self, vel: &mut V, d: &Vector6<f64>, inv_m: &[f64], inv_i: &[Matrix3<f64>]) {
+        let (mut la, mut aa, mut lb, mut ab) = (Vec3::zeros(), Vec3::zeros(), Vec3::zeros(), Vec3::zeros());
+        for r in 0..self.all() {
+            let x = &self.rows[r];
+            la += x.la * d[r];
+            aa += x.aa * d[r];
+            lb += x.lb * d[r];
+            ab += x.ab * d[r];
+        }
+        vel.add(self.a, la * inv_m[self.a], inv_i[self.a] * aa);
+        if let Some(b) = self.b {
+            vel.add(b, lb * inv_m[b], inv_i[b] * ab);
+        }
+    }
+
+    /// Applies the given accumulated impulses (the warm start); `limit` names the side the
+    /// limit impulse (row `dim`) belonged to, and it is dropped if the side changed.
+    pub(super) fn warm<V: Velocities + ?Sized>(
+        &mut self,
+        vel: &mut V,
+        mut lambda: Vector6<f64>,
+        limit: u8,
+        inv_m: &[f64],
+        inv_i: &[Matrix3<f64>],
+    ) {
+        if limit != self.limit && self.dim < 6 {
+            lambda[self.dim] = 0.0;
+        }
+        for r in self.all()..6 {
+            lambda[r] = 0.0;
+        }
+        self.lambda = lambda;
+        self.apply(vel, &lambda, inv_m, inv_i);
+    }
+
+    /// The impulses to keep for the next step's warm start, with the limit side.
+    pub(super) fn impulses(&self) -> (Vector6<f64>, u8) {
+        (self.lambda, self.limit)
+    }
+
+    /// One visit of the velocity rows; returns the largest velocity residual and `Σ Δλ²`.
+    /// `biased = false` (the relax pass) drops the bias of the rigid rows (the limit row keeps
+    /// its speculative part); compliant rows keep their spring (physics, not stabilisation).
+    pub(super) fn solve<V: Velocities + ?Sized>(
+        &mut self,
+        vel: &mut V,
+        inv_m: &[f64],
+        inv_i: &[Matrix3<f64>],
+        omega: f64,
+        biased: bool,
+    ) -> (f64, f64) {
+        let cdot = self.cdot(vel);
+        let spring = self.gamma.component_mul(&self.lambda);
+        let mut residual = cdot + spring;
+        for r in 0..self.all() {
+            let speculative = r == self.dim && self.c[r] > 0.0;
+            if biased || self.gamma[r] > 0.0 || speculative {
+                residual[r] += self.bias[r];
+            }
+        }
+        let (ms, is) = if biased { (self.mass_scale, self.impulse_scale) } else { (1.0, 0.0) };
+        let change = |k_inv: &Matrix6<f64>, r: &Vector6<f64>, lambda: &Vector6<f64>| {
+            -(k_inv * r) * (ms * omega) - lambda * (is * omega)
+        };
+        let mut d = if self.limit > 0 {
+            change(&self.k_inv_limit, &residual, &self.lambda)
+        } else {
+            change(&self.k_inv, &residual, &self.lambda)
+        };
+        if self.limit > 0 && self.lambda[self.dim] + d[self.dim] < 0.0 {
+            // The limit would pull: release its impulse and solve the other rows without it,
+            // with the release's effect on them moved to the right-hand side.
+            let release = -self.lambda[self.dim];
+            let mut r = residual;
+            for i in 0..self.dim {
+                let (x, y) = (&self.rows[i], &self.rows[self.dim]);
+                let (ima, ia) = (inv_m[self.a], inv_i[self.a]);
+                let (imb, ib) = self.b.map_or((0.0, Matrix3::zeros()), |b| (inv_m[b], inv_i[b]));
+                let k_il =
+                    ima * x.la.dot(&y.la) + x.aa.dot(&(ia * y.aa)) + imb * x.lb.dot(&y.lb) + x.ab.dot(&(ib * y.ab));
+                r[i] += k_il * release;
+            }
+            r[self.dim] = 0.0;
+            let mut lambda = self.lambda;
+            lambda[self.dim] = 0.0;
+            d = change(&self.k_inv, &r, &lambda);
+            d[self.dim] = release;
+        }
+        self.lambda += d;
+        self.apply(vel, &d, inv_m, inv_i);
+        (residual.rows(0, self.all()).amax(), d.norm_squared())
+    }
+
+    /// One visit of the split rows on the pseudo velocities (Baumgarte with split impulses).
+    pub(super) fn solve_split<V: Velocities + ?Sized>(
+        &mut self,
+        vel: &mut V,
+        inv_m: &[f64],
+        inv_i: &[Matrix3<f64>],
+        omega: f64,
+    ) -> f64 {
+        if self.split_bias == Vector6::zeros() {
+            return 0.0;
+        }
+        let mut r = self.cdot(vel) + self.split_bias;
+        if self.limit > 0 {
+            // The limit row has no split part (see `new`).
+            r[self.dim] = 0.0;
+        }
+        let mut d = -(self.k_inv * r) * omega;
+        if self.limit > 0 {
+            d[self.dim] = 0.0;
+        }
+        self.split_lambda += d;
+        self.apply(vel, &d, inv_m, inv_i);
+        d.norm_squared()
+    }
+
+    /// The joint's position error (m for the anchors, rad for the angular rows and limits) at
+    /// the start of the step, linearised to its end by `h`·(velocity + pseudo velocity); the
+    /// common violation of [`solverlab_core::metrics`] for these rows.
+    pub(super) fn violation<V: Velocities + ?Sized, P: Velocities + ?Sized>(&self, vel: &V, pseudo: &P, h: f64) -> f64 {
+        // Compliant rows count `C + α̃λ` (λ as a position-level multiplier, impulse × h).
+        let end = self.c + (self.cdot(vel) + self.cdot(pseudo)) * h + self.gamma.component_mul(&self.lambda) * h;
+        let mut worst = end.rows(0, self.dim).amax();
+        if self.limit > 0 {
+            worst = worst.max(-end[self.dim]);
+        }
+        worst
+    }
+}
