@@ -22,8 +22,9 @@
 //! point and angular rows of a revolute joint are coupled with a coefficient near 1 (on a
 //! 0.1 m sphere 1 m below its hinge, 0.996), and ten sweeps leave it swinging out of its plane.
 //!
-//! The bias follows the solver's feedback: Baumgarte `β·C/h` in the velocity rows, or in split
-//! rows on the pseudo velocities (`split_impulse`, not warm-started: re-applying last step's pseudo impulse pushed a resting bridge apart), or the soft form with
+//! The bias follows the solver's feedback: Baumgarte `β·C/h` in the velocity rows (split
+//! impulses apply to contacts only, as in Bullet: split rows on these joints tore a whipping
+//! 20-link chain apart and made a 20-plank bridge gain energy at 20 sweeps), or the soft form with
 //! `joint_hertz` and `joint_damping_ratio`. A joint with `compliance` `α > 0` is an implicit
 //! spring on its point rows: `K + α/h²` on their diagonal and the bias `C/h` (the velocity form
 //! of XPBD, as for the particle rows), kept in the relax pass.
@@ -97,16 +98,14 @@ pub(super) struct JointRows {
     /// identity-padded elsewhere, with zero right-hand sides).
     k_inv: Matrix6<f64>,
     k_inv_limit: Matrix6<f64>,
-    /// Position error `C`, velocity bias, split bias, compliance terms `α/h²` per row.
+    /// Position error `C`, velocity bias, compliance terms `α/h²` per row.
     c: Vector6<f64>,
     bias: Vector6<f64>,
-    split_bias: Vector6<f64>,
     gamma: Vector6<f64>,
     /// Soft scales (1, 0 when rigid or compliant).
     mass_scale: f64,
     impulse_scale: f64,
     lambda: Vector6<f64>,
-    split_lambda: Vector6<f64>,
 }
 
 /// The velocities the rows act on: the bodies' real velocities or the split pseudo velocities.
@@ -239,25 +238,23 @@ impl JointRows {
             }
             match cfg.feedback {
                 Feedback::Soft if !compliant => {
-                    out.bias[r] = soft(cfg.joint_hertz, cfg.joint_damping_ratio).0 * out.c[r]
+                    out.bias[r] = soft(cfg.soft_hertz(h).1, cfg.joint_damping_ratio).0 * out.c[r]
                 }
-                Feedback::Baumgarte if cfg.split_impulse => out.split_bias[r] = cfg.baumgarte * out.c[r] / h,
                 _ => out.bias[r] = cfg.baumgarte * out.c[r] / h,
             }
         }
         if cfg.feedback == Feedback::Soft && !compliant {
-            let (_, ms, is) = soft(cfg.joint_hertz, cfg.joint_damping_ratio);
+            let (_, ms, is) = soft(cfg.soft_hertz(h).1, cfg.joint_damping_ratio);
             (out.mass_scale, out.impulse_scale) = (ms, is);
         }
         if out.limit > 0 {
             // The limit row: speculative while inside; at or past the limit, the block's
-            // feedback in the velocity rows (a split row would need the block's cases twice).
+            // feedback.
             let c = out.c[dim];
-            out.split_bias[dim] = 0.0;
             out.bias[dim] = if c > 0.0 {
                 c / h
             } else if cfg.feedback == Feedback::Soft {
-                soft(cfg.joint_hertz, cfg.joint_damping_ratio).0 * c
+                soft(cfg.soft_hertz(h).1, cfg.joint_damping_ratio).0 * c
             } else {
                 cfg.baumgarte * c / h
             };
@@ -372,31 +369,6 @@ impl JointRows {
         self.lambda += d;
         self.apply(vel, &d, inv_m, inv_i);
         (residual.rows(0, self.all()).amax(), d.norm_squared())
-    }
-
-    /// One visit of the split rows on the pseudo velocities (Baumgarte with split impulses).
-    pub(super) fn solve_split<V: Velocities + ?Sized>(
-        &mut self,
-        vel: &mut V,
-        inv_m: &[f64],
-        inv_i: &[Matrix3<f64>],
-        omega: f64,
-    ) -> f64 {
-        if self.split_bias == Vector6::zeros() {
-            return 0.0;
-        }
-        let mut r = self.cdot(vel) + self.split_bias;
-        if self.limit > 0 {
-            // The limit row has no split part (see `new`).
-            r[self.dim] = 0.0;
-        }
-        let mut d = -(self.k_inv * r) * omega;
-        if self.limit > 0 {
-            d[self.dim] = 0.0;
-        }
-        self.split_lambda += d;
-        self.apply(vel, &d, inv_m, inv_i);
-        d.norm_squared()
     }
 
     /// The joint's position error (m for the anchors, rad for the angular rows and limits) at

@@ -145,11 +145,13 @@ pub struct PgsConfig {
     pub split_impulse: bool,
     /// Penetration allowed without correction (m) (default: 0.005).
     pub slop: f64,
-    /// Soft contacts: stiffness frequency (Hz) (default: 30).
+    /// Soft contacts: stiffness frequency (Hz) (default: 30); capped at a quarter of the
+    /// (sub)step rate, as Box2D v3 does (a stiffer spring than the step can follow is unstable).
     pub contact_hertz: f64,
     /// Soft contacts: damping ratio (default: 10).
     pub contact_damping_ratio: f64,
-    /// Soft joints (equality rows): stiffness frequency (Hz) (default: 60).
+    /// Soft joints (equality rows): stiffness frequency (Hz) (default: 60); capped at half the
+    /// (sub)step rate (Box2D v3: twice the capped contact frequency).
     pub joint_hertz: f64,
     /// Soft joints: damping ratio (default: 2).
     pub joint_damping_ratio: f64,
@@ -204,6 +206,13 @@ impl Default for PgsConfig {
 }
 
 impl PgsConfig {
+    /// The soft frequencies in force for a step of `h` seconds (Hz): contacts at most a quarter
+    /// of the step rate, joints at most half (Box2D v3's rule; at 60 Hz and one substep the
+    /// default 30 and 60 Hz become 15 and 30 Hz).
+    pub fn soft_hertz(&self, h: f64) -> (f64, f64) {
+        (self.contact_hertz.min(0.25 / h), self.joint_hertz.min(0.5 / h))
+    }
+
     /// Checks every parameter's range.
     pub fn validate(&self) -> Result<(), ConfigError> {
         let err = |f: &str, p: String| Err(ConfigError::new(f, p));

@@ -320,7 +320,7 @@ impl RigidSi {
             let a3 = 1.0 / (1.0 + a2);
             (omega / a1, a2 * a3, a3)
         };
-        let (bias_rate, soft_mass, soft_impulse) = soft(cfg.contact_hertz, cfg.contact_damping_ratio);
+        let (bias_rate, soft_mass, soft_impulse) = soft(cfg.soft_hertz(h).0, cfg.contact_damping_ratio);
         self.points.clear();
         for c in &contacts {
             let b = match c.b {
@@ -599,11 +599,6 @@ impl RigidSi {
     pub(super) fn split_sweep(&mut self, g: usize, st: &mut [RigidState], omega: f64) -> SweepStats {
         let (mut max, mut sum2, mut count, mut dl2) = (0.0_f64, 0.0, 0usize, 0.0);
         let group = self.groups[g];
-        for o in group.j.0..group.j.1 {
-            let k = self.joint_order[o];
-            let mut pseudo = Pseudo(&mut self.vp, &mut self.wp);
-            dl2 += self.joints[k].solve_split(&mut pseudo, &self.inv_m, &self.inv_i, omega);
-        }
         let (first, last) = group.m;
         for o in first..last {
             let (start, end) = (self.manifolds[self.order[o]].start, self.manifolds[self.order[o]].end);
@@ -678,13 +673,7 @@ impl RigidSi {
             s.x += (s.v + self.vp[k]) * h;
             (s.q, s.w) = torque_free_drift(b, &s.q, &s.w, h);
             if self.wp[k] != Vec3::zeros() {
-                // The pseudo rotation carries the angular velocity with the body (its body-frame
-                // ω, and so its kinetic energy, is unchanged): left in the world frame, it would
-                // meet a turned inertia tensor, and on a whipping chain that pumps energy in.
-                let turned = rotate(&s.q, &self.wp[k], h);
-                let dq = turned * s.q.inverse();
-                s.w = dq.transform_vector(&s.w);
-                s.q = turned;
+                s.q = rotate(&s.q, &self.wp[k], h);
             }
         }
         for _ in 0..cfg.relax_iterations {

@@ -111,8 +111,9 @@ impl Rows {
     pub fn prepare(&mut self, rows: &[Row], w: &[f64], cfg: &PgsConfig, h: f64) {
         self.vrows.clear();
         self.items.clear();
-        let (joint_rate, joint_ms, joint_is) = soft(cfg.joint_hertz.max(1e-12), cfg.joint_damping_ratio, h);
-        let (contact_rate, contact_ms, contact_is) = soft(cfg.contact_hertz.max(1e-12), cfg.contact_damping_ratio, h);
+        let (contact_hz, joint_hz) = cfg.soft_hertz(h);
+        let (joint_rate, joint_ms, joint_is) = soft(joint_hz.max(1e-12), cfg.joint_damping_ratio, h);
+        let (contact_rate, contact_ms, contact_is) = soft(contact_hz.max(1e-12), cfg.contact_damping_ratio, h);
         let split = cfg.split_impulse && cfg.feedback == Feedback::Baumgarte;
         for row in rows {
             let k = row.w_grad2(w);
