@@ -491,6 +491,14 @@ impl Scene {
                         return err(f("radius"), format!("{radius} must be a positive length (m)"));
                     }
                 }
+                crate::rigid::Shape::Capsule { radius, half_height } => {
+                    if !(radius > 0.0 && radius.is_finite()) {
+                        return err(f("radius"), format!("{radius} must be a positive length (m)"));
+                    }
+                    if !(half_height > 0.0 && half_height.is_finite()) {
+                        return err(f("half_height"), format!("{half_height} must be a positive length (m)"));
+                    }
+                }
             }
             let finite_mass = b.inv_mass >= 0.0 && b.inv_mass.is_finite();
             if !(finite_mass && b.inv_inertia.iter().all(|i| *i >= 0.0 && i.is_finite())) {

@@ -49,9 +49,10 @@
 //!
 //! ```toml
 //! [[rigid]]
-//! shape = "box"                 # box | sphere
+//! shape = "box"                 # box | sphere | capsule (along its local y axis)
 //! half_extents = [0.25, 0.25, 0.25]  # m (box)
-//! radius = 0.2                  # m (sphere)
+//! radius = 0.2                  # m (sphere, capsule)
+//! half_height = 0.3             # m (capsule: half its core segment)
 //! mass = 1.0                    # kg; or density = 1000.0 (kg/m³); default mass 1
 //! x = [0.0, 0.25, 0.0]          # centre of mass (m)
 //! q = [1.0, 0.0, 0.0, 0.0]      # orientation [w, x, y, z], normalised on load; default identity
@@ -272,6 +273,8 @@ pub enum ShapeType {
     Box,
     /// A solid sphere (`radius`).
     Sphere,
+    /// A capsule along its local y axis (`radius`, `half_height`).
+    Capsule,
 }
 
 fn default_friction() -> f64 {
@@ -296,9 +299,12 @@ pub struct RigidFile {
     /// Half extents of a box (m).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub half_extents: Option<[f64; 3]>,
-    /// Radius of a sphere (m).
+    /// Radius of a sphere or a capsule (m).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub radius: Option<f64>,
+    /// Half the length of a capsule's core segment (m).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub half_height: Option<f64>,
     /// Mass (kg); default 1 unless `density` is given.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mass: Option<f64>,
@@ -341,20 +347,43 @@ impl RigidFile {
                 Shape::Box { half: v3(h) }
             }
             ShapeType::Sphere => {
-                if self.half_extents.is_some() {
-                    return Err(err(f("half_extents"), "a sphere takes radius, not half_extents".into()));
+                if self.half_extents.is_some() || self.half_height.is_some() {
+                    return Err(err(f("half_extents"), "a sphere takes radius only".into()));
                 }
                 Shape::Sphere {
                     radius: self.radius.ok_or_else(|| err(f("radius"), "missing: a sphere needs radius (m)".into()))?,
                 }
             }
+            ShapeType::Capsule => {
+                if self.half_extents.is_some() {
+                    return Err(err(f("half_extents"), "a capsule takes radius and half_height".into()));
+                }
+                Shape::Capsule {
+                    radius: self
+                        .radius
+                        .ok_or_else(|| err(f("radius"), "missing: a capsule needs radius (m)".into()))?,
+                    half_height: self
+                        .half_height
+                        .ok_or_else(|| err(f("half_height"), "missing: a capsule needs half_height (m)".into()))?,
+                }
+            }
         };
-        let valid_shape = match shape {
-            Shape::Box { half } => half.iter().all(|h| *h > 0.0 && h.is_finite()),
-            Shape::Sphere { radius } => radius > 0.0 && radius.is_finite(),
+        if self.shape == ShapeType::Box && self.half_height.is_some() {
+            return Err(err(f("half_height"), "a box takes half_extents only".into()));
+        }
+        let positive = |x: f64| x > 0.0 && x.is_finite();
+        let invalid = match shape {
+            Shape::Box { half } => (!half.iter().all(|h| positive(*h))).then_some("half_extents"),
+            Shape::Sphere { radius } => (!positive(radius)).then_some("radius"),
+            Shape::Capsule { radius, half_height } => {
+                if !positive(radius) {
+                    Some("radius")
+                } else {
+                    (!positive(half_height)).then_some("half_height")
+                }
+            }
         };
-        if !valid_shape {
-            let field = if self.shape == ShapeType::Box { "half_extents" } else { "radius" };
+        if let Some(field) = invalid {
             return Err(err(f(field), "must be a positive length (m)".into()));
         }
         let mass = match (self.mass, self.density) {
@@ -397,14 +426,19 @@ impl RigidFile {
             shape: match b.shape {
                 Shape::Box { .. } => ShapeType::Box,
                 Shape::Sphere { .. } => ShapeType::Sphere,
+                Shape::Capsule { .. } => ShapeType::Capsule,
             },
             half_extents: match b.shape {
                 Shape::Box { half } => Some(a3(&half)),
-                Shape::Sphere { .. } => None,
+                _ => None,
             },
             radius: match b.shape {
-                Shape::Sphere { radius } => Some(radius),
+                Shape::Sphere { radius } | Shape::Capsule { radius, .. } => Some(radius),
                 Shape::Box { .. } => None,
+            },
+            half_height: match b.shape {
+                Shape::Capsule { half_height, .. } => Some(half_height),
+                _ => None,
             },
             mass: (!b.is_fixed()).then(|| b.mass()),
             density: None,
@@ -885,6 +919,11 @@ shape = "box"
 half_extents = [5.0, 0.5, 5.0]
 x = [0.0, -0.5, 0.0]
 fixed = true
+[[rigid]]
+shape = "capsule"
+radius = 0.1
+half_height = 0.3
+x = [4.0, 1.0, 0.0]
 [[joint]]
 type = "revolute"
 a = 0
@@ -904,7 +943,8 @@ compliance = 1e-6
     #[test]
     fn rigid_bodies_round_trip_with_their_mass_properties() {
         let s = parse(&format!("{PENDULUM}{RIGID}"), "r.toml").unwrap();
-        assert_eq!(s.rigid.len(), 3);
+        assert_eq!(s.rigid.len(), 4);
+        assert_eq!(s.rigid[3].shape, Shape::Capsule { radius: 0.1, half_height: 0.3 });
         assert!((s.rigid[0].q.norm() - 1.0).abs() < 1e-15 && (s.rigid[0].q.i - 0.2 / 1.04f64.sqrt()).abs() < 1e-12);
         assert!((s.rigid[0].mass() - 2.0).abs() < 1e-12 && (s.rigid[0].friction - 0.3).abs() < 1e-15);
         assert!((s.rigid[1].mass() - 523.598_775_598_298_8).abs() < 1e-9, "{}", s.rigid[1].mass());
@@ -981,13 +1021,18 @@ compliance = 1e-6
                 format!("{PENDULUM}{RIGID}").replace("friction = 0.3", "friction = -0.3"),
                 "bad.toml: rigid[0].friction: -0.3 must be ≥ 0",
             ),
-            (
-                format!("{PENDULUM}{RIGID}").replace("shape = \"box\"", "shape = \"capsule\""),
-                "unknown variant `capsule`",
-            ),
+            (format!("{PENDULUM}{RIGID}").replace("shape = \"box\"", "shape = \"cone\""), "unknown variant `cone`"),
             (
                 format!("{PENDULUM}{RIGID}").replace("b = 1\nanchor", "b = 5\nanchor"),
-                "bad.toml: joint[0].b: rigid index 5 out of range (the scene has 3 rigid bodies)",
+                "bad.toml: joint[0].b: rigid index 5 out of range (the scene has 4 rigid bodies)",
+            ),
+            (
+                format!("{PENDULUM}{RIGID}").replace("half_height = 0.3\n", ""),
+                "bad.toml: rigid[3].half_height: missing",
+            ),
+            (
+                format!("{PENDULUM}{RIGID}").replace("half_height = 0.3", "half_height = -0.3"),
+                "bad.toml: rigid[3].half_height: must be a positive length",
             ),
             (format!("{PENDULUM}{RIGID}").replace("axis = [0.0, 0.0, 1.0]\n", ""), "bad.toml: joint[0].axis: missing"),
             (

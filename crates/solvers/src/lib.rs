@@ -176,6 +176,11 @@ pub fn presets() -> Vec<Preset> {
             config: SolverConfig::Pgs(PgsConfig { warm_start: 0.85, ..pgs.clone() }),
         },
         Preset {
+            name: "pgs-ngs",
+            summary: "PGS then nonlinear Gauss-Seidel as Box2D v2.4: 8 sweeps, 3 position sweeps on rigid contacts (β = 0.2); particles as pgs",
+            config: SolverConfig::Pgs(PgsConfig { iterations: 8, position_iterations: 3, ..pgs.clone() }),
+        },
+        Preset {
             name: "soft-step",
             summary: "Box2D v3 soft step: 4 substeps × (1 biased, 1 relax); contacts 30 Hz ζ 10, joints 60 Hz ζ 2",
             config: SolverConfig::Pgs(PgsConfig {

@@ -343,3 +343,109 @@ fn a_fixed_joint_holds_a_cantilever() {
         assert!(moved < 5e-4 && turned < 1e-3, "{name}: moved {moved}, turned {turned}");
     }
 }
+
+/// Overlap recovery (Solver2D's test): a box started 5 cm deep in the floor is pushed out by
+/// `pgs-ngs`'s position pass to within the 5 mm slop in under half a second, and, since the
+/// pass moves positions only, it does not pop out: its upward speed stays below 0.05 m/s. Under
+/// `pgs` the split impulses do the same with velocities untouched as well.
+#[test]
+fn an_overlapping_box_is_pushed_out_without_popping() {
+    for name in ["pgs-ngs", "pgs"] {
+        let mut scene = Scene::new("overlap");
+        floor(&mut scene, Vec3::y(), 0.5);
+        scene.rigid.push(RigidBody::new(Shape::Box { half: Vec3::repeat(0.25) }, 1.0, Vec3::new(0.0, 0.2, 0.0)));
+        let (mut depth, mut fastest) = (f64::INFINITY, 0.0_f64);
+        run(&scene, name, 30, |_, sim| {
+            let s = &sim.state.rigid[0];
+            depth = 0.25 - s.x.y;
+            fastest = fastest.max(s.v.y);
+        });
+        eprintln!("{name}: depth after 0.5 s {depth:.2e} m, fastest upward speed {fastest:.2e} m/s");
+        assert!(depth < 0.006 && depth > -1e-3, "{name}: depth {depth}");
+        assert!(fastest < 0.05, "{name}: popped out at {fastest} m/s");
+    }
+}
+
+/// A capsule (r = 0.1 m, half height 0.3 m, 2 kg) lying on a 20° incline with its axis
+/// horizontal rolls without slipping at `g·sin θ / (1 + I_axis/(m·r²))`, `I_axis` its moment
+/// about its own axis (cylinder and hemispheres, `capsule_inertia`), within 3 %; it touches the
+/// incline at both ends of its core segment (two contact points).
+#[test]
+fn a_capsule_rolls_down_an_incline_like_a_cylinder() {
+    let theta = 20f64.to_radians();
+    let n = Vec3::new(-theta.sin(), theta.cos(), 0.0);
+    let down = Vec3::new(theta.cos(), theta.sin(), 0.0) * -1.0;
+    let (r, hh, mass) = (0.1, 0.3, 2.0);
+    let axial = solverlab_core::rigid::capsule::capsule_inertia(mass, r, hh).y;
+    let expected = G * theta.sin() / (1.0 + axial / (mass * r * r));
+    for solver in ["pgs", "soft-step"] {
+        let mut scene = Scene::new("capsule roll");
+        floor(&mut scene, n, 0.6);
+        let start = n * r;
+        let mut body = RigidBody::new(Shape::Capsule { radius: r, half_height: hh }, mass, start);
+        // The capsule's axis (local y) along world z: horizontal, across the slope.
+        body.q = nalgebra::UnitQuaternion::from_axis_angle(&Vec3::x_axis(), std::f64::consts::FRAC_PI_2);
+        scene.rigid.push(body);
+        let (mut samples, mut points) = (Vec::new(), 0);
+        run(&scene, solver, 90, |f, sim| {
+            samples.push((f as f64 / 60.0, (sim.state.rigid[0].x - start).dot(&down)));
+            let mut c = Vec::new();
+            sim.solver().rigid_contacts(&mut c);
+            points = c.len();
+        });
+        let (t1, s1) = samples[29];
+        let (t2, s2) = samples[59];
+        let (t3, s3) = samples[89];
+        let a = ((s3 - s2) / (t3 - t2) - (s2 - s1) / (t2 - t1)) / ((t3 - t1) / 2.0);
+        eprintln!("{solver}: capsule a = {a:.4} m/s² (rolling {expected:.4}), {points} contact points");
+        assert!((a - expected).abs() < 0.03 * expected, "{solver}: a = {a}");
+        assert_eq!(points, 2, "{solver}");
+    }
+}
+
+/// Capsules against other bodies: a capsule lying across a fixed rigid box comes to rest at
+/// box top + radius (0.6 m) and a second capsule crossing it on top at 0.8 m, within 1 cm, under
+/// `pgs` at 4 substeps; and, without gravity, a 1 kg ball at 1 m/s hitting the middle of a
+/// resting 1 kg capsule head-on (e = 0) leaves both at the common speed 0.5 m/s with momentum
+/// kept to 1e-9 (a perfectly inelastic central impact).
+#[test]
+fn capsules_rest_on_boxes_and_capsules_and_take_a_ball_head_on() {
+    let mut scene = Scene::new("capsules");
+    floor(&mut scene, Vec3::y(), 0.6);
+    scene.rigid.push(RigidBody::fixed(Shape::Box { half: Vec3::new(1.0, 0.25, 1.0) }, Vec3::new(0.0, 0.25, 0.0)));
+    let along_x = nalgebra::UnitQuaternion::from_axis_angle(&Vec3::z_axis(), std::f64::consts::FRAC_PI_2);
+    let along_z = nalgebra::UnitQuaternion::from_axis_angle(&Vec3::x_axis(), std::f64::consts::FRAC_PI_2);
+    let capsule = Shape::Capsule { radius: 0.1, half_height: 0.4 };
+    let mut lower = RigidBody::new(capsule, 1.0, Vec3::new(0.0, 0.62, 0.0));
+    lower.q = along_x;
+    let mut upper = RigidBody::new(capsule, 1.0, Vec3::new(-0.2, 0.85, 0.0));
+    upper.q = along_z;
+    scene.rigid.extend([lower, upper]);
+    let p = preset("pgs").unwrap();
+    let mut solver = build(&p.config, "pgs").unwrap();
+    let mut sim = Simulation::new(&scene, solver.as_mut(), scene.dt, 4).unwrap();
+    for _ in 0..180 {
+        sim.step_frame(&mut NullObserver).unwrap();
+    }
+    let y: Vec<f64> = sim.state.rigid.iter().map(|r| r.x.y).collect();
+    eprintln!("capsule on box {:.4} m (0.6), crossing capsule {:.4} m (0.8)", y[1], y[2]);
+    assert!((y[1] - 0.6).abs() < 0.01, "lower capsule at {}", y[1]);
+    assert!((y[2] - 0.8).abs() < 0.01, "crossing capsule at {}", y[2]);
+
+    let mut scene = Scene::new("impact");
+    scene.gravity = Vec3::zeros();
+    let mut target = RigidBody::new(capsule, 1.0, Vec3::zeros());
+    target.q = along_z;
+    let mut ball = RigidBody::new(Shape::Sphere { radius: 0.1 }, 1.0, Vec3::new(-0.5, 0.0, 0.0));
+    ball.v = Vec3::new(1.0, 0.0, 0.0);
+    scene.rigid.extend([target, ball]);
+    let mut solver = build(&p.config, "pgs").unwrap();
+    let mut sim = Simulation::new(&scene, solver.as_mut(), scene.dt, 1).unwrap();
+    for _ in 0..60 {
+        sim.step_frame(&mut NullObserver).unwrap();
+    }
+    let (vc, vb) = (sim.state.rigid[0].v, sim.state.rigid[1].v);
+    eprintln!("after the impact: capsule {:.4} m/s, ball {:.4} m/s", vc.x, vb.x);
+    assert!(((vc + vb).x - 1.0).abs() < 1e-9, "momentum {}", (vc + vb).x);
+    assert!((vc.x - 0.5).abs() < 1e-3 && (vb.x - 0.5).abs() < 1e-3, "capsule {vc:?}, ball {vb:?}");
+}

@@ -37,6 +37,7 @@
 //! bodies of the benchmark stacks. Friction is combined as `√(μa·μb)` and restitution as the
 //! larger of the two (Box2D's mixing rules).
 
+pub mod capsule;
 pub mod collide;
 
 use nalgebra::{Matrix3, Quaternion, UnitQuaternion};
@@ -59,6 +60,14 @@ pub enum Shape {
         /// Radius (m), positive.
         radius: f64,
     },
+    /// A capsule: the segment from `(0, −half_height, 0)` to `(0, half_height, 0)` (its local
+    /// y axis) swept by a sphere of `radius`.
+    Capsule {
+        /// Radius (m), positive.
+        radius: f64,
+        /// Half the length of the core segment (m), positive.
+        half_height: f64,
+    },
 }
 
 impl Shape {
@@ -67,6 +76,7 @@ impl Shape {
         match self {
             Shape::Box { .. } => "box",
             Shape::Sphere { .. } => "sphere",
+            Shape::Capsule { .. } => "capsule",
         }
     }
 
@@ -75,6 +85,7 @@ impl Shape {
         match self {
             Shape::Box { half } => 8.0 * half.x * half.y * half.z,
             Shape::Sphere { radius } => 4.0 / 3.0 * std::f64::consts::PI * radius.powi(3),
+            Shape::Capsule { radius, half_height } => capsule::capsule_volume(*radius, *half_height),
         }
     }
 
@@ -86,6 +97,7 @@ impl Shape {
                 Vec3::new(b + c, a + c, a + b) * (mass / 3.0)
             }
             Shape::Sphere { radius } => Vec3::repeat(0.4 * mass * radius * radius),
+            Shape::Capsule { radius, half_height } => capsule::capsule_inertia(mass, *radius, *half_height),
         }
     }
 
@@ -94,6 +106,7 @@ impl Shape {
         match self {
             Shape::Box { half } => half.norm(),
             Shape::Sphere { radius } => *radius,
+            Shape::Capsule { radius, half_height } => radius + half_height,
         }
     }
 
@@ -101,7 +114,7 @@ impl Shape {
     pub fn smallest_extent(&self) -> f64 {
         match self {
             Shape::Box { half } => half.min(),
-            Shape::Sphere { radius } => *radius,
+            Shape::Sphere { radius } | Shape::Capsule { radius, .. } => *radius,
         }
     }
 }
@@ -432,8 +445,13 @@ pub fn rigid_contacts(scene: &crate::Scene, states: &[RigidState], margin: f64, 
         let against_plane = |n: Vec3, offset: f64, points: &mut Vec<ContactPoint>| match ba.shape {
             Shape::Box { half } => collide::box_plane(half, &pose, n, offset, margin, points),
             Shape::Sphere { radius } => collide::sphere_plane(radius, sa.x, n, offset, margin, points),
+            Shape::Capsule { radius, half_height } => {
+                capsule::capsule_plane(radius, half_height, &pose, n, offset, margin, points)
+            }
         };
-        if let Some(bx) = &scene.bounds {
+        // A fixed body needs no contacts with the fixed world, only with movable bodies.
+        let world = !ba.is_fixed();
+        if let (true, Some(bx)) = (world, &scene.bounds) {
             for face in 0..6u8 {
                 let axis = (face / 2) as usize;
                 let mut n = Vec3::zeros();
@@ -448,26 +466,20 @@ pub fn rigid_contacts(scene: &crate::Scene, states: &[RigidState], margin: f64, 
                 push(Other::Collider(ColliderRef::BoxFace(face).code()), &mut points, bx.friction, bx.restitution);
             }
         }
-        for (k, p) in scene.planes.iter().enumerate() {
+        for (k, p) in scene.planes.iter().enumerate().filter(|_| world) {
             against_plane(p.normal.normalize(), p.offset, &mut points);
             push(Other::Collider(ColliderRef::Plane(k as u32).code()), &mut points, p.friction, p.restitution);
         }
-        for (k, s) in scene.spheres.iter().enumerate() {
+        for (k, s) in scene.spheres.iter().enumerate().filter(|_| world) {
             let r = s.radius + ba.shape.bounding_radius() + margin;
             if (s.center - sa.x).norm_squared() > r * r {
                 continue;
             }
-            let mut flipped = Vec::new();
-            match ba.shape {
-                Shape::Box { half } => collide::sphere_box(s.radius, s.center, half, &pose, margin, &mut flipped),
-                Shape::Sphere { radius } => {
-                    collide::sphere_sphere(s.radius, s.center, radius, sa.x, margin, &mut flipped)
-                }
-            }
-            points.extend(flipped.into_iter().map(|p| ContactPoint { normal: -p.normal, ..p }));
+            let ball = Pose { x: s.center, q: UnitQuaternion::identity() };
+            shape_contacts(&ba.shape, &pose, &Shape::Sphere { radius: s.radius }, &ball, margin, &mut points);
             push(Other::Collider(ColliderRef::Sphere(k as u32).code()), &mut points, s.friction, s.restitution);
         }
-        for (k, blk) in scene.blocks.iter().enumerate() {
+        for (k, blk) in scene.blocks.iter().enumerate().filter(|_| world) {
             let half = (blk.max - blk.min) / 2.0;
             let centre = (blk.max + blk.min) / 2.0;
             let r = half.norm() + ba.shape.bounding_radius() + margin;
@@ -475,10 +487,7 @@ pub fn rigid_contacts(scene: &crate::Scene, states: &[RigidState], margin: f64, 
                 continue;
             }
             let block_pose = Pose { x: centre, q: UnitQuaternion::identity() };
-            match ba.shape {
-                Shape::Box { half: ha } => collide::box_box(ha, &pose, half, &block_pose, margin, &mut points),
-                Shape::Sphere { radius } => collide::sphere_box(radius, sa.x, half, &block_pose, margin, &mut points),
-            }
+            shape_contacts(&ba.shape, &pose, &Shape::Box { half }, &block_pose, margin, &mut points);
             push(Other::Collider(ColliderRef::Block(k as u32).code()), &mut points, blk.friction, blk.restitution);
         }
         for (b, (bb, sb)) in bodies.iter().zip(states).enumerate().skip(a + 1) {
@@ -489,24 +498,36 @@ pub fn rigid_contacts(scene: &crate::Scene, states: &[RigidState], margin: f64, 
             if (sb.x - sa.x).norm_squared() > r * r {
                 continue;
             }
-            let pose_b = sb.pose();
-            match (ba.shape, bb.shape) {
-                (Shape::Box { half: ha }, Shape::Box { half: hb }) => {
-                    collide::box_box(ha, &pose, hb, &pose_b, margin, &mut points)
-                }
-                (Shape::Sphere { radius: ra }, Shape::Sphere { radius: rb }) => {
-                    collide::sphere_sphere(ra, sa.x, rb, sb.x, margin, &mut points)
-                }
-                (Shape::Sphere { radius }, Shape::Box { half }) => {
-                    collide::sphere_box(radius, sa.x, half, &pose_b, margin, &mut points)
-                }
-                (Shape::Box { half }, Shape::Sphere { radius }) => {
-                    let mut flipped = Vec::new();
-                    collide::sphere_box(radius, sb.x, half, &pose, margin, &mut flipped);
-                    points.extend(flipped.into_iter().map(|p| ContactPoint { normal: -p.normal, ..p }));
-                }
-            }
+            shape_contacts(&ba.shape, &pose, &bb.shape, &sb.pose(), margin, &mut points);
             push(Other::Body(b), &mut points, bb.friction, bb.restitution);
+        }
+    }
+}
+
+/// The contacts of shape `sa` at `pa` (A) with shape `sb` at `pb` (B) within `margin`, normals
+/// from B to A, appended to `out`: the narrow phase of [`collide`] and [`capsule`] for every pair
+/// of shapes (the mirrored pairs by swapping A and B and turning the normals round).
+pub fn shape_contacts(sa: &Shape, pa: &Pose, sb: &Shape, pb: &Pose, margin: f64, out: &mut Vec<ContactPoint>) {
+    use Shape::{Box, Capsule, Sphere};
+    match (*sa, *sb) {
+        (Box { half: ha }, Box { half: hb }) => collide::box_box(ha, pa, hb, pb, margin, out),
+        (Sphere { radius: ra }, Sphere { radius: rb }) => collide::sphere_sphere(ra, pa.x, rb, pb.x, margin, out),
+        (Sphere { radius }, Box { half }) => collide::sphere_box(radius, pa.x, half, pb, margin, out),
+        (Capsule { radius, half_height }, Sphere { radius: rs }) => {
+            capsule::capsule_sphere(radius, half_height, pa, rs, pb.x, margin, out)
+        }
+        (Capsule { radius: ra, half_height: ha }, Capsule { radius: rb, half_height: hb }) => {
+            capsule::capsule_capsule(ra, ha, pa, rb, hb, pb, margin, out)
+        }
+        (Capsule { radius, half_height }, Box { half }) => {
+            capsule::capsule_box(radius, half_height, pa, half, pb, margin, out)
+        }
+        (Box { .. } | Sphere { .. }, _) => {
+            let start = out.len();
+            shape_contacts(sb, pb, sa, pa, margin, out);
+            for p in &mut out[start..] {
+                p.normal = -p.normal;
+            }
         }
     }
 }

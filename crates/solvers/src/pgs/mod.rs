@@ -161,6 +161,11 @@ pub struct PgsConfig {
     pub restitution_threshold: f64,
     /// Substeps the runner uses when none are given on the command line (default: 1).
     pub substeps: i64,
+    /// Rigid bodies: nonlinear Gauss-Seidel position sweeps over the contacts after the
+    /// positions are updated (Box2D v2.4's position solver; β = `baumgarte`, at most 0.2 m per
+    /// point and sweep). With any, Baumgarte feedback leaves the contacts' velocity rows (and
+    /// their split rows) and acts only here (default: 0; the `pgs-ngs` preset: 3).
+    pub position_iterations: i64,
     /// Rigid bodies: solve each island (connected by contacts) on its own, each stopping on its
     /// own tolerance (default: true). With `false` all contacts are one system; with no
     /// tolerance met both give the same numbers.
@@ -197,6 +202,7 @@ impl Default for PgsConfig {
             max_push: 3.0,
             restitution_threshold: 1.0,
             substeps: 1,
+            position_iterations: 0,
             islands: true,
             sleep_time: 0.0,
             sleep_speed: 0.05,
@@ -218,6 +224,9 @@ impl PgsConfig {
         let err = |f: &str, p: String| Err(ConfigError::new(f, p));
         if self.iterations < 1 {
             return err("iterations", format!("{} must be at least 1", self.iterations));
+        }
+        if self.position_iterations < 0 {
+            return err("position_iterations", format!("{} must be ≥ 0", self.position_iterations));
         }
         if self.relax_iterations < 0 {
             return err("relax_iterations", format!("{} must be ≥ 0", self.relax_iterations));

@@ -84,6 +84,13 @@ struct Point {
     lp: f64,
     e: f64,
     vn0: f64,
+    /// The contact point at the start of the step, and its arms in each body's frame (for the
+    /// position pass, which follows the bodies' motion).
+    p0: Vec3,
+    la: Vec3,
+    lb: Vec3,
+    x0a: Vec3,
+    x0b: Vec3,
 }
 
 /// The friction rows of one manifold (the consecutive points of one pair), at its centre.
@@ -349,6 +356,8 @@ impl RigidSi {
                         p.bias = (bias_rate * s).max(-cfg.max_push);
                         (p.mass_scale, p.impulse_scale) = (soft_mass, soft_impulse);
                     }
+                    // With a position pass the penetration is corrected there, not here.
+                    Feedback::Baumgarte if cfg.position_iterations > 0 => {}
                     Feedback::Baumgarte => {
                         let push = (cfg.baumgarte * (s + cfg.slop).min(0.0) / h).max(-cfg.max_push);
                         if cfg.split_impulse {
@@ -360,6 +369,13 @@ impl RigidSi {
                 }
             }
             p.vn0 = p.n.dot(&self.vrel(st, &p, false));
+            p.p0 = c.point.point;
+            p.la = st[c.a].q.inverse_transform_vector(&p.ra);
+            p.x0a = st[c.a].x;
+            if let Some(k) = b {
+                p.lb = st[k].q.inverse_transform_vector(&p.rb);
+                p.x0b = st[k].x;
+            }
             self.points.push(p);
         }
         self.contacts = contacts;
@@ -485,7 +501,7 @@ impl RigidSi {
             let m = self.manifolds[i];
             // A sleeping island keeps its impulses as they were (for the forces it reports) and
             // applies nothing.
-            let awake = self.awake[m.island];
+            let awake = m.island != usize::MAX && self.awake[m.island];
             let ws = if awake { cfg.warm_start } else { 1.0 };
             if ws == 0.0 {
                 continue;
@@ -676,6 +692,9 @@ impl RigidSi {
                 s.q = rotate(&s.q, &self.wp[k], h);
             }
         }
+        for _ in 0..cfg.position_iterations {
+            self.position_pass(st, cfg);
+        }
         for _ in 0..cfg.relax_iterations {
             for g in 0..self.groups.len() {
                 self.sweep(g, st, cfg.omega, false, h);
@@ -717,6 +736,57 @@ impl RigidSi {
                     normal_force: p.ln / h,
                     tangent_force: friction.norm() * share / h,
                 });
+            }
+        }
+    }
+
+    /// One nonlinear Gauss-Seidel position sweep over the awake contacts (Box2D v2.4's position
+    /// solver): each point's current separation `s = s₀ + n·(Δp_a − Δp_b)`, with `Δp` how far
+    /// each body has carried its contact point since the start of the step (the normal held
+    /// fixed), is pushed towards `−slop` by `C = clamp(β·(s + slop), −0.2 m, 0)` (Box2D's
+    /// largest linear correction), as a position impulse `−C/K` applied to the poses directly
+    /// (velocities untouched).
+    fn position_pass(&mut self, st: &mut [RigidState], cfg: &PgsConfig) {
+        let max_correction = 0.2;
+        for o in 0..self.order.len() {
+            let m = self.manifolds[self.order[o]];
+            for k in m.start..m.end {
+                let p = self.points[k];
+                if p.mn == 0.0 {
+                    continue;
+                }
+                let (a, b) = (p.a, p.b);
+                let ra = st[a].q.transform_vector(&p.la);
+                let moved_a = st[a].x + ra - p.p0;
+                let (rb, moved_b) = match b {
+                    Some(k) => {
+                        let rb = st[k].q.transform_vector(&p.lb);
+                        (rb, st[k].x + rb - p.p0)
+                    }
+                    None => (Vec3::zeros(), Vec3::zeros()),
+                };
+                let s = p.s + p.n.dot(&(moved_a - moved_b));
+                let c = (cfg.baumgarte * (s + cfg.slop)).clamp(-max_correction, 0.0);
+                if c == 0.0 {
+                    continue;
+                }
+                // The effective mass at the current arms.
+                let ca = ra.cross(&p.n);
+                let mut kk = self.inv_m[a] + ca.dot(&(self.inv_i[a] * ca));
+                if let Some(k) = b {
+                    let cb = rb.cross(&p.n);
+                    kk += self.inv_m[k] + cb.dot(&(self.inv_i[k] * cb));
+                }
+                if kk <= 0.0 {
+                    continue;
+                }
+                let impulse = p.n * (-c / kk);
+                st[a].x += impulse * self.inv_m[a];
+                st[a].q = rotate(&st[a].q, &(self.inv_i[a] * ra.cross(&impulse)), 1.0);
+                if let Some(k) = b {
+                    st[k].x -= impulse * self.inv_m[k];
+                    st[k].q = rotate(&st[k].q, &-(self.inv_i[k] * rb.cross(&impulse)), 1.0);
+                }
             }
         }
     }
