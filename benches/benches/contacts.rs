@@ -8,9 +8,8 @@
 
 #![allow(missing_docs)] // criterion_group! generates undocumented items
 
-use std::time::Instant;
-
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use solverlab_benches::median_seconds;
 use solverlab_core::broadphase::{pairs, pairs_brute_force};
 use solverlab_core::{Scene, Vec3};
 
@@ -28,18 +27,6 @@ fn pyramid(base: usize) -> Scene {
 
 fn positions(scene: &Scene) -> (Vec<Vec3>, Vec<f64>) {
     (scene.particles.iter().map(|p| p.x).collect(), scene.particles.iter().map(|p| p.radius).collect())
-}
-
-fn median_seconds(mut f: impl FnMut()) -> f64 {
-    let mut samples: Vec<f64> = (0..11)
-        .map(|_| {
-            let t = Instant::now();
-            f();
-            t.elapsed().as_secs_f64()
-        })
-        .collect();
-    samples.sort_by(f64::total_cmp);
-    samples[samples.len() / 2]
 }
 
 fn broadphase(c: &mut Criterion) {

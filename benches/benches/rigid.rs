@@ -15,28 +15,15 @@
 
 #![allow(missing_docs)] // criterion_group! generates undocumented items
 
-use std::time::Instant;
-
 use criterion::{criterion_group, criterion_main, Criterion};
 use nalgebra::Matrix3;
+use solverlab_benches::median_seconds;
 use solverlab_core::sim::Simulation;
 use solverlab_core::{NullObserver, Scene, Vec3};
 use solverlab_solvers::{PgsConfig, PgsSolver};
 
 fn pyramid(base: usize) -> Scene {
     solverlab_scenes::resolve("rigid-pyramid", &[format!("base={base}")]).expect("pyramid builds")
-}
-
-fn median_seconds(mut f: impl FnMut()) -> f64 {
-    let mut samples: Vec<f64> = (0..11)
-        .map(|_| {
-            let t = Instant::now();
-            f();
-            t.elapsed().as_secs_f64()
-        })
-        .collect();
-    samples.sort_by(f64::total_cmp);
-    samples[samples.len() / 2]
 }
 
 /// A settled pyramid (60 frames) and a solver at `iterations` sweeps with no tolerance, so that it

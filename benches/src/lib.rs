@@ -93,6 +93,20 @@ pub fn plain_jacobi(x: &mut [[f64; 3]], s: &PlainSticks, omega: f64, dx: &mut [[
     }
 }
 
+/// The median wall time of 11 calls of `f` (s): the timing the summary lines of the benchmarks
+/// print, taken in one run so that their ratios are comparable on a shared machine.
+pub fn median_seconds(mut f: impl FnMut()) -> f64 {
+    let mut samples: Vec<f64> = (0..11)
+        .map(|_| {
+            let t = std::time::Instant::now();
+            f();
+            t.elapsed().as_secs_f64()
+        })
+        .collect();
+    samples.sort_by(f64::total_cmp);
+    samples[samples.len() / 2]
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

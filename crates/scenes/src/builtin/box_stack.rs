@@ -67,7 +67,8 @@ fn build_energy(p: &Params) -> Result<Scene, ParamError> {
     Ok(scene)
 }
 
-fn pyramid_params() -> Vec<ParamSpec> {
+/// The parameters of the pyramid (shared with its rigid twin, `rigid-pyramid`).
+pub(crate) fn pyramid_params() -> Vec<ParamSpec> {
     vec![
         ParamSpec::num("base", 10.0, "boxes in the bottom row (the pyramid has base·(base+1)/2)"),
         ParamSpec::num("size", 0.5, "box edge (m)"),
@@ -77,8 +78,21 @@ fn pyramid_params() -> Vec<ParamSpec> {
     ]
 }
 
-/// Row `r` (0 at the bottom) holds `base − r` boxes centred on x = 0, `size + spacing` apart,
-/// each resting on the two below it.
+/// The centres of a pyramid's boxes: row `r` (0 at the bottom) holds `base − r` boxes centred
+/// on x = 0, `size + spacing` apart, each resting on the two below it.
+pub(crate) fn pyramid_centres(base: usize, size: f64, spacing: f64) -> Vec<Vec3> {
+    let pitch = size + spacing;
+    let mut out = Vec::new();
+    for row in 0..base {
+        let count = base - row;
+        for k in 0..count {
+            let x = (k as f64 - (count - 1) as f64 / 2.0) * pitch;
+            out.push(Vec3::new(x, size / 2.0 + row as f64 * size, 0.0));
+        }
+    }
+    out
+}
+
 fn build_pyramid(p: &Params) -> Result<Scene, ParamError> {
     let base = p.count("base", 1, 200)?;
     let size = p.positive("size")?;
@@ -86,19 +100,15 @@ fn build_pyramid(p: &Params) -> Result<Scene, ParamError> {
     let mass = p.positive("mass")?;
     let mu = p.non_negative("friction")?;
     let mut scene = Scene::new("box-pyramid");
-    let pitch = size + spacing;
-    for row in 0..base {
-        let count = base - row;
-        for k in 0..count {
-            let x = (k as f64 - (count - 1) as f64 / 2.0) * pitch;
-            add_box(&mut scene, Vec3::new(x, size / 2.0 + row as f64 * size, 0.0), size, mass, mu);
-        }
+    for centre in pyramid_centres(base, size, spacing) {
+        add_box(&mut scene, centre, size, mass, mu);
     }
     scene.planes.push(Plane { normal: Vec3::y(), offset: 0.0, friction: mu, restitution: 0.0 });
     Ok(scene)
 }
 
-fn params() -> Vec<ParamSpec> {
+/// The parameters of the stack (shared with its rigid twin, `rigid-stack`).
+pub(crate) fn params() -> Vec<ParamSpec> {
     vec![
         ParamSpec::num("boxes", 10.0, "number of boxes"),
         ParamSpec::num("size", 0.5, "box edge (m)"),
@@ -132,6 +142,16 @@ pub fn add_box(scene: &mut Scene, centre: Vec3, size: f64, mass: f64, friction: 
     scene.bodies.push(BoxBody { particles: p, half: Vec3::repeat(h), friction });
 }
 
+/// The centres of a stack's `n` boxes: alternating ±`offset` along x, `size + gap` apart.
+pub(crate) fn stack_centres(n: usize, size: f64, offset: f64, gap: f64) -> Vec<Vec3> {
+    (0..n)
+        .map(|i| {
+            let x = if i % 2 == 0 { offset } else { -offset };
+            Vec3::new(x, size / 2.0 + i as f64 * (size + gap), 0.0)
+        })
+        .collect()
+}
+
 fn build(p: &Params) -> Result<Scene, ParamError> {
     let n = p.count("boxes", 1, 10_000)?;
     let size = p.positive("size")?;
@@ -141,9 +161,7 @@ fn build(p: &Params) -> Result<Scene, ParamError> {
     let mass = p.positive("mass")?;
     let mu = p.non_negative("friction")?;
     let mut scene = Scene::new("box-stack");
-    for i in 0..n {
-        let x = if i % 2 == 0 { offset } else { -offset };
-        let centre = Vec3::new(x, size / 2.0 + i as f64 * (size + gap), 0.0);
+    for (i, centre) in stack_centres(n, size, offset, gap).into_iter().enumerate() {
         let m = if i == n - 1 { mass * ratio } else { mass };
         add_box(&mut scene, centre, size, m, mu);
     }

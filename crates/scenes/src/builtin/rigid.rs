@@ -6,6 +6,7 @@
 use solverlab_core::rigid::{Joint, JointKind, RigidBody, Shape};
 use solverlab_core::{Plane, Scene, Vec3};
 
+use super::box_stack::{pyramid_centres, stack_centres};
 use super::Builtin;
 use crate::params::{ParamError, ParamSpec, Params};
 
@@ -14,7 +15,7 @@ pub const STACK: Builtin = Builtin {
     name: "rigid-stack",
     summary: "a vertical stack of rigid boxes, optional heavy top box (the rigid twin of box-stack)",
     source: "reference.md §4 (vertical stack, mass-ratio stack); impulse tutorial (seed 004)",
-    params: stack_params,
+    params: super::box_stack::params,
     build: build_stack,
 };
 
@@ -23,7 +24,7 @@ pub const PYRAMID: Builtin = Builtin {
     name: "rigid-pyramid",
     summary: "a pyramid of rigid boxes, base row of `base` boxes (the rigid twin of box-pyramid)",
     source: "reference.md §4 (pyramid, base 10 and 20); Solver2D",
-    params: pyramid_params,
+    params: super::box_stack::pyramid_params,
     build: build_pyramid,
 };
 
@@ -157,18 +158,6 @@ fn cube(size: f64, mass: f64, x: Vec3, friction: f64) -> RigidBody {
     b
 }
 
-fn stack_params() -> Vec<ParamSpec> {
-    vec![
-        ParamSpec::num("boxes", 10.0, "number of boxes"),
-        ParamSpec::num("size", 0.5, "box edge (m)"),
-        ParamSpec::num("offset", 0.005, "alternating sideways offset of the boxes (m)"),
-        ParamSpec::num("gap", 0.0, "initial vertical gap between boxes (m)"),
-        ParamSpec::num("ratio", 1.0, "mass of the top box divided by the others'"),
-        ParamSpec::num("mass", 10.0, "mass of each box (kg)"),
-        ParamSpec::num("friction", 0.5, "friction μ of the floor and of every box"),
-    ]
-}
-
 fn build_stack(p: &Params) -> Result<Scene, ParamError> {
     let n = p.count("boxes", 1, 10_000)?;
     let size = p.positive("size")?;
@@ -178,23 +167,12 @@ fn build_stack(p: &Params) -> Result<Scene, ParamError> {
     let mass = p.positive("mass")?;
     let mu = p.non_negative("friction")?;
     let mut scene = Scene::new("rigid-stack");
-    for i in 0..n {
-        let x = if i % 2 == 0 { offset } else { -offset };
+    for (i, centre) in stack_centres(n, size, offset, gap).into_iter().enumerate() {
         let m = if i == n - 1 { mass * ratio } else { mass };
-        scene.rigid.push(cube(size, m, Vec3::new(x, size / 2.0 + i as f64 * (size + gap), 0.0), mu));
+        scene.rigid.push(cube(size, m, centre, mu));
     }
     floor(&mut scene, Vec3::y(), mu);
     Ok(scene)
-}
-
-fn pyramid_params() -> Vec<ParamSpec> {
-    vec![
-        ParamSpec::num("base", 10.0, "boxes in the bottom row (the pyramid has base·(base+1)/2)"),
-        ParamSpec::num("size", 0.5, "box edge (m)"),
-        ParamSpec::num("spacing", 0.05, "horizontal gap between neighbouring boxes in a row (m)"),
-        ParamSpec::num("mass", 10.0, "mass of each box (kg)"),
-        ParamSpec::num("friction", 0.5, "friction μ of the floor and of every box"),
-    ]
 }
 
 fn build_pyramid(p: &Params) -> Result<Scene, ParamError> {
@@ -204,13 +182,8 @@ fn build_pyramid(p: &Params) -> Result<Scene, ParamError> {
     let mass = p.positive("mass")?;
     let mu = p.non_negative("friction")?;
     let mut scene = Scene::new("rigid-pyramid");
-    let pitch = size + spacing;
-    for row in 0..base {
-        let count = base - row;
-        for k in 0..count {
-            let x = (k as f64 - (count - 1) as f64 / 2.0) * pitch;
-            scene.rigid.push(cube(size, mass, Vec3::new(x, size / 2.0 + row as f64 * size, 0.0), mu));
-        }
+    for centre in pyramid_centres(base, size, spacing) {
+        scene.rigid.push(cube(size, mass, centre, mu));
     }
     floor(&mut scene, Vec3::y(), mu);
     Ok(scene)
