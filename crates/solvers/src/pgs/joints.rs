@@ -20,7 +20,8 @@
 //! it exactly: `Δλ = −K⁻¹ (Ċ + bias)`, accumulated for warm starting (by joint index). Row by
 //! row Gauss-Seidel is not enough here: on a pendulum whose mass sits far from the anchor the
 //! point and angular rows of a revolute joint are coupled with a coefficient near 1 (on a
-//! 0.1 m sphere 1 m below its hinge, 0.996), and ten sweeps leave it swinging out of its plane.
+//! 0.1 m sphere 1 m below its hinge, about 0.996 from the effective masses), and ten sweeps of
+//! separate point and angular blocks let it swing 7 cm out of its plane.
 //!
 //! The bias follows the solver's feedback: Baumgarte `β·C/h` in the velocity rows (split
 //! impulses apply to contacts only, as in Bullet: split rows on these joints tore a whipping
