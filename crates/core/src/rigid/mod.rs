@@ -491,11 +491,12 @@ pub fn rigid_contacts(scene: &crate::Scene, states: &[RigidState], margin: f64, 
             push(Other::Collider(ColliderRef::Block(k as u32).code()), &mut points, blk.friction, blk.restitution);
         }
         for (b, (bb, sb)) in bodies.iter().zip(states).enumerate().skip(a + 1) {
-            if (ba.is_fixed() && bb.is_fixed()) || (!scene.joints.is_empty() && joined(&scene.joints, a, b)) {
+            if ba.is_fixed() && bb.is_fixed() {
                 continue;
             }
             let r = ba.shape.bounding_radius() + bb.shape.bounding_radius() + margin;
-            if (sb.x - sa.x).norm_squared() > r * r {
+            // The bounding-sphere test first: the joint lookup scans the joints.
+            if (sb.x - sa.x).norm_squared() > r * r || joined(&scene.joints, a, b) {
                 continue;
             }
             shape_contacts(&ba.shape, &pose, &bb.shape, &sb.pose(), margin, &mut points);
