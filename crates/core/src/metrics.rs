@@ -34,7 +34,8 @@ use crate::Vec3;
 pub struct StepMetrics {
     /// The common violation ([`violation`]) at the end of the step (m).
     pub violation: f64,
-    /// Largest `|C|` over equality rows (m).
+    /// Largest `|C|` over equality rows (m), and over rigid-body joints their anchor gap (m) and
+    /// angular error (rad) ([`crate::rigid::Joint::error`]).
     pub max_violation: f64,
     /// Root mean square of `|C|` over equality rows (m); 0 when there are none.
     pub rms_violation: f64,

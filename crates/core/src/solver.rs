@@ -127,6 +127,10 @@ pub trait Solver {
     /// Moves `state.x` (the Verlet prediction; `state.x_prev` holds the positions at the start of
     /// the step) so that the constraints hold, reporting each inner iteration to `observer`.
     /// It may also change `state.x_prev` (friction, restitution) but never `state.time`.
+    /// Rigid bodies ([`crate::rigid`]) arrive in `state.rigid` with the shared prediction applied
+    /// to their velocities and their poses at the start of the step; a solver that simulates
+    /// them moves the poses itself, and one that does not refuses them in
+    /// [`Solver::prepare`].
     fn solve(
         &mut self,
         ctx: &StepContext,

@@ -10,7 +10,8 @@
 //!
 //! The inertia tensor is diagonal in the body frame (the shapes are centred and axis-aligned in
 //! their own frame): a box of half extents `(a, b, c)` has `I = m/3·(b² + c², a² + c², a² + b²)`,
-//! a solid sphere of radius `r` has `I = 2/5·m·r²` on every axis. In the world frame
+//! a solid sphere of radius `r` has `I = 2/5·m·r²` on every axis, a capsule the cylinder's and
+//! the two hemispheres' moments with the parallel-axis shift ([`capsule::capsule_inertia`]). In the world frame
 //! `I⁻¹ = R·diag(1/Iₖ)·Rᵀ` with `R` the rotation of `q`. Fixed bodies have `1/m = 0` and
 //! `I⁻¹ = 0`.
 //!
@@ -32,7 +33,8 @@
 //!
 //! [`rigid_contacts`] finds every contact point of the rigid bodies with each other and with the
 //! world colliders (planes, spheres, blocks and the box's six walls), within a speculative
-//! `margin`, through the narrow phase of [`collide`]. Pairs are tested all against all after a
+//! `margin`, through the narrow phase of [`collide`] and [`capsule`] ([`shape_contacts`]); bodies
+//! joined by a joint do not collide. Pairs are tested all against all after a
 //! bounding-sphere check: O(n²) in the number of rigid bodies, which is fine for the few hundred
 //! bodies of the benchmark stacks. Friction is combined as `√(μa·μb)` and restitution as the
 //! larger of the two (Box2D's mixing rules).

@@ -78,32 +78,44 @@ pub(crate) fn pyramid_params() -> Vec<ParamSpec> {
     ]
 }
 
-/// The centres of a pyramid's boxes: row `r` (0 at the bottom) holds `base − r` boxes centred
-/// on x = 0, `size + spacing` apart, each resting on the two below it.
-pub(crate) fn pyramid_centres(base: usize, size: f64, spacing: f64) -> Vec<Vec3> {
-    let pitch = size + spacing;
-    let mut out = Vec::new();
-    for row in 0..base {
-        let count = base - row;
-        for k in 0..count {
-            let x = (k as f64 - (count - 1) as f64 / 2.0) * pitch;
-            out.push(Vec3::new(x, size / 2.0 + row as f64 * size, 0.0));
-        }
-    }
-    out
+/// Where the boxes of a stack or a pyramid go, read from its parameters: shared by the particle
+/// builders here and the rigid ones (`rigid-stack`, `rigid-pyramid`), so the twins are the same
+/// scene.
+pub(crate) struct Layout {
+    /// Each box's centre (m) and mass (kg).
+    pub boxes: Vec<(Vec3, f64)>,
+    /// Box edge (m).
+    pub size: f64,
+    /// Friction μ of the floor and of every box.
+    pub friction: f64,
 }
 
-fn build_pyramid(p: &Params) -> Result<Scene, ParamError> {
+/// Row `r` (0 at the bottom) holds `base − r` boxes centred on x = 0, `size + spacing` apart,
+/// each resting on the two below it.
+pub(crate) fn pyramid_layout(p: &Params) -> Result<Layout, ParamError> {
     let base = p.count("base", 1, 200)?;
     let size = p.positive("size")?;
     let spacing = p.non_negative("spacing")?;
     let mass = p.positive("mass")?;
-    let mu = p.non_negative("friction")?;
-    let mut scene = Scene::new("box-pyramid");
-    for centre in pyramid_centres(base, size, spacing) {
-        add_box(&mut scene, centre, size, mass, mu);
+    let pitch = size + spacing;
+    let mut boxes = Vec::new();
+    for row in 0..base {
+        let count = base - row;
+        for k in 0..count {
+            let x = (k as f64 - (count - 1) as f64 / 2.0) * pitch;
+            boxes.push((Vec3::new(x, size / 2.0 + row as f64 * size, 0.0), mass));
+        }
     }
-    scene.planes.push(Plane { normal: Vec3::y(), offset: 0.0, friction: mu, restitution: 0.0 });
+    Ok(Layout { boxes, size, friction: p.non_negative("friction")? })
+}
+
+fn build_pyramid(p: &Params) -> Result<Scene, ParamError> {
+    let l = pyramid_layout(p)?;
+    let mut scene = Scene::new("box-pyramid");
+    for &(centre, mass) in &l.boxes {
+        add_box(&mut scene, centre, l.size, mass, l.friction);
+    }
+    scene.planes.push(Plane { normal: Vec3::y(), offset: 0.0, friction: l.friction, restitution: 0.0 });
     Ok(scene)
 }
 
@@ -142,29 +154,31 @@ pub fn add_box(scene: &mut Scene, centre: Vec3, size: f64, mass: f64, friction: 
     scene.bodies.push(BoxBody { particles: p, half: Vec3::repeat(h), friction });
 }
 
-/// The centres of a stack's `n` boxes: alternating ±`offset` along x, `size + gap` apart.
-pub(crate) fn stack_centres(n: usize, size: f64, offset: f64, gap: f64) -> Vec<Vec3> {
-    (0..n)
-        .map(|i| {
-            let x = if i % 2 == 0 { offset } else { -offset };
-            Vec3::new(x, size / 2.0 + i as f64 * (size + gap), 0.0)
-        })
-        .collect()
-}
-
-fn build(p: &Params) -> Result<Scene, ParamError> {
+/// `boxes` boxes alternating ±`offset` along x, `size + gap` apart, the top one `ratio` times
+/// heavier.
+pub(crate) fn stack_layout(p: &Params) -> Result<Layout, ParamError> {
     let n = p.count("boxes", 1, 10_000)?;
     let size = p.positive("size")?;
     let offset = p.num("offset");
     let gap = p.non_negative("gap")?;
     let ratio = p.positive("ratio")?;
     let mass = p.positive("mass")?;
-    let mu = p.non_negative("friction")?;
+    let boxes = (0..n)
+        .map(|i| {
+            let x = if i % 2 == 0 { offset } else { -offset };
+            let m = if i == n - 1 { mass * ratio } else { mass };
+            (Vec3::new(x, size / 2.0 + i as f64 * (size + gap), 0.0), m)
+        })
+        .collect();
+    Ok(Layout { boxes, size, friction: p.non_negative("friction")? })
+}
+
+fn build(p: &Params) -> Result<Scene, ParamError> {
+    let l = stack_layout(p)?;
     let mut scene = Scene::new("box-stack");
-    for (i, centre) in stack_centres(n, size, offset, gap).into_iter().enumerate() {
-        let m = if i == n - 1 { mass * ratio } else { mass };
-        add_box(&mut scene, centre, size, m, mu);
+    for &(centre, mass) in &l.boxes {
+        add_box(&mut scene, centre, l.size, mass, l.friction);
     }
-    scene.planes.push(Plane { normal: Vec3::y(), offset: 0.0, friction: mu, restitution: 0.0 });
+    scene.planes.push(Plane { normal: Vec3::y(), offset: 0.0, friction: l.friction, restitution: 0.0 });
     Ok(scene)
 }

@@ -6,7 +6,7 @@
 use solverlab_core::rigid::{Joint, JointKind, RigidBody, Shape};
 use solverlab_core::{Plane, Scene, Vec3};
 
-use super::box_stack::{pyramid_centres, stack_centres};
+use super::box_stack::{pyramid_layout, stack_layout, Layout};
 use super::Builtin;
 use crate::params::{ParamError, ParamSpec, Params};
 
@@ -158,35 +158,21 @@ fn cube(size: f64, mass: f64, x: Vec3, friction: f64) -> RigidBody {
     b
 }
 
-fn build_stack(p: &Params) -> Result<Scene, ParamError> {
-    let n = p.count("boxes", 1, 10_000)?;
-    let size = p.positive("size")?;
-    let offset = p.num("offset");
-    let gap = p.non_negative("gap")?;
-    let ratio = p.positive("ratio")?;
-    let mass = p.positive("mass")?;
-    let mu = p.non_negative("friction")?;
-    let mut scene = Scene::new("rigid-stack");
-    for (i, centre) in stack_centres(n, size, offset, gap).into_iter().enumerate() {
-        let m = if i == n - 1 { mass * ratio } else { mass };
-        scene.rigid.push(cube(size, m, centre, mu));
+fn rigid_boxes(name: &str, l: Layout) -> Scene {
+    let mut scene = Scene::new(name);
+    for (centre, mass) in l.boxes {
+        scene.rigid.push(cube(l.size, mass, centre, l.friction));
     }
-    floor(&mut scene, Vec3::y(), mu);
-    Ok(scene)
+    floor(&mut scene, Vec3::y(), l.friction);
+    scene
+}
+
+fn build_stack(p: &Params) -> Result<Scene, ParamError> {
+    Ok(rigid_boxes("rigid-stack", stack_layout(p)?))
 }
 
 fn build_pyramid(p: &Params) -> Result<Scene, ParamError> {
-    let base = p.count("base", 1, 200)?;
-    let size = p.positive("size")?;
-    let spacing = p.non_negative("spacing")?;
-    let mass = p.positive("mass")?;
-    let mu = p.non_negative("friction")?;
-    let mut scene = Scene::new("rigid-pyramid");
-    for centre in pyramid_centres(base, size, spacing) {
-        scene.rigid.push(cube(size, mass, centre, mu));
-    }
-    floor(&mut scene, Vec3::y(), mu);
-    Ok(scene)
+    Ok(rigid_boxes("rigid-pyramid", pyramid_layout(p)?))
 }
 
 fn slide_params() -> Vec<ParamSpec> {

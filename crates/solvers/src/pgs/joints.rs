@@ -34,6 +34,7 @@ use nalgebra::{Matrix3, Matrix6, UnitQuaternion, Vector6};
 use solverlab_core::rigid::{Joint, JointKind, RigidBody, RigidState};
 use solverlab_core::Vec3;
 
+use super::rows::soft;
 use super::{Feedback, PgsConfig};
 
 /// A joint's frames in the bodies, fixed at the start (the scene's initial poses).
@@ -224,13 +225,7 @@ impl JointRows {
         }
         out.k_inv = k.try_inverse().unwrap_or_else(Matrix6::zeros);
         // Feedback.
-        let soft = |hertz: f64, zeta: f64| {
-            let omega = 2.0 * std::f64::consts::PI * hertz;
-            let a1 = 2.0 * zeta + h * omega;
-            let a2 = h * omega * a1;
-            let a3 = 1.0 / (1.0 + a2);
-            (omega / a1, a2 * a3, a3)
-        };
+        let (joint_rate, joint_ms, joint_is) = soft(cfg.soft_hertz(h).1, cfg.joint_damping_ratio, h);
         let compliant = j.compliance > 0.0;
         for r in 0..dim {
             if out.gamma[r] > 0.0 {
@@ -238,15 +233,12 @@ impl JointRows {
                 continue;
             }
             match cfg.feedback {
-                Feedback::Soft if !compliant => {
-                    out.bias[r] = soft(cfg.soft_hertz(h).1, cfg.joint_damping_ratio).0 * out.c[r]
-                }
+                Feedback::Soft if !compliant => out.bias[r] = joint_rate * out.c[r],
                 _ => out.bias[r] = cfg.baumgarte * out.c[r] / h,
             }
         }
         if cfg.feedback == Feedback::Soft && !compliant {
-            let (_, ms, is) = soft(cfg.soft_hertz(h).1, cfg.joint_damping_ratio);
-            (out.mass_scale, out.impulse_scale) = (ms, is);
+            (out.mass_scale, out.impulse_scale) = (joint_ms, joint_is);
         }
         if out.limit > 0 {
             // The limit row: speculative while inside; at or past the limit, the block's
@@ -255,7 +247,7 @@ impl JointRows {
             out.bias[dim] = if c > 0.0 {
                 c / h
             } else if cfg.feedback == Feedback::Soft {
-                soft(cfg.soft_hertz(h).1, cfg.joint_damping_ratio).0 * c
+                joint_rate * c
             } else {
                 cfg.baumgarte * c / h
             };

@@ -59,6 +59,11 @@
 //! (+1)` sweeps over rows, one pass over particles to integrate; with a tolerance, one pass over
 //! constraints and rows per iteration for the violation.
 //!
+//! Rigid bodies (`scene.rigid`, with their joints) are solved by the same options on 6-DoF
+//! rows after the particle rows of the step, in `pgs/rigid.rs` and `pgs/joints.rs` (contact manifolds,
+//! friction at each manifold's centre, joint blocks, islands, sleeping, and the
+//! `position_iterations` pass of `pgs-ngs`); the two sets share no body.
+//!
 //! # Residual
 //!
 //! Two numbers per iteration:
@@ -272,6 +277,18 @@ impl PgsConfig {
     }
 }
 
+/// The report of sweep `it` from its statistics `(max, Σ r², rows, Σ Δλ²)` (see `# Residual`).
+fn sweep_report(it: usize, (max, sum2, count, dl2): (f64, f64, usize, f64), violation: Option<f64>) -> IterationReport {
+    IterationReport {
+        iteration: it,
+        outer: 1,
+        residual: max,
+        residual_rms: Some(if count > 0 { (sum2 / count as f64).sqrt() } else { 0.0 }),
+        delta_lambda: Some(dl2.sqrt()),
+        violation,
+    }
+}
+
 /// The PGS solver. Build it with [`PgsSolver::new`].
 pub struct PgsSolver {
     cfg: PgsConfig,
@@ -430,14 +447,8 @@ impl PgsSolver {
             }
             (info.iterations, info.outer, info.residual) = (it, it, max);
             if report {
-                observer.iteration(&IterationReport {
-                    iteration: it,
-                    outer: 1,
-                    residual: max,
-                    residual_rms: Some(if count > 0 { (sum2 / count as f64).sqrt() } else { 0.0 }),
-                    delta_lambda: Some(dl2.sqrt()),
-                    violation: want_violation.then(|| self.rigid.worst_violation()),
-                });
+                let violation = want_violation.then(|| self.rigid.worst_violation());
+                observer.iteration(&sweep_report(it, (max, sum2, count, dl2), violation));
             }
             if (0..groups).all(|g| self.rigid.group_done(g)) {
                 info.converged = true;
@@ -534,14 +545,7 @@ impl PgsSolver {
             (info.iterations, info.outer) = (it, it);
             info.residual = max;
             let violation = want_violation.then(|| self.violation(scene, state, h));
-            observer.iteration(&IterationReport {
-                iteration: it,
-                outer: 1,
-                residual: max,
-                residual_rms: Some(if count > 0 { (sum2 / count as f64).sqrt() } else { 0.0 }),
-                delta_lambda: Some(dl2.sqrt()),
-                violation,
-            });
+            observer.iteration(&sweep_report(it, (max, sum2, count, dl2), violation));
             let cfg = &self.cfg;
             if (cfg.tolerance > 0.0 && violation.is_some_and(|v| v <= cfg.tolerance))
                 || (cfg.velocity_tolerance > 0.0 && max <= cfg.velocity_tolerance)

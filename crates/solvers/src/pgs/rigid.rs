@@ -60,6 +60,7 @@ use solverlab_core::rigid::{
 use solverlab_core::{Scene, Vec3};
 
 use super::joints::{JointFrame, JointRows, Pseudo};
+use super::rows::soft;
 use super::{Feedback, PgsConfig};
 
 /// One prepared contact point.
@@ -320,14 +321,7 @@ impl RigidSi {
         let margin = 4.0 * cfg.slop + 2.0 * h * speed;
         let mut contacts = std::mem::take(&mut self.contacts);
         rigid_contacts(scene, st, margin, &mut contacts);
-        let soft = |hertz: f64, zeta: f64| {
-            let omega = 2.0 * std::f64::consts::PI * hertz;
-            let a1 = 2.0 * zeta + h * omega;
-            let a2 = h * omega * a1;
-            let a3 = 1.0 / (1.0 + a2);
-            (omega / a1, a2 * a3, a3)
-        };
-        let (bias_rate, soft_mass, soft_impulse) = soft(cfg.soft_hertz(h).0, cfg.contact_damping_ratio);
+        let (bias_rate, soft_mass, soft_impulse) = soft(cfg.soft_hertz(h).0, cfg.contact_damping_ratio, h);
         self.points.clear();
         for c in &contacts {
             let b = match c.b {

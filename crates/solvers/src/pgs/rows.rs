@@ -62,7 +62,7 @@ pub(super) enum Pass {
 
 /// Soft-constraint coefficients `(bias_rate, mass_scale, impulse_scale)` for frequency `hz`,
 /// damping ratio `zeta` and step `h`.
-fn soft(hz: f64, zeta: f64, h: f64) -> (f64, f64, f64) {
+pub(super) fn soft(hz: f64, zeta: f64, h: f64) -> (f64, f64, f64) {
     let omega = std::f64::consts::TAU * hz;
     let a1 = 2.0 * zeta + h * omega;
     let a2 = h * omega * a1;
