@@ -191,7 +191,36 @@ pub fn presets() -> Vec<Preset> {
                 ..pgs
             }),
         },
+        Preset {
+            name: "tgs-soft",
+            summary: "Rapier's TGS-soft: 4 substeps × (1 biased, 2 relax); contacts 30 Hz ζ 5, push ≤ 10 m/s",
+            config: SolverConfig::Pgs(tgs_soft()),
+        },
     ]
+}
+
+/// Rapier's TGS-soft defaults (`IntegrationParameters::tgs_soft`, rapier 0.2x) in solverlab's
+/// terms: `num_solver_iterations = 4` substeps, each with `num_internal_pgs_iterations = 1`
+/// biased sweep and `num_internal_stabilization_iterations = 2` unbiased ones after the position
+/// update; soft contacts at 30 Hz with damping ratio 5; `max_corrective_velocity` 10 m/s as the
+/// push-out cap; warm start 1. Rapier lets 1 mm of penetration go uncorrected
+/// (`allowed_linear_error`); solverlab's soft rows, like Box2D v3's, act on all of it. Rapier's joints are
+/// effectively rigid (10⁶ Hz, ζ 1); here joints keep the soft rows' cap of half the substep rate
+/// (120 Hz at 60 Hz × 4), the stiffest the step can follow. Structurally it is the soft step of
+/// Box2D v3; what differs is the damping, the relax count, the slop and the push-out cap.
+fn tgs_soft() -> PgsConfig {
+    PgsConfig {
+        iterations: 1,
+        relax_iterations: 2,
+        feedback: Feedback::Soft,
+        substeps: 4,
+        contact_hertz: 30.0,
+        contact_damping_ratio: 5.0,
+        joint_hertz: 1e6,
+        joint_damping_ratio: 1.0,
+        max_push: 10.0,
+        ..PgsConfig::default()
+    }
 }
 
 /// The preset called `name`.

@@ -66,6 +66,10 @@ pub fn builtins() -> Vec<Builtin> {
         rigid::RAMP,
         rigid::CHAIN,
         rigid::BRIDGE,
+        rigid::CARD_HOUSE,
+        rigid::ARCH,
+        rigid::RAGDOLL,
+        rigid::JOINT_GRID,
     ]
 }
 

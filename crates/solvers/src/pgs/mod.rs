@@ -119,6 +119,18 @@ pub enum Feedback {
     Soft,
 }
 
+/// How the two tangent impulses of a contact are bounded by `μ·λₙ`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FrictionCone {
+    /// The disk `|λₜ| ≤ μ·λₙ`: isotropic Coulomb friction.
+    #[default]
+    Disk,
+    /// The square `|λₜ₁|, |λₜ₂| ≤ μ·λₙ` (each tangent row clamped on its own, as in ODE and
+    /// Bullet): up to √2 more friction along the diagonals of the tangent basis.
+    Pyramid,
+}
+
 /// Settings of the PGS solver; every field has a default.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -155,6 +167,8 @@ pub struct PgsConfig {
     pub contact_hertz: f64,
     /// Soft contacts: damping ratio (default: 10).
     pub contact_damping_ratio: f64,
+    /// Rigid bodies: the friction bound, `disk` or `pyramid` (default: `disk`).
+    pub friction_cone: FrictionCone,
     /// Soft joints (equality rows): stiffness frequency (Hz) (default: 60); capped at half the
     /// (sub)step rate (Box2D v3: twice the capped contact frequency).
     pub joint_hertz: f64,
@@ -202,6 +216,7 @@ impl Default for PgsConfig {
             slop: 0.005,
             contact_hertz: 30.0,
             contact_damping_ratio: 10.0,
+            friction_cone: FrictionCone::Disk,
             joint_hertz: 60.0,
             joint_damping_ratio: 2.0,
             max_push: 3.0,

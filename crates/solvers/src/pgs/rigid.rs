@@ -29,7 +29,8 @@
 //!    manifold by manifold: first each point's normal row
 //!    `Δλ = −m·s_m·(v_n + bias) − s_i·λ`, scaled by SOR `ω`, accumulated and clamped to `λ ≥ 0`;
 //!    then the manifold's friction at its centre (the mean of its points): the 2 × 2 tangent
-//!    block solved exactly and clamped to the disk `|λₜ| ≤ μ·Σλₙ`, and a twist row on the
+//!    block solved exactly and clamped to the disk `|λₜ| ≤ μ·Σλₙ` (or, with
+//!    `friction_cone = "pyramid"`, each tangent clamped to `±μ·Σλₙ` on its own), and a twist row on the
 //!    relative spin about the normal clamped to `μ·r̄·Σλₙ` (`r̄` the points' mean distance from
 //!    the centre). Friction at the centre, as PhysX's patch friction, depends on the total
 //!    normal impulse only; per-point friction on a four-point manifold depends on how the load is
@@ -61,7 +62,7 @@ use solverlab_core::{Scene, Vec3};
 
 use super::joints::{JointFrame, JointRows, Pseudo};
 use super::rows::soft;
-use super::{Feedback, PgsConfig};
+use super::{Feedback, FrictionCone, PgsConfig};
 
 /// One prepared contact point.
 #[derive(Clone, Copy, Debug, Default)]
@@ -162,6 +163,8 @@ pub(super) struct RigidSi {
     /// Last step's friction impulse (world vector) and twist impulse per body pair.
     warm_friction: HashMap<(usize, Other), (Vec3, f64)>,
     forces: Vec<ContactForce>,
+    /// The friction bound of this step (from the settings).
+    cone: FrictionCone,
 }
 
 /// A contact point's normal impulse kept for the next step: (feature id, world point, impulse).
@@ -302,6 +305,7 @@ impl RigidSi {
     /// Steps 1–4: contacts, rows and the warm start.
     pub(super) fn prepare(&mut self, scene: &Scene, st: &mut [RigidState], cfg: &PgsConfig, h: f64) {
         let n = scene.rigid.len();
+        self.cone = cfg.friction_cone;
         self.inv_m.clear();
         self.inv_i.clear();
         for (b, s) in scene.rigid.iter().zip(st.iter()) {
@@ -584,9 +588,14 @@ impl RigidSi {
             let mut l1 = o1 - omega * (m.mt[0] * v1 + m.mt[1] * v2);
             let mut l2 = o2 - omega * (m.mt[2] * v1 + m.mt[3] * v2);
             let limit = m.mu * total;
-            let len = (l1 * l1 + l2 * l2).sqrt();
-            if len > limit {
-                (l1, l2) = (l1 * limit / len, l2 * limit / len);
+            match self.cone {
+                FrictionCone::Disk => {
+                    let len = (l1 * l1 + l2 * l2).sqrt();
+                    if len > limit {
+                        (l1, l2) = (l1 * limit / len, l2 * limit / len);
+                    }
+                }
+                FrictionCone::Pyramid => (l1, l2) = (l1.clamp(-limit, limit), l2.clamp(-limit, limit)),
             }
             (m.lt1, m.lt2) = (l1, l2);
             dl2 += (l1 - o1).powi(2) + (l2 - o2).powi(2);
