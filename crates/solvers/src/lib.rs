@@ -167,17 +167,17 @@ pub fn presets() -> Vec<Preset> {
         },
         Preset {
             name: "pgs",
-            summary: "sequential impulses: 10 iterations, Baumgarte β = 0.2, warm start 1.0",
+            summary: "sequential impulses: 10 iterations, Baumgarte β = 0.2 (split), warm start 1.0, rigid manifolds' normals as blocks",
             config: SolverConfig::Pgs(pgs.clone()),
         },
         Preset {
             name: "pgs-bullet",
-            summary: "sequential impulses as Bullet ships them: warm start 0.85, ERP 0.2, 10 iterations",
-            config: SolverConfig::Pgs(PgsConfig { warm_start: 0.85, ..pgs.clone() }),
+            summary: "sequential impulses as Bullet ships them: warm start 0.85, ERP 0.2, 10 iterations, point by point",
+            config: SolverConfig::Pgs(PgsConfig { warm_start: 0.85, block: false, ..pgs.clone() }),
         },
         Preset {
             name: "pgs-ngs",
-            summary: "PGS then nonlinear Gauss-Seidel as Box2D v2.4: 8 sweeps, 3 position sweeps on rigid contacts (β = 0.2); particles as pgs",
+            summary: "PGS then nonlinear Gauss-Seidel as Box2D v2.4: 8 block sweeps, 3 position sweeps on rigid joints and contacts (β = 0.2 on contacts); particles as pgs",
             config: SolverConfig::Pgs(PgsConfig { iterations: 8, position_iterations: 3, ..pgs.clone() }),
         },
         Preset {
@@ -188,6 +188,7 @@ pub fn presets() -> Vec<Preset> {
                 relax_iterations: 1,
                 feedback: Feedback::Soft,
                 substeps: 4,
+                block: false,
                 ..pgs
             }),
         },
@@ -219,6 +220,7 @@ fn tgs_soft() -> PgsConfig {
         joint_hertz: 1e6,
         joint_damping_ratio: 1.0,
         max_push: 10.0,
+        block: false,
         ..PgsConfig::default()
     }
 }

@@ -28,7 +28,10 @@
 //! 20-link chain apart and made a 20-plank bridge gain energy at 20 sweeps), or the soft form with
 //! `joint_hertz` and `joint_damping_ratio`. A joint with `compliance` `α > 0` is an implicit
 //! spring on its point rows: `K + α/h²` on their diagonal and the bias `C/h` (the velocity form
-//! of XPBD, as for the particle rows), kept in the relax pass.
+//! of XPBD, as for the particle rows), kept in the relax pass. With `position_iterations` (the
+//! `pgs-ngs` preset) the rigid rows carry no Baumgarte bias; instead each position sweep
+//! re-linearises every joint at the current poses and removes its error by a position impulse
+//! ([`JointRows::correct_positions`]), as Box2D v2.4's position solver does.
 
 use nalgebra::{Matrix3, Matrix6, UnitQuaternion, Vector6};
 use solverlab_core::rigid::{Joint, JointKind, RigidBody, RigidState};
@@ -141,6 +144,20 @@ impl Velocities for Pseudo<'_> {
     }
 }
 
+/// The poses as the target of a position correction: a "velocity" change `(Δv, Δω)` moves body
+/// `k` by `Δv` and turns it by the rotation vector `Δω`.
+struct Poses<'a>(&'a mut [RigidState]);
+
+impl Velocities for Poses<'_> {
+    fn get(&self, k: usize) -> (Vec3, Vec3) {
+        (self.0[k].x, Vec3::zeros())
+    }
+    fn add(&mut self, k: usize, dv: Vec3, dw: Vec3) {
+        self.0[k].x += dv;
+        self.0[k].q = solverlab_core::rigid::rotate(&self.0[k].q, &dw, 1.0);
+    }
+}
+
 impl JointRows {
     /// Prepares the rows of joint `j` at the start-of-step poses `st` (`inv_m`, `inv_i`: the
     /// bodies' inverse mass and world inverse inertia).
@@ -234,6 +251,8 @@ impl JointRows {
             }
             match cfg.feedback {
                 Feedback::Soft if !compliant => out.bias[r] = joint_rate * out.c[r],
+                // With a position pass the error is corrected there, not in the velocity rows.
+                Feedback::Baumgarte if cfg.position_iterations > 0 => {}
                 _ => out.bias[r] = cfg.baumgarte * out.c[r] / h,
             }
         }
@@ -246,6 +265,8 @@ impl JointRows {
             let c = out.c[dim];
             out.bias[dim] = if c > 0.0 {
                 c / h
+            } else if cfg.position_iterations > 0 && cfg.feedback == Feedback::Baumgarte {
+                0.0
             } else if cfg.feedback == Feedback::Soft {
                 joint_rate * c
             } else {
@@ -304,6 +325,31 @@ impl JointRows {
         }
         self.lambda = lambda;
         self.apply(vel, &lambda, inv_m, inv_i);
+    }
+
+    /// One position correction of Box2D v2.4's position solver for these rows, prepared at the
+    /// current poses: the block `K·Δ = −C` on the equality rows, with the limit row when it is
+    /// violated, and `C` clamped to 0.2 m on the point rows and 8° on the angular rows
+    /// (Box2D's largest corrections per pass), applied to the poses as `Δx = M⁻¹·Jᵀ·Δ` and a
+    /// rotation by `I⁻¹·Jᵀ·Δ` (`inv_i` from the start of the step). Compliant joints are left
+    /// to their springs.
+    pub(super) fn correct_positions(&self, st: &mut [RigidState], inv_m: &[f64], inv_i: &[Matrix3<f64>]) {
+        if self.gamma.iter().any(|&g| g > 0.0) {
+            return;
+        }
+        let violated = self.limit > 0 && self.c[self.dim] < 0.0;
+        let rows = self.dim + violated as usize;
+        let mut c = Vector6::zeros();
+        for r in 0..rows {
+            let cap = if r < 3 { 0.2 } else { 8f64.to_radians() };
+            c[r] = self.c[r].clamp(-cap, cap);
+        }
+        let d = -(if violated { self.k_inv_limit } else { self.k_inv }) * c;
+        let mut rows_only = *self;
+        if !violated {
+            rows_only.limit = 0;
+        }
+        rows_only.apply(&mut Poses(st), &d, inv_m, inv_i);
     }
 
     /// The impulses to keep for the next step's warm start, with the limit side.

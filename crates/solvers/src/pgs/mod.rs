@@ -167,6 +167,13 @@ pub struct PgsConfig {
     pub contact_hertz: f64,
     /// Soft contacts: damping ratio (default: 10).
     pub contact_damping_ratio: f64,
+    /// Rigid bodies: solve the normal rows of each manifold (2 to 4 points) together as one
+    /// small complementarity problem, by enumerating which points push (Box2D's block solver,
+    /// there for 2-point manifolds), instead of point by point; the biased sweeps of soft rows
+    /// stay point by point (default: true; false in `pgs-bullet`, `soft-step` and `tgs-soft`,
+    /// as Bullet, Box2D v3 and Rapier go point by point; `block = false` is the impulse
+    /// tutorial's rule).
+    pub block: bool,
     /// Rigid bodies: the friction bound, `disk` or `pyramid` (default: `disk`).
     pub friction_cone: FrictionCone,
     /// Soft joints (equality rows): stiffness frequency (Hz) (default: 60); capped at half the
@@ -216,6 +223,7 @@ impl Default for PgsConfig {
             slop: 0.005,
             contact_hertz: 30.0,
             contact_damping_ratio: 10.0,
+            block: true,
             friction_cone: FrictionCone::Disk,
             joint_hertz: 60.0,
             joint_damping_ratio: 2.0,
