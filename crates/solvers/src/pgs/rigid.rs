@@ -729,9 +729,7 @@ impl RigidSi {
         let scale = (0..c).map(|i| a(i, i)).fold(0.0, f64::max);
         let lam_max = lam[..c].iter().copied().fold(0.0, f64::max);
         let full = (1usize << c) - 1;
-        let mut sets: [usize; 16] = std::array::from_fn(|k| k);
-        sets[..=full].sort_by_key(|&k| (std::cmp::Reverse(k.count_ones()), std::cmp::Reverse(k)));
-        for &set in &sets[..=full] {
+        for set in ACTIVE_SETS.into_iter().filter(|&set| set & !full == 0) {
             let inside = |i: usize| set & (1 << i) != 0;
             let mut d = [0.0; 4];
             for i in (0..c).filter(|&i| !inside(i)) {
@@ -751,15 +749,42 @@ impl RigidSi {
                     (idx[k], k) = (i, k + 1);
                 }
                 let idx = &idx[..k];
-                let mut sub = Matrix4::zeros();
+                // A proper subset has at most three points: a direct solve (Cholesky for three),
+                // or the pseudo-inverse when the block is (nearly) singular.
+                let mut sub = Matrix3::identity();
+                let mut b = Vec3::zeros();
                 for (r, &i) in idx.iter().enumerate() {
                     for (q, &j) in idx.iter().enumerate() {
                         sub[(r, q)] = a(i, j);
                     }
+                    b[r] = rhs[i];
                 }
-                let pinv = pseudo_inverse(&sub, k);
+                let tiny = 1e-9 * scale;
+                let det2 = sub[(0, 0)] * sub[(1, 1)] - sub[(0, 1)] * sub[(1, 0)];
+                let direct = match k {
+                    1 if sub[(0, 0)] > tiny => Some(Vec3::new(b[0] / sub[(0, 0)], 0.0, 0.0)),
+                    2 if det2 > tiny * scale => Some(Vec3::new(
+                        (sub[(1, 1)] * b[0] - sub[(0, 1)] * b[1]) / det2,
+                        (sub[(0, 0)] * b[1] - sub[(1, 0)] * b[0]) / det2,
+                        0.0,
+                    )),
+                    3 => sub
+                        .cholesky()
+                        .filter(|ch| (0..3).all(|r| ch.l_dirty()[(r, r)].powi(2) > tiny))
+                        .map(|ch| ch.solve(&b)),
+                    _ => None,
+                };
+                let x = match direct {
+                    Some(x) => x,
+                    None => {
+                        let mut sub4 = Matrix4::zeros();
+                        sub4.fixed_view_mut::<3, 3>(0, 0).copy_from(&sub);
+                        let pinv = pseudo_inverse(&sub4, k);
+                        Vec3::from_fn(|r, _| (0..k).map(|q| pinv[(r, q)] * b[q]).sum())
+                    }
+                };
                 for (r, &i) in idx.iter().enumerate() {
-                    d[i] = idx.iter().enumerate().map(|(q, &j)| pinv[(r, q)] * rhs[j]).sum();
+                    d[i] = x[r];
                 }
             }
             let impulses_ok = (0..c).filter(|&i| inside(i)).all(|i| lam[i] + d[i] >= -1e-12 * lam_max.max(1e-12));
@@ -1002,6 +1027,9 @@ impl RigidSi {
         }
     }
 }
+
+/// The active sets of a block of up to four points, most points first.
+const ACTIVE_SETS: [usize; 16] = [15, 14, 13, 11, 7, 12, 10, 9, 6, 5, 3, 8, 4, 2, 1, 0];
 
 /// The pseudo-inverse of the symmetric positive semi-definite `a`, whose leading `c × c` block
 /// is used (the rest is zero): eigenvalues below `1e-9` of the largest count as zero.
