@@ -5,7 +5,8 @@
 //!
 //! * ns per contact point per sweep of `pgs` on the resting 210-box pyramid (the marginal cost of
 //!   10 more sweeps, divided by sweeps and points; the point's share of its manifold's friction
-//!   and twist rows included), next to a plain hand-written loop that does the normal row of the
+//!   and twist rows included), with the manifolds' normal rows as blocks (the default) and point
+//!   by point, next to a plain hand-written loop that does the normal row of the
 //!   same number of points over structure-of-arrays data (gather two bodies' velocities and
 //!   inverse inertia, the relative normal speed, the clamped accumulated impulse, the scatter);
 //! * the 210-box pyramid's time per frame at 4 substeps (`pgs`, 10 sweeps, and `soft-step`)
@@ -28,8 +29,8 @@ fn pyramid(base: usize) -> Scene {
 
 /// A settled pyramid (60 frames) and a solver at `iterations` sweeps with no tolerance, so that it
 /// runs exactly that many.
-fn settled(scene: &Scene, iterations: i64) -> (PgsSolver, solverlab_core::State) {
-    let cfg = PgsConfig { iterations, tolerance: 0.0, ..PgsConfig::default() };
+fn settled(scene: &Scene, iterations: i64, block: bool) -> (PgsSolver, solverlab_core::State) {
+    let cfg = PgsConfig { iterations, tolerance: 0.0, block, ..PgsConfig::default() };
     let mut solver = PgsSolver::new(cfg, "pgs").expect("valid");
     let state = {
         let mut sim = Simulation::new(scene, &mut solver, scene.dt, 1).expect("prepares");
@@ -114,20 +115,12 @@ impl Plain {
 
 fn rigid(c: &mut Criterion) {
     let scene = pyramid(20);
-    let (mut s10, state) = settled(&scene, 10);
-    let (mut s20, _) = settled(&scene, 20);
+    let (mut s10, state) = settled(&scene, 10, true);
     let mut group = c.benchmark_group("rigid_pyramid_210");
     group.sample_size(10);
     group.bench_function("pgs_frame_10_sweeps", |b| b.iter(|| frame(&scene, &mut s10, &state)));
     group.finish();
     let points = frame(&scene, &mut s10, &state);
-    let t10 = median_seconds(|| {
-        frame(&scene, &mut s10, &state);
-    });
-    let t20 = median_seconds(|| {
-        frame(&scene, &mut s20, &state);
-    });
-    let per_point = (t20 - t10) / (10.0 * points as f64) * 1e9;
     let mut plain = Plain::new(points, scene.rigid.len());
     let tp = median_seconds(|| {
         for _ in 0..10 {
@@ -135,10 +128,21 @@ fn rigid(c: &mut Criterion) {
         }
     }) / (10.0 * points as f64)
         * 1e9;
-    println!(
-        "rigid pyramid (210 boxes, {points} contact points): pgs {per_point:.1} ns per point per sweep, plain normal-row loop {tp:.1} ns, ratio {:.2}",
-        per_point / tp
-    );
+    for (label, block) in [("blocks", true), ("point by point", false)] {
+        let (mut s10, state) = settled(&scene, 10, block);
+        let (mut s20, _) = settled(&scene, 20, block);
+        let t10 = median_seconds(|| {
+            frame(&scene, &mut s10, &state);
+        });
+        let t20 = median_seconds(|| {
+            frame(&scene, &mut s20, &state);
+        });
+        let per_point = (t20 - t10) / (10.0 * points as f64) * 1e9;
+        println!(
+            "rigid pyramid (210 boxes, {points} contact points): pgs ({label}) {per_point:.1} ns per point per sweep, plain normal-row loop {tp:.1} ns, ratio {:.2}",
+            per_point / tp
+        );
+    }
     for name in ["pgs", "soft-step"] {
         let p = solverlab_solvers::preset(name).expect("preset");
         let mut solver = solverlab_solvers::build(&p.config, name).expect("builds");

@@ -81,7 +81,7 @@ pub fn top_body(scene: &Scene, time: f64) -> Option<usize> {
 }
 
 fn removed(scene: &Scene, body: usize, time: f64) -> bool {
-    scene.removals.iter().any(|r| r.body == body && r.time <= time)
+    scene.removals.iter().any(|r| !r.rigid && r.body == body && r.time <= time)
 }
 
 /// Body drift from the scene's initial positions, over the particle box bodies still in the
@@ -97,7 +97,13 @@ fn body_drift(scene: &Scene, state: &State) -> (f64, f64, bool) {
         let d = (b.frame(&state.x).0 - start).norm();
         all.push((up.dot(&start), d, d <= IN_PLACE * b.half.min()));
     }
-    for (b, r) in scene.rigid.iter().zip(&state.rigid).filter(|(b, _)| !b.is_fixed()) {
+    for (_, (b, r)) in scene
+        .rigid
+        .iter()
+        .zip(&state.rigid)
+        .enumerate()
+        .filter(|(k, (b, _))| !b.is_fixed() && !scene.rigid_removed(*k, state.time))
+    {
         let d = (r.x - b.x).norm();
         all.push((up.dot(&b.x), d, d <= IN_PLACE * b.shape.smallest_extent()));
     }
@@ -177,7 +183,13 @@ pub fn measure(scene: &Scene, state: &State, h: f64, lambda: &dyn Fn(u64) -> f64
             m.angular_momentum += xi.cross(&(v * mass));
         }
     }
-    for (b, r) in scene.rigid.iter().zip(&state.rigid).filter(|(b, _)| !b.is_fixed()) {
+    for (_, (b, r)) in scene
+        .rigid
+        .iter()
+        .zip(&state.rigid)
+        .enumerate()
+        .filter(|(k, (b, _))| !b.is_fixed() && !scene.rigid_removed(*k, state.time))
+    {
         let mass = b.mass();
         let spin = b.inertia_world(&r.q) * r.w;
         total_mass += mass;

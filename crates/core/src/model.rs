@@ -177,11 +177,14 @@ pub struct Block {
 /// A scene event: box body `body` leaves the scene at `time` (s), for example the heavy top of
 /// a stack (reference.md §4, warm-start energy). From the first step that ends at or after
 /// `time`, its particles are parked at rest at their initial positions plus [`PARK_OFFSET`], far
-/// from everything, and the metrics leave them out.
+/// from everything, and the metrics leave them out; a removed rigid body is parked the same way,
+/// at rest and asleep, so that no solver moves it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Removal {
-    /// Index into [`Scene::bodies`].
+    /// Index into [`Scene::bodies`], or into [`Scene::rigid`] when `rigid`.
     pub body: usize,
+    /// Whether `body` names a 6-DoF rigid body.
+    pub rigid: bool,
     /// When it leaves (s).
     pub time: f64,
 }
@@ -272,13 +275,18 @@ impl Scene {
     /// body has been removed by then.
     pub fn removed_particles(&self, time: f64) -> Option<Vec<bool>> {
         let mut gone: Option<Vec<bool>> = None;
-        for r in self.removals.iter().filter(|r| r.time <= time) {
+        for r in self.removals.iter().filter(|r| !r.rigid && r.time <= time) {
             let g = gone.get_or_insert_with(|| vec![false; self.particles.len()]);
             for &i in &self.bodies[r.body].particles {
                 g[i] = true;
             }
         }
         gone
+    }
+
+    /// Whether rigid body `k` has left the scene at or before `time`.
+    pub fn rigid_removed(&self, k: usize, time: f64) -> bool {
+        self.removals.iter().any(|r| r.rigid && r.body == k && r.time <= time)
     }
 
     /// Adds a particle and returns its index.
@@ -433,7 +441,13 @@ impl Scene {
             material(format!("block[{k}]"), b.friction, b.restitution)?;
         }
         for (k, r) in self.removals.iter().enumerate() {
-            if r.body >= self.bodies.len() {
+            if r.rigid && r.body >= self.rigid.len() {
+                return err(
+                    format!("removal[{k}].rigid"),
+                    format!("rigid index {} out of range (the scene has {} rigid bodies)", r.body, self.rigid.len()),
+                );
+            }
+            if !r.rigid && r.body >= self.bodies.len() {
                 return err(
                     format!("removal[{k}].body"),
                     format!("body index {} out of range (the scene has {} bodies)", r.body, self.bodies.len()),

@@ -36,7 +36,7 @@
 //! friction = 0.5
 //!
 //! [[removal]]                   # body 2 leaves the scene at t = 2 s (parked far away at rest)
-//! body = 2
+//! body = 2                      # a [[body]] index; or `rigid = k` for a [[rigid]] body
 //! time = 2.0
 //!
 //! [box]                         # optional: particles stay inside
@@ -467,12 +467,17 @@ pub struct BodyFile {
     pub friction: f64,
 }
 
-/// One `[[removal]]`: body `body` leaves the scene at `time`.
+/// One `[[removal]]`: box body `body` or rigid body `rigid` (exactly one) leaves the scene at
+/// `time`.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RemovalFile {
     /// Index of the `[[body]]`.
-    pub body: i64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub body: Option<i64>,
+    /// Index of the `[[rigid]]` body.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rigid: Option<i64>,
     /// Time (s).
     pub time: f64,
 }
@@ -736,10 +741,20 @@ impl SceneFile {
             scene.bodies.push(BoxBody { particles, half: v3(b.half), friction: b.friction });
         }
         for (k, r) in self.removals.iter().enumerate() {
-            if r.body < 0 {
-                return Err(err(format!("removal[{k}].body"), format!("body index {} is negative", r.body)));
+            let (field, index, rigid) = match (r.body, r.rigid) {
+                (Some(b), None) => ("body", b, false),
+                (None, Some(b)) => ("rigid", b, true),
+                _ => {
+                    return Err(err(
+                        format!("removal[{k}]"),
+                        "give exactly one of body (a [[body]] index) or rigid (a [[rigid]] index)".to_string(),
+                    ))
+                }
+            };
+            if index < 0 {
+                return Err(err(format!("removal[{k}].{field}"), format!("index {index} is negative")));
             }
-            scene.removals.push(Removal { body: r.body as usize, time: r.time });
+            scene.removals.push(Removal { body: index as usize, rigid, time: r.time });
         }
         for b in &self.blocks {
             scene.blocks.push(Block {
@@ -841,7 +856,15 @@ impl SceneFile {
                     weights: e.weights[..e.count].to_vec(),
                 })
                 .collect(),
-            removals: scene.removals.iter().map(|r| RemovalFile { body: r.body as i64, time: r.time }).collect(),
+            removals: scene
+                .removals
+                .iter()
+                .map(|r| RemovalFile {
+                    body: (!r.rigid).then_some(r.body as i64),
+                    rigid: r.rigid.then_some(r.body as i64),
+                    time: r.time,
+                })
+                .collect(),
             blocks: scene
                 .blocks
                 .iter()
@@ -957,6 +980,12 @@ compliance = 1e-6
         assert!(s.joints[1].b.is_none() && s.joints[1].compliance == 1e-6);
         let again = parse(&SceneFile::from_scene(&s).to_toml(), "again").unwrap();
         assert_eq!(s, again);
+        // A rigid body's removal round-trips as `rigid = k`.
+        let s = parse(&format!("{PENDULUM}{RIGID}\n[[removal]]\nrigid = 1\ntime = 2.0\n"), "r.toml").unwrap();
+        assert_eq!(s.removals, vec![solverlab_core::model::Removal { body: 1, rigid: true, time: 2.0 }]);
+        let text = SceneFile::from_scene(&s).to_toml();
+        assert!(text.contains("rigid = 1") && !text.contains("body = 1"), "{text}");
+        assert_eq!(parse(&text, "again").unwrap(), s);
     }
 
     fn error_of(text: &str) -> String {
@@ -992,6 +1021,14 @@ compliance = 1e-6
             (
                 format!("{PENDULUM}\n[[removal]]\nbody = 0\ntime = 1.0\n"),
                 "bad.toml: removal[0].body: body index 0 out of range",
+            ),
+            (
+                format!("{PENDULUM}\n[[removal]]\nrigid = 3\ntime = 1.0\n"),
+                "bad.toml: removal[0].rigid: rigid index 3 out of range",
+            ),
+            (
+                format!("{PENDULUM}\n[[removal]]\nbody = 0\nrigid = 0\ntime = 1.0\n"),
+                "bad.toml: removal[0]: give exactly one of body",
             ),
             (
                 format!("{PENDULUM}\n[[block]]\nmin = [0.0, 0.0, 0.0]\nmax = [1.0, 0.0, 1.0]\n"),

@@ -544,3 +544,37 @@ fn a_lone_manifold_is_solved_by_one_block_visit() {
         }
     }
 }
+
+/// Solver2D's warm-start energy test on rigid boxes: two 10 kg boxes carry a 1000 kg one, which
+/// leaves the scene at 2 s (`[[removal]] rigid = 2`). After the removal the metrics and the
+/// solve leave it out: two seconds later the floor carries the two light boxes' weight (196.2 N)
+/// within 2 %, and the light boxes stay below their resting height plus 5 cm (the warm-started
+/// impulses that carried the heavy box may push them up for a step, no further).
+#[test]
+fn a_removed_rigid_body_leaves_the_solve() {
+    let scene = solverlab_scenes::resolve("rigid-warm-start-energy", &[]).unwrap();
+    for solver in ["pgs", "soft-step"] {
+        let mut highest = 0.0_f64;
+        let mut support = 0.0;
+        let p = preset(solver).unwrap();
+        let mut s = build(&p.config, solver).unwrap();
+        let mut sim = Simulation::new(&scene, s.as_mut(), scene.dt, p.config.default_substeps()).unwrap();
+        for f in 1..=240 {
+            sim.step_frame(&mut NullObserver).unwrap();
+            if f > 120 {
+                highest = highest.max(sim.state.rigid[1].x.y);
+            }
+        }
+        let mut c = Vec::new();
+        sim.solver().rigid_contacts(&mut c);
+        support += solverlab_core::rigid::collider_support(&c);
+        let m = solverlab_core::metrics::measure(&scene, &sim.state, sim.h(), &solverlab_core::metrics::no_multipliers);
+        eprintln!(
+            "{solver}: floor {support:.3} N, box 1 highest {highest:.4} m, kinetic energy {:.2e} J",
+            m.kinetic_energy
+        );
+        assert!((support - 2.0 * 10.0 * G).abs() < 0.02 * 2.0 * 10.0 * G, "{solver}: floor carries {support} N");
+        assert!(highest < 0.75 + 0.05, "{solver}: box 1 rose to {highest} m");
+        assert!(m.body_drift < 0.1, "{solver}: the parked box counts in the drift ({} m)", m.body_drift);
+    }
+}

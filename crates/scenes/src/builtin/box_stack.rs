@@ -39,7 +39,7 @@ pub const WARM_START_ENERGY: Builtin = Builtin {
     build: build_energy,
 };
 
-fn energy_params() -> Vec<ParamSpec> {
+pub(crate) fn energy_params() -> Vec<ParamSpec> {
     vec![
         ParamSpec::num("ratio", 100.0, "density of the top box divided by the others'"),
         ParamSpec::num("remove_at", 2.0, "when the top box leaves the scene (s)"),
@@ -63,7 +63,7 @@ fn build_energy(p: &Params) -> Result<Scene, ParamError> {
         add_box(&mut scene, Vec3::new(0.0, size / 2.0 + i as f64 * size, 0.0), size, m, mu);
     }
     scene.planes.push(Plane { normal: Vec3::y(), offset: 0.0, friction: mu, restitution: 0.0 });
-    scene.removals.push(Removal { body: 2, time: remove_at });
+    scene.removals.push(Removal { body: 2, rigid: false, time: remove_at });
     Ok(scene)
 }
 

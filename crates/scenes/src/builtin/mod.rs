@@ -70,6 +70,7 @@ pub fn builtins() -> Vec<Builtin> {
         rigid::ARCH,
         rigid::RAGDOLL,
         rigid::JOINT_GRID,
+        rigid::WARM_START_ENERGY,
     ]
 }
 

@@ -269,6 +269,15 @@ fn build_ramp(p: &Params) -> Result<Scene, ParamError> {
     Ok(scene)
 }
 
+/// The warm-start energy entry.
+pub const WARM_START_ENERGY: Builtin = Builtin {
+    name: "rigid-warm-start-energy",
+    summary: "three stacked rigid boxes, the top one `ratio` times denser, removed at `remove_at` (the rigid twin of warm-start-energy)",
+    source: "Solver2D (warm start energy); reference.md §4",
+    params: super::box_stack::energy_params,
+    build: build_energy,
+};
+
 /// The card house entry.
 pub const CARD_HOUSE: Builtin = Builtin {
     name: "rigid-card-house",
@@ -512,5 +521,24 @@ fn build_joint_grid(p: &Params) -> Result<Scene, ParamError> {
     }
     scene.joints.push(ball(index(0, 0), None, centre(0, 0)));
     scene.joints.push(ball(index(0, n - 1), None, centre(0, n - 1)));
+    Ok(scene)
+}
+
+/// Three boxes resting on each other on the floor; the top one, `ratio` times heavier, leaves
+/// the scene at `remove_at` (`[[removal]] rigid = 2`). A solver that warm-starts the lower
+/// contacts with the impulses that carried the heavy box pushes the light boxes up in the step
+/// after the removal; `max_top_drift` and the kinetic energy after `remove_at` show by how much.
+fn build_energy(p: &Params) -> Result<Scene, ParamError> {
+    let size = p.positive("size")?;
+    let mass = p.positive("mass")?;
+    let ratio = p.positive("ratio")?;
+    let mu = p.non_negative("friction")?;
+    let remove_at = p.non_negative("remove_at")?;
+    let mut scene = Scene::new("rigid-warm-start-energy");
+    for (i, m) in [mass, mass, mass * ratio].into_iter().enumerate() {
+        scene.rigid.push(cube(size, m, Vec3::new(0.0, size / 2.0 + i as f64 * size, 0.0), mu));
+    }
+    floor(&mut scene, Vec3::y(), mu);
+    scene.removals.push(solverlab_core::model::Removal { body: 2, rigid: true, time: remove_at });
     Ok(scene)
 }
