@@ -125,7 +125,7 @@ pub(crate) fn params() -> Vec<ParamSpec> {
         ParamSpec::num("boxes", 10.0, "number of boxes"),
         ParamSpec::num("size", 0.5, "box edge (m)"),
         ParamSpec::num("offset", 0.005, "alternating sideways offset of the boxes (m)"),
-        ParamSpec::num("gap", 0.0, "initial vertical gap between boxes (m)"),
+        ParamSpec::num("gap", 0.0, "initial vertical gap between boxes (m); negative: overlap (Solver2D's overlap recovery: −size/4)"),
         ParamSpec::num("ratio", 1.0, "mass of the top box divided by the others'"),
         ParamSpec::num("mass", 10.0, "mass of each box (kg)"),
         ParamSpec::num("friction", 0.5, "friction μ of the floor and between boxes"),
@@ -160,7 +160,10 @@ pub(crate) fn stack_layout(p: &Params) -> Result<Layout, ParamError> {
     let n = p.count("boxes", 1, 10_000)?;
     let size = p.positive("size")?;
     let offset = p.num("offset");
-    let gap = p.non_negative("gap")?;
+    let gap = p.num("gap");
+    if !(gap.is_finite() && gap > -size / 2.0) {
+        return Err(ParamError::new("gap", format!("{gap} must be a finite length above −size/2 (m)")));
+    }
     let ratio = p.positive("ratio")?;
     let mass = p.positive("mass")?;
     let boxes = (0..n)
