@@ -107,7 +107,7 @@ pub(crate) fn no_rigid_bodies(scene: &solverlab_core::Scene, family: &str) -> Re
     match scene.has_rigid() {
         true => Err(solverlab_core::SolveError(format!(
             "the {family} family does not simulate 6-DoF rigid bodies yet (the scene has {}); use the impulse \
-             presets pgs, pgs-bullet or soft-step",
+             presets (pgs, pgs-bullet, pgs-ngs, soft-step, tgs-soft) or the relaxation presets (gs, jacobi, sor, xpbd)",
             scene.rigid.len()
         ))),
         false => Ok(()),

@@ -125,7 +125,11 @@ pub(crate) fn params() -> Vec<ParamSpec> {
         ParamSpec::num("boxes", 10.0, "number of boxes"),
         ParamSpec::num("size", 0.5, "box edge (m)"),
         ParamSpec::num("offset", 0.005, "alternating sideways offset of the boxes (m)"),
-        ParamSpec::num("gap", 0.0, "initial vertical gap between boxes (m); negative: overlap (Solver2D's overlap recovery: −size/4)"),
+        ParamSpec::num(
+            "gap",
+            0.0,
+            "initial vertical gap between boxes (m); negative: overlap (Solver2D's overlap recovery: −size/4)",
+        ),
         ParamSpec::num("ratio", 1.0, "mass of the top box divided by the others'"),
         ParamSpec::num("mass", 10.0, "mass of each box (kg)"),
         ParamSpec::num("friction", 0.5, "friction μ of the floor and between boxes"),

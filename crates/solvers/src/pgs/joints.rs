@@ -40,19 +40,20 @@ use solverlab_core::Vec3;
 use super::rows::soft;
 use super::{Feedback, PgsConfig};
 
-/// A joint's frames in the bodies, fixed at the start (the scene's initial poses).
+/// A joint's frames in the bodies, fixed at the start (the scene's initial poses); shared with
+/// the relaxation family's rigid rows.
 #[derive(Clone, Copy, Debug)]
-pub(super) struct JointFrame {
+pub(crate) struct JointFrame {
     /// The anchor in `a`'s frame and in `b`'s frame (or the world).
-    anchor_a: Vec3,
-    anchor_b: Vec3,
+    pub(crate) anchor_a: Vec3,
+    pub(crate) anchor_b: Vec3,
     /// The revolute axis and a perpendicular reference, in `a`'s and `b`'s frames.
-    axis_a: Vec3,
-    axis_b: Vec3,
-    ref_a: Vec3,
-    ref_b: Vec3,
+    pub(crate) axis_a: Vec3,
+    pub(crate) axis_b: Vec3,
+    pub(crate) ref_a: Vec3,
+    pub(crate) ref_b: Vec3,
     /// `q_a⁻¹ q_b` at the start (fixed joints).
-    relative: UnitQuaternion<f64>,
+    pub(crate) relative: UnitQuaternion<f64>,
 }
 
 fn perpendicular(n: &Vec3) -> Vec3 {
@@ -60,7 +61,7 @@ fn perpendicular(n: &Vec3) -> Vec3 {
 }
 
 impl JointFrame {
-    pub(super) fn new(j: &Joint, bodies: &[RigidBody]) -> Self {
+    pub(crate) fn new(j: &Joint, bodies: &[RigidBody]) -> Self {
         let a = &bodies[j.a];
         let (xb, qb) = j.b.map_or((Vec3::zeros(), UnitQuaternion::identity()), |k| (bodies[k].x, bodies[k].q));
         let axis = match j.kind {

@@ -93,7 +93,7 @@
 
 use std::collections::HashMap;
 
-mod joints;
+pub(crate) mod joints;
 mod rigid;
 mod rows;
 

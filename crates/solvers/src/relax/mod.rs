@@ -76,6 +76,7 @@
 //! * W. H. Press et al., "Numerical Recipes", §19.5: successive over-relaxation.
 
 mod contacts;
+mod rigid;
 
 use serde::{Deserialize, Serialize};
 use solverlab_core::constraint::{delta_lambda, stick_row};
@@ -211,6 +212,8 @@ pub struct RelaxSolver {
     dl: Vec<f64>,
     // Restitution scratch.
     predicted: Vec<Vec3>,
+    /// The 6-DoF rigid bodies' rows ([`rigid`]).
+    rigid: rigid::RigidXpbd,
 }
 
 impl RelaxSolver {
@@ -234,6 +237,7 @@ impl RelaxSolver {
             count: Vec::new(),
             dl: Vec::new(),
             predicted: Vec::new(),
+            rigid: rigid::RigidXpbd::default(),
         })
     }
 
@@ -260,12 +264,16 @@ impl RelaxSolver {
     /// The common violation after an iteration (see `# Residual`).
     fn violation(&self, scene: &Scene, state: &State, h: f64) -> f64 {
         let lambda = |j: usize, axis: usize| self.lambda[self.constraint_row[j] as usize + axis];
-        constraint_violation(scene, &state.x, state.time, h, &lambda).max(self.contacts.penetration(
+        let v = constraint_violation(scene, &state.x, state.time, h, &lambda).max(self.contacts.penetration(
             scene,
             state,
             &self.w,
             &self.radius,
-        ))
+        ));
+        match scene.has_rigid() {
+            true => v.max(self.rigid.violation(scene, &state.rigid)),
+            false => v,
+        }
     }
 
     /// Computes `Δλ` of one row and its residual contribution, from the current positions.
@@ -409,7 +417,6 @@ impl Solver for RelaxSolver {
     }
 
     fn prepare(&mut self, scene: &Scene) -> Result<(), SolveError> {
-        crate::no_rigid_bodies(scene, "relaxation")?;
         self.w = scene.inverse_masses();
         self.radius = scene.particles.iter().map(|p| p.radius).collect();
         if scene.particles.len() > u32::MAX as usize || scene.constraints.len() > (u32::MAX / 3) as usize {
@@ -478,6 +485,10 @@ impl Solver for RelaxSolver {
         }
         self.lambda.iter_mut().for_each(|l| *l = 0.0);
         self.contacts.begin_step(scene, state, &self.w, &self.radius);
+        let rigid = scene.has_rigid();
+        if rigid {
+            self.rigid.begin(scene, &mut state.rigid, ctx.h);
+        }
         let mut info = SolveInfo::default();
         let want_violation = observer.wants_violation() || self.cfg.tolerance > 0.0;
         for it in 1..=n_iter {
@@ -494,6 +505,10 @@ impl Solver for RelaxSolver {
                 }
                 Mode::Jacobi => self.jacobi_sweep(state, ctx.h, k),
             });
+            if rigid {
+                let jacobi = self.cfg.mode == Mode::Jacobi;
+                residual = residual.max(self.rigid.sweep(scene, &mut state.rigid, jacobi, scale, ctx.h));
+            }
             let violation = want_violation.then(|| self.violation(scene, state, ctx.h));
             (info.iterations, info.outer) = (it, it);
             info.residual = residual;
@@ -513,6 +528,9 @@ impl Solver for RelaxSolver {
         if restitution {
             solverlab_core::integrate::apply_restitution(scene, &self.predicted, state, ctx.h);
         }
+        if rigid {
+            self.rigid.finish(scene, &mut state.rigid, ctx.h);
+        }
         Ok(info)
     }
 
@@ -524,6 +542,11 @@ impl Solver for RelaxSolver {
             },
             _ => self.contacts.multiplier(id),
         }
+    }
+
+    fn rigid_contacts(&self, out: &mut Vec<solverlab_core::rigid::ContactForce>) {
+        out.clear();
+        out.extend_from_slice(self.rigid.forces());
     }
 
     fn multipliers(&self, out: &mut Vec<(u64, f64)>) {
