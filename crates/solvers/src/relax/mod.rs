@@ -35,6 +35,10 @@
 //!    direct): a particle that hit a collider with restitution `e > 0` faster than `2|g|h` gets
 //!    its normal velocity set to `−e` times its predicted approach velocity.
 //!
+//! 6-DoF rigid bodies ([`solverlab_core::rigid`]) get the same loop through extended
+//! position-based dynamics ([`rigid`]): their contacts and joints are corrected in each
+//! iteration after the particle rows, in the same Gauss-Seidel or Jacobi form.
+//!
 //! Velocities are `(x − x*)/h` of the projected positions, so friction that holds a particle
 //! also stops its reported velocity, and one that lets it slide reports the slide.
 //!

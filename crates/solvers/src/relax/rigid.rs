@@ -19,7 +19,9 @@
 //!      angle kept within its limits, a fixed joint's relative orientation restored, each an
 //!      angular correction `Δλ = θ/(n·I_a⁻¹n + n·I_b⁻¹n)` about the error's axis `n`;
 //!    * contacts (ω = 1, as for the particle contacts): a penetrating point,
-//!      `C = (a − b)·n < 0`, gets `Δλₙ = −C/(w_a + w_b)`; then static friction on the points'
+//!      `C = (a − b)·n < 0`, gets `Δλₙ = −C/(w_a + w_b)`, except that an overlap deeper than
+//!      `3 m/s·h` at the prediction is pushed out by that much per step (the impulse family's
+//!      default push-out speed; a deep overlap removed in one step launches the bodies); then static friction on the points'
 //!      tangential displacement since the step's start (prediction included), removed entirely
 //!      while the accumulated tangential correction stays within `μ·λₙ`.
 //!
@@ -27,7 +29,7 @@
 //!    poses at the start of the sweep and applies each body's mean (times ω for joints).
 //! 4. Velocities from the corrections: `v ← v + Δx/h`, `ω ← ω + 2·vec(q·q̃⁻¹)/h` with `q̃` the
 //!    predicted orientation (a free body keeps the drift's exact `ω`).
-//! 5. Velocity pass over the contacts that pushed: dynamic friction on those that slid (static
+//! 5. Velocity pass (ten Gauss-Seidel passes) over the contacts that pushed: dynamic friction on those that slid (static
 //!    friction did not hold them), an impulse against the tangential velocity of at most `μ·λₙ/h` (the normal force `λₙ/h²` over the step), and
 //!    restitution, the normal velocity set to `max(−e·vₙ₀, 0)` (`vₙ₀` before the step; `e = 0`
 //!    below `2·|g|·h`), which also takes out the speed a push-out gave.
@@ -44,6 +46,12 @@ use solverlab_core::{Scene, Vec3};
 
 use crate::pgs::joints::JointFrame;
 
+/// The fastest an overlap is pushed out (m/s), the impulse family's default `max_push`.
+const MAX_PUSH: f64 = 3.0;
+
+/// Gauss-Seidel passes of the velocity pass over the contacts.
+const VELOCITY_PASSES: usize = 10;
+
 /// One contact of the step.
 #[derive(Clone, Copy, Debug)]
 struct Contact {
@@ -56,6 +64,9 @@ struct Contact {
     /// Their world positions at the step's start.
     a0: Vec3,
     b0: Vec3,
+    /// The penetration this step may leave (m, ≤ 0): an overlap deeper than `MAX_PUSH·h` is
+    /// pushed out by that much per step.
+    floor: f64,
     mu: f64,
     e: f64,
     /// Normal velocity before the step (m/s), for restitution.
@@ -187,6 +198,7 @@ impl RigidXpbd {
                 // tangential slip over the whole step, prediction included.
                 a0: start[c.a].0 + start[c.a].1 * la,
                 b0: b.map_or(pb, |k| start[k].0 + start[k].1 * lb),
+                floor: (s + MAX_PUSH * h).min(0.0),
                 mu: c.friction,
                 e: c.restitution,
                 vn0,
@@ -379,12 +391,12 @@ impl RigidXpbd {
         let pa = Self::point(st, a, &k.la);
         let pb = Self::point(st, b, &k.lb);
         let depth = (pa - pb).dot(&k.n);
-        if depth >= 0.0 {
-            return 0.0;
+        if depth >= k.floor {
+            return (-depth).max(0.0);
         }
         let w = self.w(a, &(pa - st[k.a].x), &k.n) + b.map_or(0.0, |j| self.w(Some(j), &(pb - st[j].x), &k.n));
         if w > 0.0 {
-            let dl = -depth / w;
+            let dl = (k.floor - depth) / w;
             if self.jacobi {
                 self.pending.push((Pending::Normal(c), dl, Vec3::zeros()));
             } else {
@@ -462,7 +474,10 @@ impl RigidXpbd {
             s.w += turn.imag() * (2.0 * sign / h);
         }
         let g = scene.gravity.norm();
-        for c in 0..self.contacts.len() {
+        // Each pass sets every pushing contact's normal speed to its target (see below); the
+        // targets do not depend on the pass, so passes converge like Gauss-Seidel on the
+        // contacts' normal velocities (a stack's push-outs add up along it).
+        for c in (0..VELOCITY_PASSES).flat_map(|_| 0..self.contacts.len()) {
             let k = self.contacts[c];
             if k.ln <= 0.0 {
                 continue;
@@ -476,13 +491,19 @@ impl RigidXpbd {
             let rel = vel(st);
             let vn = k.n.dot(&rel);
             let mut impulse = Vec3::zeros();
-            // Restitution only: a resting contact's normal velocity already follows from the
-            // position correction (`v + Δx/h`), and a single pass of normal corrections over a
-            // manifold's points would leave it tilted and lifted.
-            if k.e > 0.0 && -k.vn0 > 2.0 * g * h {
+            // Restitution: a point that approached faster than `2·|g|·h` leaves at `−e·vₙ₀`.
+            // Otherwise the normal velocity follows from the position correction (`v + Δx/h`:
+            // a resting contact ends at rest), except that a push-out may not throw the bodies
+            // apart faster than `2·|g|·h`, the speed one step of gravity gives: an overlap is
+            // resolved over several steps instead of becoming a launch. (A single pass that
+            // zeroes every normal velocity, the XPBD paper's form, leaves a sliding box tilted
+            // and lifted, short of Coulomb's distance by 9 %.)
+            let fast = -k.vn0 > 2.0 * g * h;
+            let target = if fast && k.e > 0.0 { Some(-k.e * k.vn0) } else { (vn > 2.0 * g * h).then_some(2.0 * g * h) };
+            if let Some(target) = target {
                 let wn = self.w(Some(k.a), &ra, &k.n) + k.b.map_or(0.0, |j| self.w(Some(j), &rb, &k.n));
                 if wn > 0.0 {
-                    impulse += k.n * ((-k.e * k.vn0 - vn) / wn);
+                    impulse += k.n * ((target - vn) / wn);
                 }
             }
             if impulse == Vec3::zeros() {
