@@ -4,7 +4,11 @@
 //! `h = dt/substeps`, each a Verlet prediction followed by one call to [`Solver::solve`]. No
 //! solver re-implements them. The simulation measures wall time around the solver (the solver
 //! never times itself) and stops with [`SimError::Diverged`] the moment a coordinate is NaN or
-//! infinite, naming the frame and the solver.
+//! infinite, naming the frame and the solver. A run that blows up without producing a NaN stops
+//! with [`SimError::BlewUp`] at the end of the frame in which a stick is stretched beyond
+//! [`BLOWUP_STRETCH`] (100) times its rest length or the kinetic energy exceeds [`BLOWUP_ENERGY`]
+//! (10⁶) times the scene's [`energy_scale`] (its initial kinetic energy plus what gravity can
+//! release over its height, at least 1 J).
 
 use std::time::Instant;
 
@@ -12,6 +16,7 @@ use crate::integrate::{kinematic_pins, predict, KinematicPin};
 use crate::metrics::{measure, StepMetrics};
 use crate::model::{Scene, State};
 use crate::solver::{Observer, SolveError, SolveInfo, Solver, StepContext};
+use crate::Vec3;
 
 /// What happened during one frame.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -54,6 +59,15 @@ pub enum SimError {
         /// The solver's name.
         solver: String,
     },
+    /// A measured quantity passed its blow-up bound (see [`Simulation`]) without becoming NaN.
+    BlewUp {
+        /// The frame (1-based) at whose end it was measured.
+        frame: u64,
+        /// The solver's name.
+        solver: String,
+        /// What grew, by how much, and the bound.
+        quantity: String,
+    },
     /// The solver failed for another reason.
     Solver {
         /// The frame (1-based) in which it happened.
@@ -72,6 +86,9 @@ impl std::fmt::Display for SimError {
                 f,
                 "the simulation diverged (NaN or Inf) in frame {frame}, substep {substep}, under solver `{solver}`"
             ),
+            SimError::BlewUp { frame, solver, quantity } => {
+                write!(f, "the simulation blew up in frame {frame} under solver `{solver}`: {quantity}")
+            }
             SimError::Solver { frame, solver, error } => {
                 write!(f, "solver `{solver}` failed in frame {frame}: {error}")
             }
@@ -93,6 +110,35 @@ pub struct Simulation<'a> {
     frame: u64,
     multipliers: Vec<(u64, f64)>,
     contacts: Vec<crate::rigid::ContactForce>,
+    /// The energy scale of the blow-up bound (J).
+    energy_scale: f64,
+}
+
+/// A stick longer than this many times its rest length counts as a blow-up.
+pub const BLOWUP_STRETCH: f64 = 100.0;
+
+/// Kinetic energy above this many times [`energy_scale`] counts as a blow-up.
+pub const BLOWUP_ENERGY: f64 = 1e6;
+
+/// The energy a run can plausibly reach (J): the initial kinetic energy plus what gravity can
+/// release, the movable mass times `|g|` times the scene's initial height span plus 1 m, and at
+/// least 1 J (so that a scene at rest without gravity still has a scale).
+pub fn energy_scale(scene: &Scene, state: &State) -> f64 {
+    let m0 = measure(scene, state, 1.0, &crate::metrics::no_multipliers);
+    let g = scene.gravity.norm();
+    let up = if g > 0.0 { -scene.gravity / g } else { Vec3::y() };
+    let mut mass = 0.0;
+    let (mut low, mut high) = (f64::INFINITY, f64::NEG_INFINITY);
+    for (p, x) in scene.particles.iter().zip(&state.x).filter(|(p, _)| p.w > 0.0) {
+        mass += 1.0 / p.w;
+        (low, high) = (low.min(up.dot(x)), high.max(up.dot(x)));
+    }
+    for (b, r) in scene.rigid.iter().zip(&state.rigid).filter(|(b, _)| !b.is_fixed()) {
+        mass += b.mass();
+        (low, high) = (low.min(up.dot(&r.x)), high.max(up.dot(&r.x)));
+    }
+    let span = if high >= low { high - low } else { 0.0 };
+    (m0.kinetic_energy + mass * g * (span + 1.0)).max(1.0)
 }
 
 impl<'a> Simulation<'a> {
@@ -114,6 +160,7 @@ impl<'a> Simulation<'a> {
     ) -> Result<Self, SolveError> {
         solver.prepare(scene)?;
         let substeps = substeps.max(1);
+        let energy_scale = energy_scale(scene, &state);
         Ok(Self {
             scene,
             solver,
@@ -124,6 +171,7 @@ impl<'a> Simulation<'a> {
             frame,
             multipliers: Vec::new(),
             contacts: Vec::new(),
+            energy_scale,
         })
     }
 
@@ -203,10 +251,26 @@ impl<'a> Simulation<'a> {
                 return Err(SimError::Diverged { frame, substep, solver: self.solver.name().to_string() });
             }
         }
-        self.frame = frame;
         report.time = self.state.time;
         let solver = &*self.solver;
         report.metrics = measure(self.scene, &self.state, self.h, &|id| solver.multiplier(id));
+        let blown = if report.metrics.max_stretch > BLOWUP_STRETCH {
+            Some(format!(
+                "a stick is stretched to {:.3e} times its rest length (bound {BLOWUP_STRETCH}×)",
+                report.metrics.max_stretch
+            ))
+        } else if report.metrics.kinetic_energy > BLOWUP_ENERGY * self.energy_scale {
+            Some(format!(
+                "the kinetic energy is {:.3e} J, above {BLOWUP_ENERGY:e} times the scene's energy scale of {:.3e} J",
+                report.metrics.kinetic_energy, self.energy_scale
+            ))
+        } else {
+            None
+        };
+        if let Some(quantity) = blown {
+            return Err(SimError::BlewUp { frame, solver: solver.name().to_string(), quantity });
+        }
+        self.frame = frame;
         if self.scene.has_colliders() {
             solver.multipliers(&mut self.multipliers);
             report.support_force = crate::forces::collider_support(&self.multipliers, self.h);
