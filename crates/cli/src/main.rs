@@ -40,21 +40,21 @@ enum Command {
         /// table such as '{ kind = "relax", mode = "jacobi", iterations = 20, omega = 1.5 }'.
         #[arg(long, default_value = "gs")]
         solver: String,
-        /// Frames to simulate.
-        #[arg(long, default_value_t = 120)]
+        /// Frames to simulate, at least 1.
+        #[arg(long, default_value_t = 120, allow_negative_numbers = true, value_parser = at_least_one)]
         frames: u64,
         /// Frame step in seconds (default: the scene's dt).
-        #[arg(long)]
+        #[arg(long, allow_negative_numbers = true)]
         dt: Option<f64>,
         /// Substeps per frame: each frame is this many steps of dt/substeps (default: 1, or the
         /// preset's own, e.g. 4 for soft-step).
-        #[arg(long)]
+        #[arg(long, allow_negative_numbers = true, value_parser = substeps)]
         substeps: Option<u32>,
         /// Output directory.
         #[arg(long, default_value = "results/simulate")]
         out: PathBuf,
         /// Write positions every N frames; 0 writes none.
-        #[arg(long, default_value_t = 1)]
+        #[arg(long, default_value_t = 1, allow_negative_numbers = true, value_parser = at_least_zero)]
         positions_every: u64,
         /// Also compute the common position violation after every iteration (trace.csv).
         #[arg(long)]
@@ -73,16 +73,16 @@ enum Command {
         #[arg(long, default_value = "cg")]
         solver: String,
         /// The frame (1-based) whose system to write.
-        #[arg(long)]
+        #[arg(long, allow_negative_numbers = true, value_parser = at_least_one)]
         frame: u64,
         /// Frame step in seconds (default: the scene's dt).
-        #[arg(long)]
+        #[arg(long, allow_negative_numbers = true)]
         dt: Option<f64>,
         /// Substeps per frame (the last substep's system is written).
-        #[arg(long)]
+        #[arg(long, allow_negative_numbers = true, value_parser = substeps)]
         substeps: Option<u32>,
         /// The outer (Newton) iteration whose system to write, counting from 1.
-        #[arg(long, default_value_t = 1)]
+        #[arg(long, default_value_t = 1, allow_negative_numbers = true, value_parser = at_least_one_usize)]
         outer: usize,
         /// Output directory.
         #[arg(long, default_value = "results/system")]
@@ -237,12 +237,14 @@ fn run_spec(
 fn run(cli: Cli) -> Result<(), CliError> {
     match cli.command {
         Command::Simulate { scene, sets, solver, frames, dt, substeps, out, positions_every, violation } => {
+            output_dir(&out)?;
             let spec = run_spec(scene, sets, &solver, frames, dt, substeps, positions_every, violation, out)?;
             let hash = simulate::run(&spec)?;
             eprintln!("wrote {} (final state hash {hash})", spec.out.display());
             Ok(())
         }
         Command::ExportSystem { scene, sets, solver, frame, dt, substeps, outer, out } => {
+            output_dir(&out)?;
             let spec = run_spec(scene, sets, &solver, frame, dt, substeps, 0, false, out)?;
             export::run(&spec, frame, outer)?;
             eprintln!("wrote the system of frame {frame} to {}", spec.out.display());
@@ -251,6 +253,7 @@ fn run(cli: Cli) -> Result<(), CliError> {
         Command::Run { experiment, out } => {
             let exp = experiment::Experiment::load(&experiment)?;
             let out = out.unwrap_or_else(|| experiment::default_out(&exp.file.name));
+            output_dir(&out)?;
             let _ = ctrlc::set_handler(|| experiment::INTERRUPTED.store(true, std::sync::atomic::Ordering::Relaxed));
             let frames = figures::position_frames(&exp.file);
             let outputs = experiment::run_all(&exp, &frames);
@@ -313,6 +316,43 @@ fn run(cli: Cli) -> Result<(), CliError> {
             print_out(&text);
             Ok(())
         }
+    }
+}
+
+/// A count of at least `min`, or a message saying what the value must be.
+fn count(s: &str, min: i64) -> Result<i64, String> {
+    let v: i64 = s.trim().parse().map_err(|_| format!("{s} is not a whole number"))?;
+    match v >= min {
+        true => Ok(v),
+        false => Err(format!("{v} must be at least {min}")),
+    }
+}
+
+fn at_least_one(s: &str) -> Result<u64, String> {
+    count(s, 1).map(|v| v as u64)
+}
+
+fn at_least_one_usize(s: &str) -> Result<usize, String> {
+    count(s, 1).map(|v| v as usize)
+}
+
+fn at_least_zero(s: &str) -> Result<u64, String> {
+    count(s, 0).map(|v| v as u64)
+}
+
+fn substeps(s: &str) -> Result<u32, String> {
+    let v = count(s, 1)?;
+    u32::try_from(v).map_err(|_| format!("{v} is more substeps than a frame can take (at most {})", u32::MAX))
+}
+
+/// `--out` must be a directory or not exist yet.
+fn output_dir(out: &std::path::Path) -> Result<(), CliError> {
+    match out.exists() && !out.is_dir() {
+        true => Err(CliError::Input(format!(
+            "--out: {} exists and is not a directory; give a directory (it is created if missing)",
+            out.display()
+        ))),
+        false => Ok(()),
     }
 }
 

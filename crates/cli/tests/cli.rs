@@ -138,6 +138,89 @@ fn bad_input_is_named_exits_2_and_writes_nothing() {
     );
     assert_bad_input(&sim(&["--scene", "chain", "--dt=-0.1"]), &["--dt"]);
     assert_bad_input(&sim(&["--scene", "missing-file.toml"]), &["missing-file.toml", "cannot read"]);
+    // Negative and zero numbers given to numeric flags get a range message, not clap's
+    // "unexpected argument".
+    assert_bad_input(&["simulate", "--scene", "chain", "--frames", "-3"], &["--frames", "-3 must be at least 1"]);
+    assert_bad_input(&["simulate", "--scene", "chain", "--dt", "-1"], &["--dt", "-1 must be a positive number"]);
+    assert_bad_input(&["simulate", "--scene", "chain", "--substeps", "0"], &["--substeps", "0 must be at least 1"]);
+    assert_bad_input(&sim(&["--scene", "chain", "--positions-every", "-1"]), &["--positions-every", "at least 0"]);
+    assert_bad_input(
+        &sim(&["--scene", "chain", "--solver", "{ kind = \"relax\", mode = \"gauss seidel\" }"]),
+        &["unknown variant `gauss seidel`", "`gauss-seidel`", "`jacobi`"],
+    );
+}
+
+/// An `--out` that names an existing file is bad input (exit 2, the project's message), and the
+/// file is left as it was.
+#[test]
+fn an_output_path_that_is_a_file_is_refused() {
+    let dir = tmp("outfile");
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("results.txt");
+    std::fs::write(&file, "keep me").unwrap();
+    for args in [
+        vec!["simulate", "--scene", "chain", "--frames", "2", "--out", file.to_str().unwrap()],
+        vec![
+            "run",
+            concat!(env!("CARGO_MANIFEST_DIR"), "/../../experiments/quickstart.toml"),
+            "--out",
+            file.to_str().unwrap(),
+        ],
+    ] {
+        let o = solverlab(&args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+        assert!(stderr(&o).contains("exists and is not a directory"), "{}", stderr(&o));
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), "keep me");
+    }
+}
+
+/// The spellings papers use are accepted: `gauss-seidel` for the mode, `red-black` for the
+/// coloured order, and they run exactly as the canonical names do.
+#[test]
+fn spelled_out_names_are_aliases() {
+    let run = |solver: &str, name: &str| {
+        let out = tmp(name);
+        let o = solverlab(&[
+            "simulate",
+            "--scene",
+            "chain",
+            "--frames",
+            "5",
+            "--solver",
+            solver,
+            "--out",
+            out.to_str().unwrap(),
+        ]);
+        assert_eq!(o.status.code(), Some(0), "{solver}: {}", stderr(&o));
+        std::fs::read_to_string(out.join("positions.csv")).unwrap()
+    };
+    let spelled = run("{ kind = \"relax\", mode = \"gauss-seidel\", order = \"red-black\" }", "alias_a");
+    let canonical = run("{ kind = \"relax\", mode = \"gauss_seidel\", order = \"colored\" }", "alias_b");
+    assert_eq!(spelled, canonical);
+}
+
+/// A run that blows up without a NaN (Jacobi at ω = 1.99 on a cloth with 10 s steps) exits 1,
+/// names the frame, the solver and the quantity, and keeps the rows before it.
+#[test]
+fn a_blown_up_run_exits_1_and_names_the_quantity() {
+    let out = tmp("blowup");
+    let o = solverlab(&[
+        "simulate",
+        "--scene",
+        "cloth",
+        "--solver",
+        "{ kind = \"relax\", mode = \"jacobi\", omega = 1.99 }",
+        "--dt",
+        "10",
+        "--frames",
+        "20",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert!(e.contains("blew up in frame 1") && e.contains("`relax`") && e.contains("stretched"), "{e}");
+    assert_eq!(csv_rows(&out.join("steps.csv")).len(), 1, "frame 0's row is kept");
 }
 
 #[test]

@@ -18,7 +18,9 @@ pub enum Order {
     Shuffled,
     /// Greedy graph colouring: constraints that share no particle get the same colour, and the
     /// sweep visits colour by colour (within a colour, in scene order). Rows of one colour are
-    /// independent, which is what a parallel or SIMD solver exploits.
+    /// independent, which is what a parallel or SIMD solver exploits. On a chain or a grid of
+    /// sticks the colouring is the red-black order, and `red-black` (or `coloured`) names it too.
+    #[serde(alias = "red-black", alias = "coloured")]
     Colored,
 }
 

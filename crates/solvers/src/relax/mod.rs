@@ -98,7 +98,8 @@ use crate::ConfigError;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Mode {
-    /// Each projection sees the ones before it.
+    /// Each projection sees the ones before it (also spelled `gauss-seidel`).
+    #[serde(alias = "gauss-seidel")]
     GaussSeidel,
     /// Every projection sees the positions at the start of the sweep.
     Jacobi,
