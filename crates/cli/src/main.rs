@@ -235,6 +235,8 @@ fn run_spec(
 }
 
 fn run(cli: Cli) -> Result<(), CliError> {
+    // Ctrl-C or SIGTERM: every command stops at its next frame and drops its temporary files.
+    let _ = ctrlc::set_handler(|| experiment::INTERRUPTED.store(true, std::sync::atomic::Ordering::Relaxed));
     match cli.command {
         Command::Simulate { scene, sets, solver, frames, dt, substeps, out, positions_every, violation } => {
             output_dir(&out)?;
@@ -254,7 +256,6 @@ fn run(cli: Cli) -> Result<(), CliError> {
             let exp = experiment::Experiment::load(&experiment)?;
             let out = out.unwrap_or_else(|| experiment::default_out(&exp.file.name));
             output_dir(&out)?;
-            let _ = ctrlc::set_handler(|| experiment::INTERRUPTED.store(true, std::sync::atomic::Ordering::Relaxed));
             let frames = figures::position_frames(&exp.file);
             let outputs = experiment::run_all(&exp, &frames);
             if experiment::INTERRUPTED.load(std::sync::atomic::Ordering::Relaxed) {

@@ -324,6 +324,16 @@ pub fn run(spec: &RunSpec) -> Result<String, CliError> {
     let mut failure = None;
     let mut reports = Vec::new();
     for _ in 0..spec.frames {
+        if crate::experiment::INTERRUPTED.load(std::sync::atomic::Ordering::Relaxed) {
+            // Dropping the unfinished writers deletes their temporaries; files of an earlier
+            // run in the same folder stay as they were.
+            bar.finish_and_clear();
+            return Err(CliError::Interrupted(format!(
+                "interrupted after {} frames; nothing was written to {}",
+                sim.frame(),
+                spec.out.display()
+            )));
+        }
         match sim.step_frame(&mut recorder) {
             Ok(report) => {
                 steps.row(step_fields(&report)).map_err(io_err(&spec.out))?;

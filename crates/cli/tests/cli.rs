@@ -510,3 +510,37 @@ fn simulate_writes_body_centres_and_orientations_for_box_scenes() {
     let o = solverlab(&["simulate", "--scene", "chain", "--frames", "2", "--out", out2.to_str().unwrap()]);
     assert!(o.status.success() && !out2.join("bodies.csv").exists());
 }
+
+/// Ctrl-C (SIGINT) or SIGTERM in the middle of `simulate` stops it at the next frame with exit
+/// 130, and the output folder is left with no temporary file and no half-written CSV; a file of
+/// an earlier run in it stays as it was.
+#[cfg(unix)]
+#[test]
+fn an_interrupted_simulate_leaves_no_temporary_file() {
+    for signal in ["-INT", "-TERM"] {
+        let out = tmp(&format!("interrupt{signal}"));
+        std::fs::create_dir_all(&out).unwrap();
+        std::fs::write(out.join("steps.csv"), "earlier run\n").unwrap();
+        let mut child = Command::new(env!("CARGO_BIN_EXE_solverlab"))
+            .args(["simulate", "--scene", "cloth", "--set", "nx=60", "--set", "ny=60", "--frames", "1000000"])
+            .args(["--out", out.to_str().unwrap()])
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("starts");
+        // Wait until the run is under way (its temporaries exist), then signal it.
+        let started = std::time::Instant::now();
+        while !out.join(".steps.csv.tmp").exists() && started.elapsed().as_secs() < 60 {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        let killed = Command::new("kill").args([signal, &child.id().to_string()]).status().expect("kill runs");
+        assert!(killed.success());
+        let o = child.wait_with_output().expect("ends");
+        assert_eq!(o.status.code(), Some(130), "{signal}: {}", stderr(&o));
+        assert!(stderr(&o).contains("interrupted"), "{}", stderr(&o));
+        let left: Vec<String> =
+            std::fs::read_dir(&out).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+        assert_eq!(left, vec!["steps.csv".to_string()], "{signal}: left {left:?}");
+        assert_eq!(std::fs::read_to_string(out.join("steps.csv")).unwrap(), "earlier run\n");
+    }
+}
