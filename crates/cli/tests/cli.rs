@@ -521,7 +521,7 @@ fn an_interrupted_simulate_leaves_no_temporary_file() {
         let out = tmp(&format!("interrupt{signal}"));
         std::fs::create_dir_all(&out).unwrap();
         std::fs::write(out.join("steps.csv"), "earlier run\n").unwrap();
-        let mut child = Command::new(env!("CARGO_BIN_EXE_solverlab"))
+        let child = Command::new(env!("CARGO_BIN_EXE_solverlab"))
             .args(["simulate", "--scene", "cloth", "--set", "nx=60", "--set", "ny=60", "--frames", "1000000"])
             .args(["--out", out.to_str().unwrap()])
             .stderr(std::process::Stdio::piped())
