@@ -321,3 +321,33 @@ pub fn write(exp: &Experiment, outputs: &[RunOutput], out: &Path) -> Result<(), 
     write_atomic(&out.join("experiment.toml"), &exp.text).map_err(io)?;
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Committed results never go stale in their columns: for every experiment file whose
+    /// results are committed, the header of `steps.csv` and of `runs.csv` is exactly what the code
+    /// writes now. A column added to the code without re-running the experiments fails here; the
+    /// fix is `solverlab run experiments/NAME.toml`.
+    #[test]
+    fn committed_results_have_the_current_columns() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        let mut checked = 0;
+        for entry in std::fs::read_dir(root.join("experiments")).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().and_then(|e| e.to_str()) != Some("toml") {
+                continue;
+            }
+            let exp = Experiment::load(&path).unwrap();
+            let dir = root.join("results").join(&exp.file.name);
+            for (name, rest) in [("steps.csv", &crate::simulate::STEP_COLUMNS[..]), ("runs.csv", &RUNS_COLUMNS[..])] {
+                let Ok(text) = std::fs::read_to_string(dir.join(name)) else { continue };
+                let committed = text.lines().next().unwrap_or_default();
+                assert_eq!(committed, header(&exp, rest).join(","), "{}: {name} is stale", exp.file.name);
+                checked += 1;
+            }
+        }
+        assert!(checked >= 20, "only {checked} committed tables were found");
+    }
+}

@@ -1,0 +1,42 @@
+//! Pinned results: the final state hash of a few short runs, one per family and kind of scene.
+//! Any change to the numbers a solver produces (an edit to a row, an order, a default) changes
+//! a hash here, so it shows up as a failing test instead of silently moving the committed
+//! results.
+//!
+//! When a change is meant to move the numbers: run the changed case with
+//! `solverlab simulate --scene SCENE --solver PRESET --frames N --positions-every 0`, put the
+//! printed `final state hash` below, re-run the affected experiments (their `meta.json` hashes
+//! move too), and say so in the commit message.
+
+use solverlab_core::hash::state_hash;
+use solverlab_core::sim::Simulation;
+use solverlab_core::NullObserver;
+use solverlab_solvers::{build, preset};
+
+#[test]
+fn pinned_runs_give_the_pinned_state_hashes() {
+    let cases = [
+        ("pendulum", "gs", 60, 0xb80ac9e44c37f303_u64),
+        ("cloth", "xpbd", 30, 0x47d3a89f0816a872),
+        ("chain", "cg", 20, 0x8f4dcb98798f96b9),
+        ("box-stack", "pgs", 20, 0xb344f3345c58ac4b),
+        ("rigid-stack", "pgs", 30, 0xe06bae62e6cdf103),
+        ("rigid-stack", "xpbd", 30, 0xe62c3c9279e932c2),
+        ("rigid-ragdoll", "soft-step", 30, 0xe127a12734aeb49a),
+    ];
+    let mut wrong = Vec::new();
+    for (scene, solver, frames, expected) in cases {
+        let s = solverlab_scenes::resolve(scene, &[]).unwrap();
+        let p = preset(solver).unwrap();
+        let mut solver_box = build(&p.config, solver).unwrap();
+        let mut sim = Simulation::new(&s, solver_box.as_mut(), s.dt, p.config.default_substeps()).unwrap();
+        for _ in 0..frames {
+            sim.step_frame(&mut NullObserver).unwrap();
+        }
+        let hash = state_hash(&sim.state);
+        if hash != expected {
+            wrong.push(format!("{scene} under {solver}, {frames} frames: {hash:016x}, pinned {expected:016x}"));
+        }
+    }
+    assert!(wrong.is_empty(), "the numbers moved (see the module docs):\n{}", wrong.join("\n"));
+}
