@@ -123,6 +123,8 @@ pub struct FigureSpec {
     pub problem: Option<Vec<String>>,
     /// Panels per row (default 2).
     pub columns: Option<usize>,
+    /// PNG pixels per SVG pixel, 1 to 4 (default 1; the SVG is the print version).
+    pub png_scale: Option<u32>,
     /// Adds an analytic series: `incline` draws Coulomb's `a = g·max(0, sin θ − μ cos θ)` against
     /// x = `scene.angle` (degrees), with μ from the first scene's `friction` (default 0.5);
     /// `spring` draws the undamped oscillator of the `spring` scene,
@@ -165,6 +167,9 @@ impl FigureSpec {
     pub fn validate(&self, file: &ExperimentFile) -> Result<(), String> {
         if self.name.is_empty() || self.name.contains('/') {
             return Err("name: must be a plain file stem".into());
+        }
+        if let Some(k) = self.png_scale.filter(|k| !(1..=4).contains(k)) {
+            return Err(format!("png_scale: {k} must be 1, 2, 3 or 4"));
         }
         match self.kind {
             FigureKind::Snapshots => {
@@ -505,7 +510,14 @@ fn lines(spec: &FigureSpec, table: &Table, file: &ExperimentFile) -> Figure {
     let columns = spec.columns.unwrap_or(2).min(panels.len()).max(1);
     // A lone panel gets the width of two, so that a figure title fits above it.
     let panel_width = if columns == 1 { 800 } else { Figure::default().panel_width };
-    Figure { title: spec.title.clone(), columns, panels, panel_width, ..Figure::default() }
+    Figure {
+        title: spec.title.clone(),
+        columns,
+        panels,
+        panel_width,
+        png_scale: spec.png_scale.unwrap_or(solverlab_plot::PNG_SCALE),
+        ..Figure::default()
+    }
 }
 
 /// Dolan-Moré: `ρ_s(τ)` = share of problems on which solver s is within a factor τ of the best.
@@ -572,7 +584,14 @@ fn profile(spec: &FigureSpec, table: &Table, file: &ExperimentFile) -> Figure {
         y: Axis { label: "ρ(τ): share of problems".into(), log: false, range: Some((0.0, 1.05)) },
         series,
     };
-    Figure { title: spec.title.clone(), panels: vec![panel], columns: 1, panel_width: 800, ..Figure::default() }
+    Figure {
+        title: spec.title.clone(),
+        panels: vec![panel],
+        columns: 1,
+        panel_width: 800,
+        png_scale: spec.png_scale.unwrap_or(solverlab_plot::PNG_SCALE),
+        ..Figure::default()
+    }
 }
 
 fn snapshots(spec: &FigureSpec, dir: &Path, out: &Path) -> Result<Vec<PathBuf>, String> {

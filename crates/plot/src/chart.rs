@@ -89,11 +89,20 @@ pub struct Figure {
     pub panel_width: u32,
     /// Height of one panel in SVG pixels, at least 100. Default 360.
     pub panel_height: u32,
+    /// PNG pixels per SVG pixel, 1 to 4. Default [`PNG_SCALE`] (1).
+    pub png_scale: u32,
 }
 
 impl Default for Figure {
     fn default() -> Self {
-        Self { title: String::new(), panels: Vec::new(), columns: 2, panel_width: 480, panel_height: 360 }
+        Self {
+            title: String::new(),
+            panels: Vec::new(),
+            columns: 2,
+            panel_width: 480,
+            panel_height: 360,
+            png_scale: PNG_SCALE,
+        }
     }
 }
 
@@ -105,7 +114,7 @@ impl Figure {
     }
 
     /// Size of the SVG in pixels: `columns × panel_width` wide and `rows × panel_height` tall,
-    /// plus a 40 px band for the title if there is one. The PNG is [`PNG_SCALE`] times larger.
+    /// plus a 40 px band for the title if there is one. The PNG is `png_scale` times larger.
     pub fn size(&self) -> (u32, u32) {
         let (rows, columns) = self.grid();
         let band = if self.title.is_empty() { 0 } else { TITLE_BAND };
@@ -138,8 +147,9 @@ pub fn write_figure(fig: &Figure, stem: &Path) -> Result<Vec<PathBuf>, PlotError
         Ok(())
     })?;
     png.draw(|tmp| {
-        let root = BitMapBackend::new(tmp, (w * PNG_SCALE, h * PNG_SCALE)).into_drawing_area();
-        draw_figure(&root, fig, f64::from(PNG_SCALE))?;
+        let scale = fig.png_scale.clamp(1, 4);
+        let root = BitMapBackend::new(tmp, (w * scale, h * scale)).into_drawing_area();
+        draw_figure(&root, fig, f64::from(scale))?;
         root.present()?;
         Ok(())
     })?;

@@ -56,9 +56,9 @@ pub use style::{stretch_colour, PALETTE};
 
 use std::fmt;
 
-/// How many PNG pixels one SVG pixel becomes: PNGs are drawn at twice the SVG size so that they
-/// stay sharp in print. Line widths are at least 2 SVG pixels, so at least 4 PNG pixels.
-pub const PNG_SCALE: u32 = 2;
+/// How many PNG pixels one SVG pixel becomes by default: 1, so that committed results stay small
+/// (the SVG is the print version; a chart that needs a sharper PNG sets [`Figure::png_scale`]).
+pub const PNG_SCALE: u32 = 1;
 
 /// Why a figure could not be written. The message names the file concerned.
 #[derive(Debug, Clone, PartialEq, Eq)]
