@@ -91,10 +91,15 @@ enum Command {
     /// Run an experiment file: every scene × solver × sweep value, tidy CSVs, figures.
     Run {
         /// The experiment file (see experiments/).
-        experiment: PathBuf,
+        #[arg(required_unless_present = "all")]
+        experiment: Option<PathBuf>,
         /// Output directory (default: results/NAME).
-        #[arg(long)]
+        #[arg(long, conflicts_with = "all")]
         out: Option<PathBuf>,
+        /// Run every experiments/*.toml in name order, each into results/NAME: regenerates every
+        /// committed result.
+        #[arg(long, conflicts_with = "experiment")]
+        all: bool,
     },
     /// Redraw every figure of an experiment from its CSVs, without simulating again.
     Plot {
@@ -252,29 +257,20 @@ fn run(cli: Cli) -> Result<(), CliError> {
             eprintln!("wrote the system of frame {frame} to {}", spec.out.display());
             Ok(())
         }
-        Command::Run { experiment, out } => {
-            let exp = experiment::Experiment::load(&experiment)?;
-            let out = out.unwrap_or_else(|| experiment::default_out(&exp.file.name));
-            output_dir(&out)?;
-            let frames = figures::position_frames(&exp.file);
-            let outputs = experiment::run_all(&exp, &frames);
-            if experiment::INTERRUPTED.load(std::sync::atomic::Ordering::Relaxed) {
-                return Err(CliError::Interrupted(format!(
-                    "{}: interrupted; nothing was written",
-                    experiment.display()
-                )));
-            }
-            results::write(&exp, &outputs, &out)?;
-            let written = figures::draw_all(&exp.file, &out).map_err(CliError::Io)?;
-            let failed: Vec<String> = outputs
-                .iter()
-                .zip(&exp.runs)
-                .filter(|(o, _)| o.status != "ok")
-                .map(|(o, r)| format!("run {} ({} on {}): {} {}", r.index, r.label, r.scene_label, o.status, o.error))
+        Command::Run { experiment: Some(experiment), out, all: false } => run_experiment(&experiment, out),
+        Command::Run { experiment: None, all: false, .. } => {
+            Err(CliError::Input("run: give an experiment file, or --all for every experiments/*.toml".into()))
+        }
+        Command::Run { all: true, .. } => {
+            let mut files: Vec<PathBuf> = std::fs::read_dir("experiments")
+                .map_err(|e| CliError::Input(format!("experiments: cannot read the folder: {e}")))?
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| p.extension().and_then(|e| e.to_str()) == Some("toml"))
                 .collect();
-            eprintln!("wrote {} runs and {} figure files to {}", exp.runs.len(), written.len(), out.display());
-            for f in &failed {
-                eprintln!("note: {f}");
+            files.sort();
+            for (k, file) in files.iter().enumerate() {
+                eprintln!("[{}/{}] {}", k + 1, files.len(), file.display());
+                run_experiment(file, None)?;
             }
             Ok(())
         }
@@ -318,6 +314,31 @@ fn run(cli: Cli) -> Result<(), CliError> {
             Ok(())
         }
     }
+}
+
+/// `solverlab run EXPERIMENT [--out DIR]`.
+fn run_experiment(experiment: &std::path::Path, out: Option<PathBuf>) -> Result<(), CliError> {
+    let exp = experiment::Experiment::load(experiment)?;
+    let out = out.unwrap_or_else(|| experiment::default_out(&exp.file.name));
+    output_dir(&out)?;
+    let frames = figures::position_frames(&exp.file);
+    let outputs = experiment::run_all(&exp, &frames);
+    if experiment::INTERRUPTED.load(std::sync::atomic::Ordering::Relaxed) {
+        return Err(CliError::Interrupted(format!("{}: interrupted; nothing was written", experiment.display())));
+    }
+    results::write(&exp, &outputs, &out)?;
+    let written = figures::draw_all(&exp.file, &out).map_err(CliError::Io)?;
+    let failed: Vec<String> = outputs
+        .iter()
+        .zip(&exp.runs)
+        .filter(|(o, _)| o.status != "ok")
+        .map(|(o, r)| format!("run {} ({} on {}): {} {}", r.index, r.label, r.scene_label, o.status, o.error))
+        .collect();
+    eprintln!("wrote {} runs and {} figure files to {}", exp.runs.len(), written.len(), out.display());
+    for f in &failed {
+        eprintln!("note: {f}");
+    }
+    Ok(())
 }
 
 /// A count of at least `min`, or a message saying what the value must be.
