@@ -24,7 +24,8 @@ pub struct SolveInfo {
     /// Outer (Newton) iterations for nested solvers; equal to `iterations` for single-loop ones.
     pub outer: usize,
     /// When the step ended without meeting its tolerance and the solver knows why, the reason
-    /// (for example redundant rows that make `J W Jᵀ` singular).
+    /// (for example redundant rows that make `J W Jᵀ` singular); or something that went wrong
+    /// on the way although the step converged (a CG breakdown).
     pub note: Option<&'static str>,
     /// The solver's own residual after its last iteration (each solver documents which).
     pub residual: f64,

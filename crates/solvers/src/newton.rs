@@ -621,6 +621,12 @@ impl<L: Linear> Solver for Newton<L> {
         info.outer = self.stats.outer;
         if !info.converged {
             info.note = Some(self.diagnose());
+        } else if self.stats.breakdowns > 0 {
+            // A breakdown ends a linear solve early; the Newton loop may still converge, but the
+            // run's meta.json should say that the matrix was not positive definite.
+            info.note = Some(
+                "a CG solve broke down (pᵀAp ≤ 0: J W Jᵀ is not positive definite along some direction,                  as with redundant rows and no regularisation); the Newton loop still converged",
+            );
         }
         if restitution {
             solverlab_core::integrate::apply_restitution(scene, &self.predicted, state, h);
