@@ -614,3 +614,43 @@ pub fn run_all(exp: &Experiment, position_frames: &[u64]) -> Vec<RunOutput> {
 pub fn default_out(name: &str) -> PathBuf {
     PathBuf::from("results").join(name)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The experiment format's half of the fuzz test (the scene format's is
+    /// `crates/solvers/tests/fuzz.rs`): every committed experiment file, mutated 100 times
+    /// (seeded; deleted, duplicated and retyped keys, NaN, infinities, huge and negative
+    /// numbers), loads as a valid experiment or is refused with an error naming the file, and
+    /// never panics.
+    #[test]
+    fn mutated_experiment_files_load_or_are_refused_and_never_panic() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../experiments");
+        let dir = std::env::temp_dir().join(format!("solverlab-fuzz-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut rng = solverlab_core::rng::Rng::new(20261123);
+        let (mut loaded, mut refused) = (0, 0);
+        let mut files: Vec<PathBuf> = std::fs::read_dir(&root).unwrap().map(|e| e.unwrap().path()).collect();
+        files.sort();
+        for file in files.iter().filter(|p| p.extension().is_some_and(|e| e == "toml")) {
+            let text = std::fs::read_to_string(file).unwrap();
+            for m in 0..100 {
+                let mutant = solverlab_scenes::mutate::mutate(&text, &mut rng);
+                let path = dir.join("mutant.toml");
+                std::fs::write(&path, &mutant).unwrap();
+                match std::panic::catch_unwind(|| Experiment::load(&path)) {
+                    Ok(Ok(_)) => loaded += 1,
+                    Ok(Err(CliError::Input(e))) => {
+                        assert!(e.contains("mutant.toml"), "{}: the error names the file: {e}", file.display());
+                        refused += 1;
+                    }
+                    Ok(Err(e)) => panic!("{}, mutant {m}: not an input error: {e:?}", file.display()),
+                    Err(_) => panic!("{}, mutant {m}: loading panicked on\n{mutant}", file.display()),
+                }
+            }
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+        assert!(loaded > 0 && refused > 0, "{loaded} loaded, {refused} refused");
+    }
+}

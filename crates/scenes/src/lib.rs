@@ -9,6 +9,7 @@
 
 pub mod builtin;
 pub mod file;
+pub mod mutate;
 pub mod params;
 
 use std::path::Path;

@@ -668,3 +668,19 @@ fn a_compliant_joint_sags_by_m_g_alpha_under_xpbd() {
     eprintln!("xpbd: sag {sag:.4e} m (m·g·α = {:.4e} m)", G * 1e-3);
     assert!((sag - G * 1e-3).abs() < 0.01 * G * 1e-3, "sag {sag}");
 }
+
+/// A box falling at 60 m/s onto the floor has a speculative margin (2h·speed = 2 m) larger than
+/// itself, so all eight corners become contact points of one manifold: `pgs` solves such a
+/// manifold point by point (blocks take two to four points; found by `tests/fuzz.rs`), and the
+/// box lands without passing through the floor.
+#[test]
+fn a_fast_box_with_an_eight_point_manifold_lands() {
+    let mut scene = Scene::new("fast box");
+    floor(&mut scene, Vec3::y(), 0.5);
+    let mut b = RigidBody::new(Shape::Box { half: Vec3::repeat(0.25) }, 1.0, Vec3::new(0.0, 1.0, 0.0));
+    b.v = Vec3::new(0.0, -60.0, 0.0);
+    scene.rigid.push(b);
+    let mut lowest = f64::INFINITY;
+    run(&scene, "pgs", 30, |_, sim| lowest = lowest.min(sim.state.rigid[0].x.y));
+    assert!(lowest > 0.25 - 0.01, "the box sank to {lowest} m");
+}

@@ -28,7 +28,9 @@
 //! 6. `iterations` sweeps, island by island: first the joints' blocks ([`super::joints`]), then
 //!    manifold by manifold: first the normal rows, either point by point,
 //!    `Δλ = −m·s_m·(v_n + bias) − s_i·λ`, scaled by SOR `ω`, accumulated and clamped to `λ ≥ 0`,
-//!    or (`block`, the default) all points of the manifold at once as a small complementarity
+//!    or (`block`, the default) all points of a manifold of two to four points at once (a box
+//!    whose speculative margin reaches past its size can have up to eight against a plane;
+//!    those go point by point) as a small complementarity
 //!    problem solved by enumerating its active sets (`RigidSi::block_normals`; Box2D's block
 //!    solver for two points, which Catto reported let Box2D stack 24 boxes at 10 iterations,
 //!    here up to four). One block visit solves a lone manifold exactly; point by point, each
@@ -443,7 +445,7 @@ impl RigidSi {
                 .find(|&k| (self.contacts[k].a, self.contacts[k].b) != pair)
                 .unwrap_or(self.contacts.len());
             let mut m = self.manifold(st, start, end, self.contacts[start].friction);
-            if cfg.block && end - start > 1 {
+            if cfg.block && (2..=4).contains(&(end - start)) {
                 self.block_matrices(&mut m);
             }
             let c = &self.contacts[start];
@@ -619,7 +621,7 @@ impl RigidSi {
             let mut m = self.manifolds[i];
             let mut total = 0.0;
             let mut solved = false;
-            if self.block && m.end - m.start > 1 {
+            if self.block && (2..=4).contains(&(m.end - m.start)) {
                 if let Some((t, stats)) = self.block_normals(st, &m, omega, biased, h) {
                     (total, solved) = (t, true);
                     max = max.max(stats.0);
