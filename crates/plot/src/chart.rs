@@ -19,6 +19,12 @@ const TITLE_BAND: u32 = 40;
 /// Dash and gap lengths of [`LineStyle::Dashed`], in SVG pixels.
 const DASH: (f64, f64) = (7.0, 4.0);
 
+/// Height of one row of a figure's shared legend band (px).
+const LEGEND_ROW: u32 = 22;
+
+/// Width of a shared legend entry besides its label: sample line, gaps (px).
+const LEGEND_ENTRY: u32 = 30 + 24;
+
 /// How a series is drawn.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum LineStyle {
@@ -113,11 +119,41 @@ impl Figure {
         (self.panels.len().div_ceil(columns), columns)
     }
 
+    /// The series every panel shows (label and style, in order) when the figure has more than
+    /// one panel and they all show the same labelled series: their legend is drawn once, in a
+    /// band under the panels, where it covers no data.
+    fn shared_legend(&self) -> Option<Vec<(&str, LineStyle)>> {
+        fn key(p: &Panel) -> Vec<(&str, LineStyle)> {
+            p.series.iter().map(|s| (s.label.as_str(), s.style)).collect()
+        }
+        let first = key(self.panels.first()?);
+        let labelled = first.iter().filter(|(l, _)| !l.is_empty()).count();
+        (self.panels.len() > 1 && labelled > 1 && self.panels.iter().all(|p| key(p) == first)).then_some(first)
+    }
+
+    /// `(entries per row, rows)` of the shared legend across `width` px.
+    fn legend_layout(entries: &[(&str, LineStyle)], width: u32) -> (usize, usize) {
+        let chars = entries.iter().map(|(l, _)| l.chars().count()).max().unwrap_or(0);
+        let entry = LEGEND_ENTRY + 7 * u32::try_from(chars).unwrap_or(100);
+        let per_row = (width.saturating_sub(24) / entry).max(1) as usize;
+        (per_row, entries.len().div_ceil(per_row))
+    }
+
+    /// Height of the shared legend band (px, 0 without one).
+    fn legend_band(&self) -> u32 {
+        self.shared_legend().map_or(0, |entries| {
+            let width = u32::try_from(self.grid().1).unwrap_or(1).saturating_mul(self.panel_width);
+            let rows = Self::legend_layout(&entries, width).1;
+            u32::try_from(rows).unwrap_or(100) * LEGEND_ROW + 12
+        })
+    }
+
     /// Size of the SVG in pixels: `columns × panel_width` wide and `rows × panel_height` tall,
-    /// plus a 40 px band for the title if there is one. The PNG is `png_scale` times larger.
+    /// plus a 40 px band for the title if there is one and the shared legend's band if there is
+    /// one. The PNG is `png_scale` times larger.
     pub fn size(&self) -> (u32, u32) {
         let (rows, columns) = self.grid();
-        let band = if self.title.is_empty() { 0 } else { TITLE_BAND };
+        let band = if self.title.is_empty() { 0 } else { TITLE_BAND } + self.legend_band();
         let count = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
         (
             count(columns).saturating_mul(self.panel_width),
@@ -171,9 +207,66 @@ where
         draw_centred(&band, &fig.title, text(20.0 * s))?;
         body
     };
-    for (i, (panel, cell)) in fig.panels.iter().zip(body.split_evenly(fig.grid())).enumerate() {
-        draw_panel(&cell, panel, s).map_err(|e| format!("panel {} ('{}'): {e}", i + 1, panel.title))?;
+    let shared = fig.shared_legend();
+    let band = px(f64::from(fig.legend_band()), s);
+    let (panels, legend) = match band {
+        0 => (body, None),
+        _ => {
+            let height = body.dim_in_pixel().1;
+            let (panels, legend) = body.split_vertically(height.saturating_sub(band));
+            (panels, Some(legend))
+        }
+    };
+    for (i, (panel, cell)) in fig.panels.iter().zip(panels.split_evenly(fig.grid())).enumerate() {
+        draw_panel(&cell, panel, s, shared.is_none())
+            .map_err(|e| format!("panel {} ('{}'): {e}", i + 1, panel.title))?;
     }
+    if let (Some(entries), Some(area)) = (shared, legend) {
+        let width = u32::try_from(fig.grid().1).unwrap_or(1).saturating_mul(fig.panel_width);
+        let (per_row, _) = Figure::legend_layout(&entries, width);
+        let chars = entries.iter().map(|(l, _)| l.chars().count()).max().unwrap_or(0) as f64;
+        let entry = (f64::from(LEGEND_ENTRY) + 7.0 * chars) * s;
+        for (k, (label, style)) in entries.iter().enumerate().filter(|(_, (l, _))| !l.is_empty()) {
+            let x = (12.0 * s + entry * (k % per_row) as f64) as i32;
+            let y = (6.0 * s + f64::from(LEGEND_ROW) * s * ((k / per_row) as f64 + 0.5)) as i32;
+            draw_sample(&area, *style, series_colour(k), (x, y), label, s)?;
+        }
+    }
+    Ok(())
+}
+
+/// A legend entry at `(x, y)` (the left end of its sample line, at mid-height): the series'
+/// line, dashes or dot in `colour`, then its label.
+fn draw_sample<DB>(
+    area: &DrawingArea<DB, Shift>,
+    style: LineStyle,
+    colour: RGBColor,
+    (x, y): (i32, i32),
+    label: &str,
+    s: f64,
+) -> DrawResult
+where
+    DB: DrawingBackend,
+    DB::ErrorType: 'static,
+{
+    let width = i32::try_from(px(24.0, s)).unwrap_or(24);
+    let (radius, dash, gap) = (px(3.0, s), px(DASH.0, s), px(DASH.1, s));
+    let (line, dot) = (colour.stroke_width(px(2.0, s)), colour.filled());
+    let ends = vec![(x, y), (x + width, y)];
+    match style {
+        LineStyle::Line => area.draw(&PathElement::new(ends, line))?,
+        LineStyle::Dashed => area.draw(&DashedPathElement::new(ends, dash, gap, line))?,
+        LineStyle::Points => area.draw(&Circle::new((x + width / 2, y), radius, dot))?,
+        LineStyle::LineAndPoints => {
+            area.draw(&PathElement::new(ends, line))?;
+            area.draw(&Circle::new((x + width / 2, y), radius, dot))?
+        }
+    }
+    let anchor = plotters::style::text_anchor::Pos::new(
+        plotters::style::text_anchor::HPos::Left,
+        plotters::style::text_anchor::VPos::Center,
+    );
+    area.draw_text(label, &text(12.0 * s).pos(anchor), (x + width + (6.0 * s) as i32, y))?;
     Ok(())
 }
 
@@ -216,10 +309,13 @@ impl Prepared {
         let mut out = Vec::new();
         for trace in &self.traces {
             out.extend(trace.dots.iter().copied().map(unit));
+            // Samples every 1 % of the plot along each segment, so that a steep or long line
+            // counts where it runs, not only at its ends.
             for segment in trace.lines.iter().flat_map(|line| line.windows(2)) {
                 let (p, q) = (unit(segment[0]), unit(segment[1]));
-                out.extend((0..4).map(|k| {
-                    let t = f64::from(k) / 4.0;
+                let steps = (((q.0 - p.0).abs().max((q.1 - p.1).abs()) * 100.0).ceil() as usize).clamp(1, 200);
+                out.extend((0..=steps).map(|k| {
+                    let t = k as f64 / steps as f64;
                     (p.0 + t * (q.0 - p.0), p.1 + t * (q.1 - p.1))
                 }));
             }
@@ -229,7 +325,7 @@ impl Prepared {
 }
 
 /// Draws one panel in `cell`, choosing the coordinate types for its axes.
-fn draw_panel<DB>(cell: &DrawingArea<DB, Shift>, panel: &Panel, s: f64) -> DrawResult
+fn draw_panel<DB>(cell: &DrawingArea<DB, Shift>, panel: &Panel, s: f64, legend: bool) -> DrawResult
 where
     DB: DrawingBackend,
     DB::ErrorType: 'static,
@@ -237,15 +333,25 @@ where
     let prep = Prepared::new(panel)?;
     let (x, y) = (prep.x.lo..prep.x.hi, prep.y.lo..prep.y.hi);
     match (panel.x.log, panel.y.log) {
-        (false, false) => draw_chart(cell, panel, &prep, x, y, s),
-        (true, false) => draw_chart(cell, panel, &prep, x.log_scale(), y, s),
-        (false, true) => draw_chart(cell, panel, &prep, x, y.log_scale(), s),
-        (true, true) => draw_chart(cell, panel, &prep, x.log_scale(), y.log_scale(), s),
+        (false, false) => draw_chart(cell, panel, &prep, x, y, s, legend),
+        (true, false) => draw_chart(cell, panel, &prep, x.log_scale(), y, s, legend),
+        (false, true) => draw_chart(cell, panel, &prep, x, y.log_scale(), s, legend),
+        (true, true) => draw_chart(cell, panel, &prep, x.log_scale(), y.log_scale(), s, legend),
     }
 }
 
 /// Draws axes, series, the "no data" note and the legend of one panel.
-fn draw_chart<DB, X, Y>(cell: &DrawingArea<DB, Shift>, panel: &Panel, prep: &Prepared, x: X, y: Y, s: f64) -> DrawResult
+/// `legend = false` leaves the legend to the figure's shared band.
+#[allow(clippy::too_many_arguments)]
+fn draw_chart<DB, X, Y>(
+    cell: &DrawingArea<DB, Shift>,
+    panel: &Panel,
+    prep: &Prepared,
+    x: X,
+    y: Y,
+    s: f64,
+    legend: bool,
+) -> DrawResult
 where
     DB: DrawingBackend,
     DB::ErrorType: 'static,
@@ -254,8 +360,25 @@ where
     X::CoordDescType: ValueFormatter<f64>,
     Y::CoordDescType: ValueFormatter<f64>,
 {
+    // The legend: in the corner where it covers the least data, or, when it would cover data in
+    // every corner, in a column to the right of the plot. Its footprint: a row of 12 px text
+    // per entry (17 px with spacing), about 7 px per character plus the 30 px sample line.
+    let labelled: Vec<usize> = (0..panel.series.len()).filter(|&i| !panel.series[i].label.is_empty()).collect();
+    let legend = legend && panel.series.len() > 1 && !labelled.is_empty();
+    let chars = labelled.iter().map(|&i| panel.series[i].label.chars().count()).max().unwrap_or(0) as f64;
+    let legend_px =
+        (f64::from(px(48.0, s)) + 7.0 * s * chars, f64::from(px(16.0, s)) + 17.0 * s * labelled.len() as f64);
+    let (cw, ch) = cell.dim_in_pixel();
+    let caption = if panel.title.is_empty() { 0.0 } else { 24.0 * s };
+    let plot_px = (f64::from(cw) - 96.0 * s, f64::from(ch) - 68.0 * s - caption);
+    let (corner, covered) =
+        emptiest_corner(prep.coverage(), (legend_px.0 / plot_px.0.max(1.0), legend_px.1 / plot_px.1.max(1.0)));
+    let outside = legend && covered > 0 && f64::from(cw) > 2.5 * legend_px.0;
     let mut builder = ChartBuilder::on(cell);
     builder.margin(px(12.0, s)).x_label_area_size(px(44.0, s)).y_label_area_size(px(72.0, s));
+    if outside {
+        builder.margin_right(px(12.0, s) + legend_px.0 as u32);
+    }
     if !panel.title.is_empty() {
         builder.caption(&panel.title, text(16.0 * s));
     }
@@ -305,10 +428,16 @@ where
     if prep.traces.iter().all(|t| t.dots.is_empty()) {
         draw_centred(&chart.plotting_area().strip_coord_spec(), "no data", text(14.0 * s).color(&BLACK.mix(0.6)))?;
     }
-    if panel.series.len() > 1 {
+    if outside {
+        let x0 = (f64::from(cw) - legend_px.0) as i32;
+        for (row, &i) in labelled.iter().enumerate() {
+            let y = (12.0 * s + caption + 17.0 * s * (row as f64 + 0.5)) as i32;
+            draw_sample(cell, panel.series[i].style, series_colour(i), (x0, y), &panel.series[i].label, s)?;
+        }
+    } else if legend {
         chart
             .configure_series_labels()
-            .position(emptiest_corner(prep.coverage()))
+            .position(corner)
             .margin(px(8.0, s))
             .legend_area_size(px(30.0, s))
             .label_font(text(12.0 * s))

@@ -221,23 +221,30 @@ fn clip_segment(a: (f64, f64), b: (f64, f64), x: &Scale, y: &Scale) -> Option<Cl
 }
 
 /// The legend corner with the fewest of `samples` (positions in the unit square of the plot,
-/// see [`Scale::unit`]) near it; ties prefer upper right, upper left, lower right, lower left.
-pub(crate) fn emptiest_corner(samples: impl IntoIterator<Item = (f64, f64)>) -> SeriesLabelPosition {
-    const NEAR: f64 = 0.45;
+/// see [`Scale::unit`]) under the legend, a box `size = (width, height)` in the same units in
+/// that corner, and how many samples it would cover; ties prefer upper right, upper left, lower
+/// right, lower left.
+pub(crate) fn emptiest_corner(
+    samples: impl IntoIterator<Item = (f64, f64)>,
+    size: (f64, f64),
+) -> (SeriesLabelPosition, usize) {
+    let (w, h) = (size.0.clamp(0.05, 1.0), size.1.clamp(0.05, 1.0));
     let mut counts = [0usize; 4];
     for (u, v) in samples {
-        let (right, left, top, bottom) = (u >= 1.0 - NEAR, u <= NEAR, v >= 1.0 - NEAR, v <= NEAR);
+        let (right, left, top, bottom) = (u >= 1.0 - w, u <= w, v >= 1.0 - h, v <= h);
         counts[0] += usize::from(right && top);
         counts[1] += usize::from(left && top);
         counts[2] += usize::from(right && bottom);
         counts[3] += usize::from(left && bottom);
     }
-    match (0..4).min_by_key(|&i| counts[i]) {
-        Some(1) => SeriesLabelPosition::UpperLeft,
-        Some(2) => SeriesLabelPosition::LowerRight,
-        Some(3) => SeriesLabelPosition::LowerLeft,
+    let best = (0..4).min_by_key(|&i| counts[i]).unwrap_or(0);
+    let corner = match best {
+        1 => SeriesLabelPosition::UpperLeft,
+        2 => SeriesLabelPosition::LowerRight,
+        3 => SeriesLabelPosition::LowerLeft,
         _ => SeriesLabelPosition::UpperRight,
-    }
+    };
+    (corner, counts[best])
 }
 
 #[cfg(test)]
@@ -313,9 +320,14 @@ mod tests {
     #[test]
     fn legend_avoids_the_data() {
         let upper_right = [(0.9, 0.9), (0.8, 0.95)];
-        assert_eq!(emptiest_corner(upper_right), SeriesLabelPosition::UpperLeft);
-        assert_eq!(emptiest_corner([]), SeriesLabelPosition::UpperRight);
+        assert_eq!(emptiest_corner(upper_right, (0.45, 0.45)).0, SeriesLabelPosition::UpperLeft);
+        assert_eq!(emptiest_corner([], (0.45, 0.45)).0, SeriesLabelPosition::UpperRight);
         let everywhere_but_lower_left = [(0.9, 0.9), (0.1, 0.9), (0.9, 0.1)];
-        assert_eq!(emptiest_corner(everywhere_but_lower_left), SeriesLabelPosition::LowerLeft);
+        assert_eq!(emptiest_corner(everywhere_but_lower_left, (0.45, 0.45)).0, SeriesLabelPosition::LowerLeft);
+        // A tall legend (eight entries: 70 % of the height) sees a curve along the top right
+        // that a small one would not: it goes to the lower left, which that curve leaves free.
+        let top_right_curve: Vec<(f64, f64)> = (0..20).map(|k| (0.5 + 0.025 * f64::from(k), 0.35)).collect();
+        assert_eq!(emptiest_corner(top_right_curve.clone(), (0.3, 0.2)).0, SeriesLabelPosition::UpperRight);
+        assert_ne!(emptiest_corner(top_right_curve, (0.3, 0.7)).0, SeriesLabelPosition::UpperRight);
     }
 }
