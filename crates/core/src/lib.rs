@@ -40,4 +40,5 @@ pub mod solver;
 pub type Vec3 = nalgebra::Vector3<f64>;
 
 pub use model::{Block, BoxCollider, Constraint, EmbeddedPoint, Kind, Particle, Plane, Scene, Sense, Sphere, State};
+pub use model::{FieldError, ModelError};
 pub use solver::{IterationReport, LinearSystem, NullObserver, Observer, SolveError, SolveInfo, Solver, StepContext};

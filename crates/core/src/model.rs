@@ -564,22 +564,33 @@ impl Scene {
     }
 }
 
-/// A scene invariant that does not hold: which field, and what is wrong with it.
+/// A value that is not allowed: which field, and what is wrong with it. The one error type of
+/// scene invariants ([`ModelError`]) and solver settings (`solverlab_solvers::ConfigError`).
 #[derive(Clone, Debug, PartialEq)]
-pub struct ModelError {
-    /// The field path, as in the scene file: `constraint[3].b`.
+pub struct FieldError {
+    /// The field path, as in the file: `constraint[3].b`, `omega`.
     pub field: String,
     /// What is wrong.
     pub problem: String,
 }
 
-impl std::fmt::Display for ModelError {
+impl FieldError {
+    /// An error about `field`.
+    pub fn new(field: impl Into<String>, problem: impl Into<String>) -> Self {
+        Self { field: field.into(), problem: problem.into() }
+    }
+}
+
+/// A scene invariant that does not hold.
+pub type ModelError = FieldError;
+
+impl std::fmt::Display for FieldError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{}: {}", self.field, self.problem)
     }
 }
 
-impl std::error::Error for ModelError {}
+impl std::error::Error for FieldError {}
 
 /// The moving part of a simulation: Jakobsen's `x` and `x*`.
 #[derive(Clone, Debug, PartialEq)]

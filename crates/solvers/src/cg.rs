@@ -140,33 +140,17 @@ impl Default for CgConfig {
 impl CgConfig {
     /// Checks every parameter's range.
     pub fn validate(&self) -> Result<(), ConfigError> {
-        let err = |f: &str, p: String| Err(ConfigError::new(f, p));
-        if self.outer_iterations < 1 {
-            return err("outer_iterations", format!("{} must be at least 1", self.outer_iterations));
-        }
-        if self.cg_max_iterations < 0 {
-            return err("cg_max_iterations", format!("{} must be ≥ 0 (0: the number of rows)", self.cg_max_iterations));
-        }
-        if self.cg_budget < 0 {
-            return err("cg_budget", format!("{} must be ≥ 0 (0: no budget)", self.cg_budget));
-        }
-        if self.active_set_iterations < 0 {
-            return err("active_set_iterations", format!("{} must be ≥ 0", self.active_set_iterations));
-        }
-        if !(self.cg_tolerance > 0.0 && self.cg_tolerance < 1.0) {
-            return err("cg_tolerance", format!("{} is outside (0, 1)", self.cg_tolerance));
-        }
-        if !(self.tolerance >= 0.0 && self.tolerance.is_finite()) {
-            return err("tolerance", format!("{} must be a finite number ≥ 0 (m)", self.tolerance));
-        }
-        if !(0.0..=1.0).contains(&self.warm_start) {
-            return err("warm_start", format!("{} is outside [0, 1]", self.warm_start));
-        }
-        if !(self.regularization >= 0.0 && self.regularization < 1.0) {
-            return err("regularization", format!("{} is outside [0, 1)", self.regularization));
-        }
+        use crate::check::{count, non_negative, within};
+        count("outer_iterations", self.outer_iterations, 1)?;
+        count("cg_max_iterations", self.cg_max_iterations, 0)?;
+        count("cg_budget", self.cg_budget, 0)?;
+        count("active_set_iterations", self.active_set_iterations, 0)?;
+        within("cg_tolerance", self.cg_tolerance, (0.0, 1.0), (false, false))?;
+        non_negative("tolerance", self.tolerance, "m")?;
+        within("warm_start", self.warm_start, (0.0, 1.0), (true, true))?;
+        within("regularization", self.regularization, (0.0, 1.0), (true, false))?;
         if self.preconditioner == Preconditioner::Ic0 && !self.assemble {
-            return err("preconditioner", "ic0 needs the assembled matrix: set assemble = true".into());
+            return Err(ConfigError::new("preconditioner", "ic0 needs the assembled matrix: set assemble = true"));
         }
         Ok(())
     }

@@ -58,22 +58,11 @@ impl Default for DirectConfig {
 impl DirectConfig {
     /// Checks every parameter's range.
     pub fn validate(&self) -> Result<(), ConfigError> {
-        if self.outer_iterations < 1 {
-            return Err(ConfigError::new("outer_iterations", format!("{} must be at least 1", self.outer_iterations)));
-        }
-        if self.active_set_iterations < 0 {
-            return Err(ConfigError::new(
-                "active_set_iterations",
-                format!("{} must be ≥ 0", self.active_set_iterations),
-            ));
-        }
-        if !(self.tolerance >= 0.0 && self.tolerance.is_finite()) {
-            return Err(ConfigError::new("tolerance", format!("{} must be a finite number ≥ 0 (m)", self.tolerance)));
-        }
-        if !(self.regularization >= 0.0 && self.regularization < 1.0) {
-            return Err(ConfigError::new("regularization", format!("{} is outside [0, 1)", self.regularization)));
-        }
-        Ok(())
+        use crate::check::{count, non_negative, within};
+        count("outer_iterations", self.outer_iterations, 1)?;
+        count("active_set_iterations", self.active_set_iterations, 0)?;
+        non_negative("tolerance", self.tolerance, "m")?;
+        within("regularization", self.regularization, (0.0, 1.0), (true, false))
     }
 }
 

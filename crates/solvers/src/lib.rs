@@ -15,6 +15,7 @@
 //! by a preset, see [`presets`]), and built by [`build`] into a `Box<dyn Solver>`.
 
 pub mod cg;
+mod check;
 pub mod direct;
 pub mod jacobian;
 pub mod newton;
@@ -31,29 +32,9 @@ pub use order::Order;
 pub use pgs::{Feedback, PgsConfig, PgsSolver};
 pub use relax::{Mode, RelaxConfig, RelaxSolver};
 
-/// A parameter that is out of range: which one, and why.
-#[derive(Clone, Debug, PartialEq)]
-pub struct ConfigError {
-    /// The parameter name, as written in TOML.
-    pub field: String,
-    /// What is wrong with it.
-    pub problem: String,
-}
-
-impl ConfigError {
-    /// A new error for `field`.
-    pub fn new(field: impl Into<String>, problem: impl Into<String>) -> Self {
-        Self { field: field.into(), problem: problem.into() }
-    }
-}
-
-impl std::fmt::Display for ConfigError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}: {}", self.field, self.problem)
-    }
-}
-
-impl std::error::Error for ConfigError {}
+/// A solver setting that is out of range: which one, and why (the field error of
+/// [`solverlab_core::FieldError`], shared with scene invariants).
+pub type ConfigError = solverlab_core::FieldError;
 
 /// Every solver's settings, tagged by `kind`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

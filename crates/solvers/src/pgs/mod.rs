@@ -249,31 +249,16 @@ impl PgsConfig {
 
     /// Checks every parameter's range.
     pub fn validate(&self) -> Result<(), ConfigError> {
-        let err = |f: &str, p: String| Err(ConfigError::new(f, p));
-        if self.iterations < 1 {
-            return err("iterations", format!("{} must be at least 1", self.iterations));
-        }
-        if self.position_iterations < 0 {
-            return err("position_iterations", format!("{} must be ≥ 0", self.position_iterations));
-        }
-        if self.relax_iterations < 0 {
-            return err("relax_iterations", format!("{} must be ≥ 0", self.relax_iterations));
-        }
-        if !(self.tolerance >= 0.0 && self.tolerance.is_finite()) {
-            return err("tolerance", format!("{} must be a finite number ≥ 0 (m)", self.tolerance));
-        }
-        if !(self.velocity_tolerance >= 0.0 && self.velocity_tolerance.is_finite()) {
-            return err("velocity_tolerance", format!("{} must be a finite number ≥ 0 (m/s)", self.velocity_tolerance));
-        }
-        if !(self.omega > 0.0 && self.omega < 2.0) {
-            return err("omega", format!("{} is outside (0, 2)", self.omega));
-        }
-        if !(0.0..=1.0).contains(&self.warm_start) {
-            return err("warm_start", format!("{} is outside [0, 1]", self.warm_start));
-        }
-        if !(0.0..=1.0).contains(&self.baumgarte) {
-            return err("baumgarte", format!("{} is outside [0, 1]", self.baumgarte));
-        }
+        use crate::check::{count, non_negative, within};
+        count("iterations", self.iterations, 1)?;
+        count("position_iterations", self.position_iterations, 0)?;
+        count("relax_iterations", self.relax_iterations, 0)?;
+        count("substeps", self.substeps, 1)?;
+        non_negative("tolerance", self.tolerance, "m")?;
+        non_negative("velocity_tolerance", self.velocity_tolerance, "m/s")?;
+        within("omega", self.omega, (0.0, 2.0), (false, false))?;
+        within("warm_start", self.warm_start, (0.0, 1.0), (true, true))?;
+        within("baumgarte", self.baumgarte, (0.0, 1.0), (true, true))?;
         for (f, v) in [
             ("slop", self.slop),
             ("contact_hertz", self.contact_hertz),
@@ -286,15 +271,10 @@ impl PgsConfig {
             ("sleep_speed", self.sleep_speed),
             ("sleep_spin", self.sleep_spin),
         ] {
-            if !(v >= 0.0 && v.is_finite()) {
-                return err(f, format!("{v} must be a finite number ≥ 0"));
-            }
+            non_negative(f, v, "")?;
         }
         if self.feedback == Feedback::Soft && (self.contact_hertz == 0.0 || self.joint_hertz == 0.0) {
-            return err("contact_hertz", "soft feedback needs positive frequencies".into());
-        }
-        if self.substeps < 1 {
-            return err("substeps", format!("{} must be at least 1", self.substeps));
+            return Err(ConfigError::new("contact_hertz", "soft feedback needs positive frequencies"));
         }
         Ok(())
     }

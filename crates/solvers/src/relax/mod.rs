@@ -156,22 +156,12 @@ impl Default for RelaxConfig {
 impl RelaxConfig {
     /// Checks every parameter's range.
     pub fn validate(&self) -> Result<(), ConfigError> {
-        if self.iterations < 1 {
-            return Err(ConfigError::new("iterations", format!("{} must be at least 1", self.iterations)));
-        }
-        if !(self.omega > 0.0 && self.omega < 2.0) {
-            return Err(ConfigError::new(
-                "omega",
-                format!("{} is outside (0, 2), where relaxation can converge", self.omega),
-            ));
-        }
-        if !(self.tolerance >= 0.0 && self.tolerance.is_finite()) {
-            return Err(ConfigError::new("tolerance", format!("{} must be a finite number ≥ 0 (m)", self.tolerance)));
-        }
-        if !(self.stiffness > 0.0 && self.stiffness <= 1.0) {
-            return Err(ConfigError::new("stiffness", format!("{} is outside (0, 1]", self.stiffness)));
-        }
-        Ok(())
+        use crate::check::{count, non_negative, within};
+        count("iterations", self.iterations, 1)?;
+        // (0, 2) is where relaxation can converge.
+        within("omega", self.omega, (0.0, 2.0), (false, false))?;
+        non_negative("tolerance", self.tolerance, "m")?;
+        within("stiffness", self.stiffness, (0.0, 1.0), (false, true))
     }
 }
 
