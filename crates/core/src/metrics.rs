@@ -80,6 +80,20 @@ pub fn top_body(scene: &Scene, time: f64) -> Option<usize> {
     })
 }
 
+/// The rigid bodies the metrics count: movable and still in the scene.
+fn movable_rigid<'a>(
+    scene: &'a Scene,
+    state: &'a State,
+) -> impl Iterator<Item = (&'a crate::rigid::RigidBody, &'a crate::rigid::RigidState)> {
+    scene
+        .rigid
+        .iter()
+        .zip(&state.rigid)
+        .enumerate()
+        .filter(move |(k, (b, _))| !b.is_fixed() && !scene.rigid_removed(*k, state.time))
+        .map(|(_, pair)| pair)
+}
+
 fn removed(scene: &Scene, body: usize, time: f64) -> bool {
     scene.removals.iter().any(|r| !r.rigid && r.body == body && r.time <= time)
 }
@@ -97,13 +111,7 @@ fn body_drift(scene: &Scene, state: &State) -> (f64, f64, bool) {
         let d = (b.frame(&state.x).0 - start).norm();
         all.push((up.dot(&start), d, d <= IN_PLACE * b.half.min()));
     }
-    for (_, (b, r)) in scene
-        .rigid
-        .iter()
-        .zip(&state.rigid)
-        .enumerate()
-        .filter(|(k, (b, _))| !b.is_fixed() && !scene.rigid_removed(*k, state.time))
-    {
+    for (b, r) in movable_rigid(scene, state) {
         let d = (r.x - b.x).norm();
         all.push((up.dot(&b.x), d, d <= IN_PLACE * b.shape.smallest_extent()));
     }
@@ -183,13 +191,7 @@ pub fn measure(scene: &Scene, state: &State, h: f64, lambda: &dyn Fn(u64) -> f64
             m.angular_momentum += xi.cross(&(v * mass));
         }
     }
-    for (_, (b, r)) in scene
-        .rigid
-        .iter()
-        .zip(&state.rigid)
-        .enumerate()
-        .filter(|(k, (b, _))| !b.is_fixed() && !scene.rigid_removed(*k, state.time))
-    {
+    for (b, r) in movable_rigid(scene, state) {
         let mass = b.mass();
         let spin = b.inertia_world(&r.q) * r.w;
         total_mass += mass;

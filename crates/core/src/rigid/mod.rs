@@ -594,6 +594,12 @@ pub struct ContactForce {
     pub tangent_force: f64,
 }
 
+/// The fastest any point of any body moves (m/s), bounded by `|v| + |ω|·r` with `r` the body's
+/// bounding radius: the speculative contact margin of a step is a multiple of it.
+pub fn max_point_speed(bodies: &[RigidBody], states: &[RigidState]) -> f64 {
+    bodies.iter().zip(states).map(|(b, s)| s.v.norm() + s.w.norm() * b.shape.bounding_radius()).fold(0.0, f64::max)
+}
+
 /// The total normal force of the world colliders on the rigid bodies (N).
 pub fn collider_support(contacts: &[ContactForce]) -> f64 {
     contacts.iter().filter(|c| matches!(c.contact.b, Other::Collider(_))).map(|c| c.normal_force).sum()

@@ -53,18 +53,28 @@ pub(crate) fn energy_params() -> Vec<ParamSpec> {
 /// removed at `remove_at`. A solver that warm-starts the lower contacts with the impulses that
 /// carried the heavy box pushes the light boxes up in the step after the removal.
 fn build_energy(p: &Params) -> Result<Scene, ParamError> {
+    let (l, remove_at) = energy_layout(p)?;
+    let mut scene = Scene::new("warm-start-energy");
+    for &(centre, m) in &l.boxes {
+        add_box(&mut scene, centre, l.size, m, l.friction);
+    }
+    scene.planes.push(Plane { normal: Vec3::y(), offset: 0.0, friction: l.friction, restitution: 0.0 });
+    scene.removals.push(Removal { body: 2, rigid: false, time: remove_at });
+    Ok(scene)
+}
+
+/// The three boxes of the warm-start test (the top one `ratio` times heavier) and when the top
+/// one leaves (s); shared with the rigid twin, `rigid-warm-start-energy`.
+pub(crate) fn energy_layout(p: &Params) -> Result<(Layout, f64), ParamError> {
     let size = p.positive("size")?;
     let mass = p.positive("mass")?;
     let ratio = p.positive("ratio")?;
-    let mu = p.non_negative("friction")?;
-    let remove_at = p.non_negative("remove_at")?;
-    let mut scene = Scene::new("warm-start-energy");
-    for (i, m) in [mass, mass, mass * ratio].into_iter().enumerate() {
-        add_box(&mut scene, Vec3::new(0.0, size / 2.0 + i as f64 * size, 0.0), size, m, mu);
-    }
-    scene.planes.push(Plane { normal: Vec3::y(), offset: 0.0, friction: mu, restitution: 0.0 });
-    scene.removals.push(Removal { body: 2, rigid: false, time: remove_at });
-    Ok(scene)
+    let boxes = [mass, mass, mass * ratio]
+        .into_iter()
+        .enumerate()
+        .map(|(i, m)| (Vec3::new(0.0, size / 2.0 + i as f64 * size, 0.0), m))
+        .collect();
+    Ok((Layout { boxes, size, friction: p.non_negative("friction")? }, p.non_negative("remove_at")?))
 }
 
 /// The parameters of the pyramid (shared with its rigid twin, `rigid-pyramid`).

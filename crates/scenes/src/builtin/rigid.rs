@@ -529,16 +529,8 @@ fn build_joint_grid(p: &Params) -> Result<Scene, ParamError> {
 /// contacts with the impulses that carried the heavy box pushes the light boxes up in the step
 /// after the removal; `max_top_drift` and the kinetic energy after `remove_at` show by how much.
 fn build_energy(p: &Params) -> Result<Scene, ParamError> {
-    let size = p.positive("size")?;
-    let mass = p.positive("mass")?;
-    let ratio = p.positive("ratio")?;
-    let mu = p.non_negative("friction")?;
-    let remove_at = p.non_negative("remove_at")?;
-    let mut scene = Scene::new("rigid-warm-start-energy");
-    for (i, m) in [mass, mass, mass * ratio].into_iter().enumerate() {
-        scene.rigid.push(cube(size, m, Vec3::new(0.0, size / 2.0 + i as f64 * size, 0.0), mu));
-    }
-    floor(&mut scene, Vec3::y(), mu);
+    let (l, remove_at) = super::box_stack::energy_layout(p)?;
+    let mut scene = rigid_boxes("rigid-warm-start-energy", l);
     scene.removals.push(solverlab_core::model::Removal { body: 2, rigid: true, time: remove_at });
     Ok(scene)
 }

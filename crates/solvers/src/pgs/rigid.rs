@@ -376,12 +376,7 @@ impl RigidSi {
         self.vp.resize(n, Vec3::zeros());
         self.wp.clear();
         self.wp.resize(n, Vec3::zeros());
-        let speed = scene
-            .rigid
-            .iter()
-            .zip(st.iter())
-            .map(|(b, s)| s.v.norm() + s.w.norm() * b.shape.bounding_radius())
-            .fold(0.0, f64::max);
+        let speed = solverlab_core::rigid::max_point_speed(&scene.rigid, st);
         let margin = 4.0 * cfg.slop + 2.0 * h * speed;
         let mut contacts = std::mem::take(&mut self.contacts);
         rigid_contacts(scene, st, margin, &mut contacts);

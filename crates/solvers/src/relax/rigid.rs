@@ -153,12 +153,7 @@ impl RigidXpbd {
         }
         self.joint_lambda.clear();
         self.joint_lambda.resize(scene.joints.len(), 0.0);
-        let speed = scene
-            .rigid
-            .iter()
-            .zip(st.iter())
-            .map(|(b, s)| s.v.norm() + s.w.norm() * b.shape.bounding_radius())
-            .fold(0.0, f64::max);
+        let speed = solverlab_core::rigid::max_point_speed(&scene.rigid, st);
         self.predicted.clear();
         let mut before = Vec::with_capacity(n);
         let mut start = Vec::with_capacity(n);
