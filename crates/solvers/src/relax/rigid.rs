@@ -11,28 +11,33 @@
 //!    in the bodies' frames, `a = p + n·s/2` and `b = p − n·s/2` for the narrow phase's midpoint
 //!    `p` and separation `s`.
 //! 3. Each iteration (shared with the particle rows' loop), with the generalised inverse mass of
-//!    a body for a push along `n` at arm `r`, `w = 1/m + (r×n)·I⁻¹(r×n)` (`I⁻¹` at the current
-//!    orientation), and a correction `Δλ` along `n` moving `x` by `Δλ·n/m` and turning `q` by
-//!    the rotation vector `Δλ·I⁻¹(r×n)`:
+//!    a body for a push along `n` at arm `r`, `w = 1/m + (r×n)·I⁻¹(r×n)` (`I⁻¹` at the predicted
+//!    orientation, one tensor per step), and a correction `Δλ` along `n` moving `x` by `Δλ·n/m`
+//!    and turning `q` by the rotation vector `Δλ·I⁻¹(r×n)`, in this order:
 //!    * joints (ω, XPBD compliance `α̃ = α/h²` on the anchor): the anchors together,
 //!      `Δλ = (c − α̃λ)/(w_a + w_b + α̃)` along their gap; a revolute joint's axes aligned and its
 //!      angle kept within its limits, a fixed joint's relative orientation restored, each an
 //!      angular correction `Δλ = θ/(n·I_a⁻¹n + n·I_b⁻¹n)` about the error's axis `n`;
-//!    * contacts (ω = 1, as for the particle contacts): a penetrating point,
+//!    * every contact's normal row (ω = 1, as for the particle contacts): a penetrating point,
 //!      `C = (a − b)·n < 0`, gets `Δλₙ = −C/(w_a + w_b)`, except that an overlap deeper than
 //!      `3 m/s·h` at the prediction is pushed out by that much per step (the impulse family's
-//!      default push-out speed; a deep overlap removed in one step launches the bodies); then static friction on the points'
-//!      tangential displacement since the step's start (prediction included), removed entirely
-//!      while the accumulated tangential correction stays within `μ·λₙ`.
+//!      default push-out speed; a deep overlap removed in one step launches the bodies);
+//!    * then every contact's friction, at the position level as for the particle rows: the
+//!      correction that would cancel the points' tangential displacement since the step's start
+//!      (prediction included) is added to the accumulated tangential correction, clamped to
+//!      `|λₜ| ≤ μ·λₙ` (static inside the cone, sliding at the Coulomb force beyond). The friction
+//!      rows come after all normal rows so that they see this iteration's normal loads:
+//!      interleaved, contact by contact, they let a 10-box stack gain energy until it fell even at
+//!      100 substeps.
 //!
 //!    Gauss-Seidel applies each correction at once; Jacobi computes every correction from the
-//!    poses at the start of the sweep and applies each body's mean (times ω for joints).
+//!    poses at the start of the sweep and applies each body's mean (times ω for joints), and each
+//!    multiplier grows by the share of its change that was applied.
 //! 4. Velocities from the corrections: `v ← v + Δx/h`, `ω ← ω + 2·vec(q·q̃⁻¹)/h` with `q̃` the
 //!    predicted orientation (a free body keeps the drift's exact `ω`).
-//! 5. Velocity pass (ten Gauss-Seidel passes) over the contacts that pushed: dynamic friction on those that slid (static
-//!    friction did not hold them), an impulse against the tangential velocity of at most `μ·λₙ/h` (the normal force `λₙ/h²` over the step), and
-//!    restitution, the normal velocity set to `max(−e·vₙ₀, 0)` (`vₙ₀` before the step; `e = 0`
-//!    below `2·|g|·h`), which also takes out the speed a push-out gave.
+//! 5. Velocity pass (ten Gauss-Seidel passes) over the contacts that pushed: restitution, the
+//!    normal velocity set to `−e·vₙ₀` (`vₙ₀` before the step) for points that approached faster
+//!    than `2·|g|·h`; otherwise a separating speed above `2·|g|·h` (a push-out) is cut to that.
 //!
 //! Residual: the largest correction asked for (m or rad), and the common violation: the largest
 //! penetration of the step's contacts and the joints' gaps and angular errors at the current
@@ -490,9 +495,9 @@ impl RigidXpbd {
             // Otherwise the normal velocity follows from the position correction (`v + Δx/h`:
             // a resting contact ends at rest), except that a push-out may not throw the bodies
             // apart faster than `2·|g|·h`, the speed one step of gravity gives: an overlap is
-            // resolved over several steps instead of becoming a launch. (A single pass that
-            // zeroes every normal velocity, the XPBD paper's form, leaves a sliding box tilted
-            // and lifted, short of Coulomb's distance by 9 %.)
+            // resolved over several steps instead of becoming a launch. (The XPBD paper zeroes
+            // every pushing point's normal velocity in one pass; with velocity-level friction
+            // that left a sliding box tilted and lifted, 9 % short of Coulomb's distance.)
             let fast = -k.vn0 > 2.0 * g * h;
             let target = if fast && k.e > 0.0 { Some(-k.e * k.vn0) } else { (vn > 2.0 * g * h).then_some(2.0 * g * h) };
             if let Some(target) = target {
