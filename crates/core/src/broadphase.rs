@@ -28,7 +28,9 @@ pub fn pairs(x: &[Vec3], radius: &[f64], margin: f64, skip: impl Fn(usize, usize
         for dx in -1..=1 {
             for dy in -1..=1 {
                 for dz in -1..=1 {
-                    let n = [c[0] + dx, c[1] + dy, c[2] + dz];
+                    // Saturating: a particle far out (1e308 m) has its cell clamped to the
+                    // i64 range, where the neighbour arithmetic must not overflow.
+                    let n = [c[0].saturating_add(dx), c[1].saturating_add(dy), c[2].saturating_add(dz)];
                     let start = binned.partition_point(|(k, _)| *k < n);
                     for &(k, j) in &binned[start..] {
                         if k != n {
@@ -47,6 +49,8 @@ pub fn pairs(x: &[Vec3], radius: &[f64], margin: f64, skip: impl Fn(usize, usize
         }
     }
     out.sort_unstable();
+    // At the clamped edge of the i64 range two neighbour offsets can name the same cell.
+    out.dedup();
     out
 }
 
@@ -88,6 +92,22 @@ mod tests {
             let margin = 0.05 * rng.next_f64();
             assert_eq!(pairs(&x, &radius, margin, |_, _| false), pairs_brute_force(&x, &radius, margin), "case {case}");
         }
+    }
+
+    /// Particles at the ends of the f64 range (found by the fuzz test): no overflow, no pair
+    /// twice, and the same pairs as the all-pairs test.
+    #[test]
+    fn far_out_particles_do_not_overflow_the_grid() {
+        let x = vec![
+            Vec3::new(-1e308, 0.0, 0.0),
+            Vec3::new(-1e308, 0.0, 0.0),
+            Vec3::new(1e308, 1e308, -1e308),
+            Vec3::new(1e308, 1e308, -1e308),
+            Vec3::zeros(),
+        ];
+        let r = vec![0.05; x.len()];
+        assert_eq!(pairs(&x, &r, 0.01, |_, _| false), pairs_brute_force(&x, &r, 0.01));
+        assert_eq!(pairs(&x, &r, 0.01, |_, _| false), vec![(0, 1), (2, 3)]);
     }
 
     #[test]
