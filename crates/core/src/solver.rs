@@ -71,13 +71,26 @@ pub struct NullObserver;
 
 impl Observer for NullObserver {}
 
-/// A failure inside a solve that is not a divergence (those are caught by the simulation).
+/// A failure inside a solve that is not a divergence (those are caught by the simulation):
+/// which solver family or stage (`cg`, `direct`, `relax`, …) and what went wrong.
 #[derive(Clone, Debug, PartialEq)]
-pub struct SolveError(pub String);
+pub struct SolveError {
+    /// The solver family or stage at fault.
+    pub stage: &'static str,
+    /// What went wrong, and where it helps, what to change.
+    pub problem: String,
+}
+
+impl SolveError {
+    /// An error of `stage`.
+    pub fn new(stage: &'static str, problem: impl Into<String>) -> Self {
+        Self { stage, problem: problem.into() }
+    }
+}
 
 impl std::fmt::Display for SolveError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
+        write!(f, "{}: {}", self.stage, self.problem)
     }
 }
 

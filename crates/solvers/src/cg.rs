@@ -344,7 +344,10 @@ impl Linear for Pcg {
         let info = self.iterate(&mut apply, &diag, b, x, stop, monitor);
         self.scratch = scratch;
         if x.iter().any(|v| !v.is_finite()) {
-            return Err(SolveError(format!("cg: the solution is not finite (relative residual {})", info.residual)));
+            return Err(SolveError::new(
+                "cg",
+                format!("the solution is not finite (relative residual {})", info.residual),
+            ));
         }
         Ok(info)
     }

@@ -124,13 +124,13 @@ impl Cholesky {
         if new_pattern || self.symbolic.is_none() {
             self.symbolic = Some(
                 SymbolicLlt::try_new(symbolic, Side::Lower)
-                    .map_err(|e| SolveError(format!("direct: symbolic factorisation failed: {e:?}")))?,
+                    .map_err(|e| SolveError::new("direct", format!("symbolic factorisation failed: {e:?}")))?,
             );
             self.symbolic_factorizations += 1;
         }
         let llt =
             Llt::try_new_with_symbolic(self.symbolic.clone().expect("set above"), mat, Side::Lower).map_err(|e| {
-                SolveError(format!("direct: J W Jᵀ is not positive definite ({e:?}); raise `regularization`"))
+                SolveError::new("direct", format!("J W Jᵀ is not positive definite ({e:?}); raise `regularization`"))
             })?;
         self.factorizations += 1;
         x.copy_from_slice(b);
@@ -169,7 +169,7 @@ impl Linear for Cholesky {
         let residual = if b_norm > 0.0 { r / b_norm } else { 0.0 };
         monitor(1, residual, x);
         if x.iter().any(|v| !v.is_finite()) {
-            return Err(SolveError("direct: the solution is not finite".into()));
+            return Err(SolveError::new("direct", "the solution is not finite"));
         }
         Ok(LinearInfo { iterations: 1, residual, converged: true, breakdown: false })
     }

@@ -84,13 +84,19 @@ impl SolverConfig {
 
 /// The error a solver family without rigid-body rows gives on a scene with `[[rigid]]` bodies,
 /// instead of leaving them to fall through everything.
-pub(crate) fn no_rigid_bodies(scene: &solverlab_core::Scene, family: &str) -> Result<(), solverlab_core::SolveError> {
+pub(crate) fn no_rigid_bodies(
+    scene: &solverlab_core::Scene,
+    family: &'static str,
+) -> Result<(), solverlab_core::SolveError> {
     match scene.has_rigid() {
-        true => Err(solverlab_core::SolveError(format!(
-            "the {family} family does not simulate 6-DoF rigid bodies yet (the scene has {}); use the impulse \
-             presets (pgs, pgs-bullet, pgs-ngs, soft-step, tgs-soft) or the relaxation presets (gs, jacobi, sor, xpbd)",
-            scene.rigid.len()
-        ))),
+        true => Err(solverlab_core::SolveError::new(
+            family,
+            format!(
+                "this family does not simulate 6-DoF rigid bodies yet (the scene has {}); use the impulse \
+                 presets (pgs, pgs-bullet, pgs-ngs, soft-step, tgs-soft) or the relaxation presets (gs, jacobi, sor, xpbd)",
+                scene.rigid.len()
+            ),
+        )),
         false => Ok(()),
     }
 }

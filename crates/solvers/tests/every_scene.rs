@@ -19,7 +19,7 @@ fn every_builtin_runs_under_every_preset() {
             let mut solver = build(&p.config, p.name).unwrap();
             if scene.has_rigid() && !["pgs", "relax"].contains(&p.config.kind()) {
                 let e = Simulation::new(&scene, solver.as_mut(), scene.dt, 1).err().expect("refused");
-                assert!(e.0.contains("6-DoF rigid bodies") && e.0.contains("xpbd"), "{}: {e}", p.name);
+                assert!(e.problem.contains("6-DoF rigid bodies") && e.problem.contains("xpbd"), "{}: {e}", p.name);
                 continue;
             }
             let mut sim = Simulation::new(&scene, solver.as_mut(), scene.dt, p.config.default_substeps()).unwrap();

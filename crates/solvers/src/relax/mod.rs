@@ -415,7 +415,7 @@ impl Solver for RelaxSolver {
         self.w = scene.inverse_masses();
         self.radius = scene.particles.iter().map(|p| p.radius).collect();
         if scene.particles.len() > u32::MAX as usize || scene.constraints.len() > (u32::MAX / 3) as usize {
-            return Err(SolveError("relax: more than 2³² particles or 2³⁰ constraints".into()));
+            return Err(SolveError::new("relax", "more than 2³² particles or 2³⁰ constraints"));
         }
         self.items.clear();
         self.pins.clear();
