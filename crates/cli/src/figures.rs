@@ -685,6 +685,13 @@ pub fn draw_all(file: &ExperimentFile, dir: &Path) -> Result<Vec<PathBuf>, Strin
     let mut written = Vec::new();
     let mut tables: BTreeMap<String, Table> = BTreeMap::new();
     for spec in &file.figures {
+        if crate::experiment::INTERRUPTED.load(std::sync::atomic::Ordering::Relaxed) {
+            return Err(format!(
+                "interrupted after {} figure files; each figure is written whole, so those are complete and the \
+                 others are as they were",
+                written.len()
+            ));
+        }
         if spec.kind == FigureKind::Snapshots {
             written.extend(snapshots(spec, dir, dir)?);
             continue;

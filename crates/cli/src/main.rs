@@ -277,7 +277,12 @@ fn run(cli: Cli) -> Result<(), CliError> {
         Command::Plot { dir } => {
             let file = dir.join("experiment.toml");
             let exp = experiment::Experiment::load(&file)?;
-            let written = figures::draw_all(&exp.file, &dir).map_err(CliError::Io)?;
+            let written = figures::draw_all(&exp.file, &dir).map_err(|e| {
+                match experiment::INTERRUPTED.load(std::sync::atomic::Ordering::Relaxed) {
+                    true => CliError::Interrupted(e),
+                    false => CliError::Io(e),
+                }
+            })?;
             eprintln!("redrew {} figure files in {}", written.len(), dir.display());
             Ok(())
         }
