@@ -97,6 +97,9 @@ pub(super) struct RigidXpbd {
     /// Jacobi: this sweep's multiplier changes (joints, contact normals, contact tangents), added
     /// once the sweep knows which share of them it applied.
     pending: Vec<(Pending, f64, Vec3)>,
+    /// Jacobi: the poses at the start of the sweep (kept between sweeps, so that the iteration
+    /// loop allocates nothing for them).
+    frozen: Vec<RigidState>,
     /// Whether the current sweep is a Jacobi sweep.
     jacobi: bool,
     forces: Vec<ContactForce>,
@@ -261,7 +264,11 @@ impl RigidXpbd {
         self.jacobi = jacobi;
         self.pending.clear();
         // Jacobi reads every row at the sweep's start: a copy of the poses, and sums per body.
-        let frozen: Vec<RigidState> = if jacobi { st.to_vec() } else { Vec::new() };
+        let mut frozen = std::mem::take(&mut self.frozen);
+        if jacobi {
+            frozen.clear();
+            frozen.extend_from_slice(st);
+        }
         let mut rows = Vec::with_capacity(4);
         let joints = scene.joints.len();
         for r in 0..joints + 2 * self.contacts.len() {
@@ -318,12 +325,12 @@ impl RigidXpbd {
                 (self.dx[k], self.dq[k], self.count[k]) = (Vec3::zeros(), Vec3::zeros(), 0);
             }
         }
+        self.frozen = frozen;
         residual
     }
 
-    /// Joint `j`'s corrections at the poses `st` (Gauss-Seidel applies the anchor's before the
-    /// angular rows are read only under Jacobi's frozen poses; both read `st` as given); returns
-    /// its largest error (m or rad).
+    /// Joint `j`'s corrections, every row of it computed from the poses `st` as given (the
+    /// caller applies them together, after); returns its largest error (m or rad).
     fn joint(&mut self, scene: &Scene, st: &[RigidState], j: usize, omega: f64, h: f64, out: &mut Vec<Fix>) -> f64 {
         let joint = &scene.joints[j];
         let f = self.frames[j];
