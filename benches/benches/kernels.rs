@@ -31,7 +31,7 @@ fn predicted(scene: &Scene) -> State {
 fn relax(scene: &Scene, mode: Mode) -> RelaxSolver {
     let omega = if mode == Mode::Jacobi { 1.5 } else { 1.0 };
     let mut s =
-        RelaxSolver::new(RelaxConfig { mode, omega, iterations: ITERATIONS as i64, ..Default::default() }, "bench")
+        RelaxSolver::new(RelaxConfig { mode, omega, iterations: ITERATIONS as u32, ..Default::default() }, "bench")
             .unwrap();
     s.prepare(scene).unwrap();
     s
@@ -122,7 +122,7 @@ fn print_ratios(scene: &Scene, sticks: &PlainSticks, state: &State) {
 }
 
 fn pgs_solver(scene: &Scene, iterations: usize) -> PgsSolver {
-    let mut s = PgsSolver::new(PgsConfig { iterations: iterations as i64, ..Default::default() }, "bench").unwrap();
+    let mut s = PgsSolver::new(PgsConfig { iterations: iterations as u32, ..Default::default() }, "bench").unwrap();
     s.prepare(scene).unwrap();
     s
 }

@@ -29,7 +29,7 @@ fn pyramid(base: usize) -> Scene {
 
 /// A settled pyramid (60 frames) and a solver at `iterations` sweeps with no tolerance, so that it
 /// runs exactly that many.
-fn settled(scene: &Scene, iterations: i64, block: bool) -> (PgsSolver, solverlab_core::State) {
+fn settled(scene: &Scene, iterations: u32, block: bool) -> (PgsSolver, solverlab_core::State) {
     let cfg = PgsConfig { iterations, tolerance: 0.0, block, ..PgsConfig::default() };
     let mut solver = PgsSolver::new(cfg, "pgs").expect("valid");
     let state = {

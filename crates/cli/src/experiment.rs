@@ -182,9 +182,24 @@ fn solver_table(spec: &SolverSpec) -> Result<toml::Table, String> {
 }
 
 fn parse_solver(table: toml::Table) -> Result<SolverConfig, String> {
-    let config: SolverConfig = table.try_into().map_err(|e: toml::de::Error| e.message().to_string())?;
+    let config = solver_from_table(table)?;
     config.validate().map_err(|e| e.to_string())?;
     Ok(config)
+}
+
+/// A solver configuration from a TOML table (an experiment's `[[solver]]`, a solver file or an
+/// inline `--solver` table). The counts ([`solverlab_solvers::COUNT_FIELDS`]) are unsigned; one
+/// that is negative, fractional or too large gets a message naming its field (serde's own names
+/// only the type it expected).
+pub fn solver_from_table(table: toml::Table) -> Result<SolverConfig, String> {
+    for key in solverlab_solvers::COUNT_FIELDS {
+        if let Some(v) = table.get(key) {
+            if !v.as_integer().is_some_and(|i| (0..=i64::from(u32::MAX)).contains(&i)) {
+                return Err(format!("{key}: {v} must be a whole number from 0 to {}", u32::MAX));
+            }
+        }
+    }
+    table.try_into().map_err(|e: toml::de::Error| e.message().trim_end().to_string())
 }
 
 impl Experiment {
@@ -414,6 +429,11 @@ pub struct RunOutput {
     pub forces: Vec<(u64, Vec<(u64, f64)>)>,
 }
 
+/// A cap as a configuration's count (caps beyond `u32::MAX` saturate).
+fn cap32(k: u64) -> u32 {
+    u32::try_from(k).unwrap_or(u32::MAX)
+}
+
 /// Caps a solver's iteration count at `k` and turns its tolerance off, so that it runs exactly
 /// the cap: relax and PGS sweeps; CG iterations summed over the step's Newton iterations (a
 /// budget); the direct solver ignores caps.
@@ -421,17 +441,17 @@ pub fn with_cap(config: &SolverConfig, k: u64) -> SolverConfig {
     let mut c = config.clone();
     match &mut c {
         SolverConfig::Relax(r) => {
-            r.iterations = k as i64;
+            r.iterations = cap32(k);
             r.tolerance = 0.0;
         }
         SolverConfig::Pgs(p) => {
-            p.iterations = k as i64;
+            p.iterations = cap32(k);
             p.tolerance = 0.0;
         }
         SolverConfig::Cg(g) => {
-            g.cg_budget = k as i64;
+            g.cg_budget = cap32(k);
             g.tolerance = 0.0;
-            g.outer_iterations = g.outer_iterations.max(k as i64);
+            g.outer_iterations = g.outer_iterations.max(cap32(k));
         }
         SolverConfig::Direct(_) => {}
     }
@@ -444,9 +464,9 @@ fn predicted(scene: &Scene, state: &State, h: f64) -> State {
     s
 }
 
-/// The reference trajectory's states at the start of frames F−1 and F, and `x_ref`: the
-/// reference solver's answer for the first step of frame F from that state.
-fn reference_states(run: &RunConfig, spec: &ConvergenceSpec) -> Result<(State, State, Vec<Vec3>), String> {
+/// The reference trajectory's states at the start of frames F−1 and F, and the reference
+/// solver's answer for the first step of frame F from that state.
+fn reference_states(run: &RunConfig, spec: &ConvergenceSpec) -> Result<(State, State, State), String> {
     let preset = solverlab_solvers::preset(&spec.reference).expect("validated");
     let mut solver = solverlab_solvers::build(&preset.config, "reference").map_err(|e| e.to_string())?;
     let mut sim =
@@ -463,13 +483,26 @@ fn reference_states(run: &RunConfig, spec: &ConvergenceSpec) -> Result<(State, S
     let mut reference = solverlab_solvers::build(&preset.config, "reference").map_err(|e| e.to_string())?;
     reference.prepare(&run.scene).map_err(|e| e.to_string())?;
     reference.solve(&StepContext { scene: &run.scene, h }, &mut exact, &mut NullObserver).map_err(|e| e.to_string())?;
-    Ok((before, at, exact.x))
+    Ok((before, at, exact))
+}
+
+/// How far `state` is from the reference answer, one distance per particle and per rigid body
+/// (m): a particle's displacement; a body's centre displacement plus its bounding radius times
+/// the angle between the two orientations (a bound on how far any point of it is off).
+fn errors(scene: &Scene, state: &State, reference: &State) -> Vec<f64> {
+    let particles = state.x.iter().zip(&reference.x).map(|(a, b)| (a - b).norm());
+    let bodies = scene
+        .rigid
+        .iter()
+        .zip(state.rigid.iter().zip(&reference.rigid))
+        .map(|(body, (a, b))| (a.x - b.x).norm() + body.shape.bounding_radius() * (a.q.inverse() * b.q).angle());
+    particles.chain(bodies).collect()
 }
 
 /// The frozen-state study of one run: prime on the step from `before`, then solve the step from
 /// `at`, once per cap and once with the solver's own settings (traced).
 fn convergence(run: &RunConfig, spec: &ConvergenceSpec) -> Result<(Vec<ConvergenceRow>, Vec<IterationReport>), String> {
-    let (before, at, x_ref) = reference_states(run, spec)?;
+    let (before, at, reference) = reference_states(run, spec)?;
     let h = run.scene.dt / run.substeps as f64;
     let ctx = StepContext { scene: &run.scene, h };
     let caps: Vec<u64> = spec.caps.clone().unwrap_or_else(|| (0..=8).map(|p| 1u64 << p).collect());
@@ -483,13 +516,14 @@ fn convergence(run: &RunConfig, spec: &ConvergenceSpec) -> Result<(Vec<Convergen
         let info = solver.solve(&ctx, &mut state, observer).map_err(|e| e.to_string())?;
         let seconds = t.elapsed().as_secs_f64();
         let lambda = |j: usize, axis: usize| solver.multiplier(constraint_row_id(j, axis));
-        let v = violation(&run.scene, &state.x, state.time, h, &lambda);
+        let v = violation(&run.scene, &state.x, state.time, h, &lambda)
+            .max(solverlab_core::metrics::rigid_violation(&run.scene, &state.rigid));
         Ok((state, info.iterations, seconds, v))
     };
     let mut rows = Vec::new();
     for &cap in &caps {
         let (state, iterations, seconds, violation) = solve(&with_cap(&run.solver, cap), &mut NullObserver)?;
-        let d: Vec<f64> = state.x.iter().zip(&x_ref).map(|(a, b)| (a - b).norm()).collect();
+        let d = errors(&run.scene, &state, &reference);
         rows.push(ConvergenceRow {
             cap,
             iterations,

@@ -167,16 +167,18 @@ pub fn progress_bar(len: u64, message: &str) -> ProgressBar {
 fn parse_solver(arg: &str) -> Result<(String, SolverConfig), CliError> {
     #[derive(serde::Deserialize)]
     struct Wrapper {
-        solver: SolverConfig,
+        solver: toml::Table,
     }
     let bad =
         |source: &str, e: &dyn std::fmt::Display| CliError::Input(format!("{source}: {}", e.to_string().trim_end()));
     let (label, config) = if arg.trim_start().starts_with('{') {
         let w: Wrapper = toml::from_str(&format!("solver = {arg}")).map_err(|e| bad("--solver", &e))?;
-        (w.solver.kind().to_string(), w.solver)
+        let config = experiment::solver_from_table(w.solver).map_err(|e| bad("--solver", &e))?;
+        (config.kind().to_string(), config)
     } else if arg.ends_with(".toml") {
         let text = std::fs::read_to_string(arg).map_err(|e| bad(arg, &e))?;
-        let config: SolverConfig = toml::from_str(&text).map_err(|e| bad(arg, &e))?;
+        let table: toml::Table = toml::from_str(&text).map_err(|e| bad(arg, &e))?;
+        let config = experiment::solver_from_table(table).map_err(|e| bad(arg, &e))?;
         let stem = std::path::Path::new(arg).file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
         (stem, config)
     } else {

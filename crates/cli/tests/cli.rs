@@ -128,9 +128,18 @@ fn bad_input_is_named_exits_2_and_writes_nothing() {
         &sim(&["--scene", "chain", "--solver", "{ kind = \"relax\", omega = 2.5 }"]),
         &["--solver", "omega", "outside (0, 2)"],
     );
+    // Counts are unsigned: a negative or fractional one is refused by name, zero by its minimum.
     assert_bad_input(
         &sim(&["--scene", "chain", "--solver", "{ kind = \"relax\", iterations = -1 }"]),
-        &["--solver", "iterations", "at least 1"],
+        &["--solver", "iterations: -1 must be a whole number"],
+    );
+    assert_bad_input(
+        &sim(&["--scene", "chain", "--solver", "{ kind = \"pgs\", substeps = 2.5 }"]),
+        &["--solver", "substeps: 2.5 must be a whole number"],
+    );
+    assert_bad_input(
+        &sim(&["--scene", "chain", "--solver", "{ kind = \"relax\", iterations = 0 }"]),
+        &["--solver", "iterations: 0 must be at least 1"],
     );
     assert_bad_input(
         &sim(&["--scene", "chain", "--solver", "{ kind = \"relax\", omgea = 1.2 }"]),

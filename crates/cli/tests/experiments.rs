@@ -228,7 +228,7 @@ fn bad_experiment_files_are_rejected_before_anything_runs() {
     bad(&SMALL.replace("frames = 20", "frames = 20\nframs = 3"), &["unknown field `frams`"]);
     bad(
         &SMALL.replace("\"solver.iterations\" = [2, 5, 9]", "\"solver.iterations\" = [2, -5]"),
-        &["iterations", "at least 1"],
+        &["iterations: -5 must be a whole number"],
     );
 }
 

@@ -213,14 +213,26 @@ pub fn measure(scene: &Scene, state: &State, h: f64, lambda: &dyn Fn(u64) -> f64
     if !scene.rigid.is_empty() {
         let pen = crate::rigid::max_penetration(scene, &state.rigid);
         m.max_penetration = m.max_penetration.max(pen);
-        m.violation = m.violation.max(pen);
-        for j in &scene.joints {
-            let (gap, angle) = j.error(&scene.rigid, &state.rigid);
-            m.max_violation = m.max_violation.max(gap).max(angle);
-            m.violation = m.violation.max(gap).max(angle);
-        }
+        let joints = joint_violation(scene, &state.rigid);
+        m.max_violation = m.max_violation.max(joints);
+        m.violation = m.violation.max(pen).max(joints);
     }
     m
+}
+
+/// The largest joint error of the rigid bodies at `states`: anchor gaps (m) and angular errors
+/// (rad) ([`crate::rigid::Joint::error`]).
+pub fn joint_violation(scene: &Scene, states: &[crate::rigid::RigidState]) -> f64 {
+    scene.joints.iter().map(|j| j.error(&scene.rigid, states)).fold(0.0, |v, (gap, angle)| v.max(gap).max(angle))
+}
+
+/// The common violation of the rigid bodies at `states`: the largest penetration (m) and joint
+/// error ([`joint_violation`]).
+pub fn rigid_violation(scene: &Scene, states: &[crate::rigid::RigidState]) -> f64 {
+    match scene.rigid.is_empty() {
+        true => 0.0,
+        false => crate::rigid::max_penetration(scene, states).max(joint_violation(scene, states)),
+    }
 }
 
 /// Largest overlap `rᵢ + rⱼ − |xⱼ − xᵢ|` of two movable particles with radii (m).

@@ -87,7 +87,7 @@ pub enum ForcingKind {
 #[serde(deny_unknown_fields, default)]
 pub struct CgConfig {
     /// Outer (Gauss-Newton) iteration cap per step, at least 1 (default: 50).
-    pub outer_iterations: i64,
+    pub outer_iterations: u32,
     /// Stop the outer loop when the common violation is at most this (m); 0 runs every outer
     /// iteration (default: 1e-6, a micron: on redundant, nearly singular scenes such as the
     /// default cloth, Gauss-Newton converges only linearly and 1e-9 costs about three times as
@@ -101,10 +101,10 @@ pub struct CgConfig {
     pub cg_tolerance: f64,
     /// Iteration cap of each CG solve; 0 means the number of rows `m`, CG's exact-arithmetic
     /// bound (default: 0).
-    pub cg_max_iterations: i64,
+    pub cg_max_iterations: u32,
     /// Total CG iterations allowed per step over all outer iterations; 0 is no budget (default:
     /// 0). The convergence studies cap CG this way, like the sweeps of relax and PGS.
-    pub cg_budget: i64,
+    pub cg_budget: u32,
     /// `none`, `jacobi` or `ic0` (default: `jacobi`).
     pub preconditioner: Preconditioner,
     /// Assemble `A = J W Jᵀ`, or apply it matrix-free (default: true).
@@ -113,7 +113,7 @@ pub struct CgConfig {
     /// cold start (default: 1).
     pub warm_start: f64,
     /// Re-solves per outer iteration while inequality rows leave the active set (default: 8).
-    pub active_set_iterations: i64,
+    pub active_set_iterations: u32,
     /// Diagonal regularisation `ε` relative to the mean diagonal of `J W Jᵀ`, a damping of the
     /// Gauss-Newton step that leaves its fixed point (`C + α̃λ = 0`) unchanged (default: 1e-6).
     pub regularization: f64,

@@ -4,7 +4,7 @@
 use crate::ConfigError;
 
 /// A count (iterations, sweeps, budgets) of at least `min`.
-pub(crate) fn count(field: &str, value: i64, min: i64) -> Result<(), ConfigError> {
+pub(crate) fn count(field: &str, value: u32, min: u32) -> Result<(), ConfigError> {
     match value >= min {
         true => Ok(()),
         false => Err(ConfigError::new(field, format!("{value} must be at least {min}"))),

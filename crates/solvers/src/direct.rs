@@ -39,11 +39,11 @@ use crate::ConfigError;
 #[serde(deny_unknown_fields, default)]
 pub struct DirectConfig {
     /// Outer (Gauss-Newton) iteration cap per step (default: 50).
-    pub outer_iterations: i64,
+    pub outer_iterations: u32,
     /// Stop when the Newton residual `max |C + α̃λ| ≤ tolerance` (m) (default: 1e-12).
     pub tolerance: f64,
     /// Re-solves per outer iteration while inequality rows leave the active set (default: 16).
-    pub active_set_iterations: i64,
+    pub active_set_iterations: u32,
     /// Diagonal regularisation `ε` relative to the mean diagonal of `J W Jᵀ`; it damps the step
     /// without moving the fixed point, and keeps redundant systems factorable (default: 1e-9).
     pub regularization: f64,

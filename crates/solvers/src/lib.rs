@@ -22,6 +22,7 @@ pub mod newton;
 pub mod order;
 pub mod pgs;
 pub mod relax;
+mod rigid_rows;
 
 use serde::{Deserialize, Serialize};
 use solverlab_core::Solver;
@@ -35,6 +36,19 @@ pub use relax::{Mode, RelaxConfig, RelaxSolver};
 /// A solver setting that is out of range: which one, and why (the field error of
 /// [`solverlab_core::FieldError`], shared with scene invariants).
 pub type ConfigError = solverlab_core::FieldError;
+
+/// The fields of the configurations that are counts (iterations, sweeps, substeps, budgets):
+/// unsigned (`u32`), each with its minimum checked by `validate`.
+pub const COUNT_FIELDS: [&str; 8] = [
+    "iterations",
+    "relax_iterations",
+    "substeps",
+    "position_iterations",
+    "outer_iterations",
+    "cg_max_iterations",
+    "cg_budget",
+    "active_set_iterations",
+];
 
 /// Every solver's settings, tagged by `kind`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -66,7 +80,7 @@ impl SolverConfig {
     /// [`solverlab_core::sim::Simulation`].
     pub fn default_substeps(&self) -> u32 {
         match self {
-            SolverConfig::Pgs(c) => c.substeps as u32,
+            SolverConfig::Pgs(c) => c.substeps,
             _ => 1,
         }
     }
@@ -79,25 +93,6 @@ impl SolverConfig {
             SolverConfig::Cg(c) => c.validate(),
             SolverConfig::Direct(c) => c.validate(),
         }
-    }
-}
-
-/// The error a solver family without rigid-body rows gives on a scene with `[[rigid]]` bodies,
-/// instead of leaving them to fall through everything.
-pub(crate) fn no_rigid_bodies(
-    scene: &solverlab_core::Scene,
-    family: &'static str,
-) -> Result<(), solverlab_core::SolveError> {
-    match scene.has_rigid() {
-        true => Err(solverlab_core::SolveError::new(
-            family,
-            format!(
-                "this family does not simulate 6-DoF rigid bodies yet (the scene has {}); use the impulse \
-                 presets (pgs, pgs-bullet, pgs-ngs, soft-step, tgs-soft) or the relaxation presets (gs, jacobi, sor, xpbd)",
-                scene.rigid.len()
-            ),
-        )),
-        false => Ok(()),
     }
 }
 

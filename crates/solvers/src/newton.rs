@@ -47,6 +47,13 @@
 //!    never settles; applied with the last step's `λₙ`, it lags a step, and a block released on
 //!    an incline slides 1.8 mm before it holds.
 //!
+//! 6-DoF rigid bodies ([`crate::rigid_rows`]) join the same loop: their contact and joint rows
+//! are position-level rows over two coordinate blocks per body (position, and a scaled rotation
+//! vector in which `M⁻¹` is diagonal), appended after the particles'; their friction runs in up
+//! to `FRICTION_ROUNDS` rounds with static-friction rows per manifold, and each outer step turns
+//! no body by more than 0.25 rad. Velocities, restitution and the contact forces then come from
+//! the relaxation family's rigid code (`v = Δx/h` from the prediction).
+//!
 //! A step that ends at the outer cap (or on an LM failure) with the violation above `tolerance`
 //! reports `converged = false`. Restitution is applied as in the relax solver.
 //!
@@ -78,6 +85,10 @@ use solverlab_core::solver::{IterationReport, LinearSystem, Observer, SolveError
 use solverlab_core::{Scene, State, Vec3};
 
 use crate::jacobian::System;
+use crate::rigid_rows::{is_rigid_id, RigidRows};
+
+/// At most this many friction rounds per step (step 6; only rigid contacts take more than one).
+const FRICTION_ROUNDS: usize = 4;
 
 /// When a linear solve may stop: `‖b − Ax‖₂ ≤ max(relative·‖b‖₂, absolute)`, or after
 /// `max_iterations`.
@@ -196,6 +207,11 @@ pub struct Newton<L: Linear> {
     /// The contact rows with friction that pushed in the last step, with their normal
     /// multipliers (N·s²).
     contacts: Vec<(Row, f64)>,
+    /// The scene's particles: the coordinates of the loop are theirs, then each rigid body's two
+    /// blocks ([`crate::rigid_rows`]).
+    particles: usize,
+    /// The rows of the 6-DoF rigid bodies.
+    rigid: RigidRows,
 }
 
 /// The forcing term for outer iteration with Newton residual norm `f`, given the previous
@@ -245,6 +261,8 @@ impl<L: Linear> Newton<L> {
             stats: NewtonStats::default(),
             margin: 0.0,
             contacts: Vec::new(),
+            particles: 0,
+            rigid: RigidRows::default(),
         }
     }
 
@@ -266,7 +284,11 @@ impl<L: Linear> Newton<L> {
     /// measure is the common violation plus complementarity: a contact that pushes (`λ > 0`)
     /// must touch, `|C| ≤ tolerance`, or it would inject energy.
     fn gather(&self, scene: &Scene, x: &[Vec3], t: f64, h: f64, rows: &mut Vec<Row>) -> (f64, f64) {
-        gather_rows(scene, x, t, self.margin, |_| self.margin, rows);
+        let n = self.particles;
+        gather_rows(scene, &x[..n], t, self.margin, |_| self.margin, rows);
+        if scene.has_rigid() {
+            self.rigid.gather(scene, &x[n..], rows);
+        }
         let current = &self.current;
         rows.retain(|r| r.kind == RowKind::Equality || r.c < 0.0 || current.get(&r.id).is_some_and(|l| *l > 0.0));
         let (mut merit, mut worst) = (0.0, 0.0f64);
@@ -289,6 +311,7 @@ impl<L: Linear> Newton<L> {
         &mut self,
         ctx: &StepContext,
         state: &State,
+        x: &[Vec3],
         outer: usize,
         damping: f64,
         stop: LinearStop,
@@ -351,8 +374,10 @@ impl<L: Linear> Newton<L> {
             };
             let guess = dl.clone();
             let info = {
-                let Self { linear, sys, rows, current, .. } = self;
-                let (sys, rows, current): (&System, &Vec<Row>, &HashMap<u64, f64>) = (sys, rows, current);
+                let Self { linear, sys, rows, current, rigid, particles, .. } = self;
+                let (sys, rows, current, rigid): (&System, &Vec<Row>, &HashMap<u64, f64>, &RigidRows) =
+                    (sys, rows, current, rigid);
+                let n = *particles;
                 let row_of: HashMap<u64, usize> = if want_violation {
                     rows.iter().enumerate().map(|(i, r)| (r.id, i)).collect()
                 } else {
@@ -361,13 +386,22 @@ impl<L: Linear> Newton<L> {
                 let mut scratch = Vec::new();
                 let mut monitor = |iteration: usize, residual: f64, dl: &[f64]| {
                     let violation = want_violation.then(|| {
-                        let mut x = state.x.clone();
+                        let mut x = x.to_vec();
                         sys.add_w_jt(dl, &mut x, &mut scratch);
                         let lambda = |j: usize, axis: usize| {
                             let id = constraint_row_id(j, axis);
                             current.get(&id).copied().unwrap_or(0.0) + row_of.get(&id).map_or(0.0, |&i| dl[i])
                         };
-                        violation(ctx.scene, &x, state.time, h, &lambda)
+                        let v = violation(ctx.scene, &x[..n], state.time, h, &lambda);
+                        match ctx.scene.has_rigid() {
+                            true => {
+                                // The relaxation family's measure on the same poses.
+                                let mut poses = state.rigid.clone();
+                                rigid.write_poses(&x[n..], &mut poses);
+                                v.max(rigid.xpbd.violation(ctx.scene, &poses))
+                            }
+                            false => v,
+                        }
                     });
                     observer.iteration(&IterationReport {
                         iteration,
@@ -435,12 +469,14 @@ impl<L: Linear> Newton<L> {
         }
     }
 
-    /// Steps 1–5 from the positions in `state.x`, outer iterations counted from `first_outer`;
-    /// returns the stopping measure at the end.
+    /// Steps 1–5 from the coordinates `x` (the particles', then the rigid bodies'), outer
+    /// iterations counted from `first_outer`; returns the stopping measure at the end.
+    #[allow(clippy::too_many_arguments)]
     fn newton_loop(
         &mut self,
         ctx: &StepContext,
-        state: &mut State,
+        state: &State,
+        x: &mut Vec<Vec3>,
         observer: &mut dyn Observer,
         info: &mut SolveInfo,
         first_outer: usize,
@@ -449,12 +485,12 @@ impl<L: Linear> Newton<L> {
         let h = ctx.h;
         self.current.clear();
         let mut rows = std::mem::take(&mut self.rows);
-        let (mut merit, mut worst) = self.gather(scene, &state.x, state.time, h, &mut rows);
+        let (mut merit, mut worst) = self.gather(scene, x, state.time, h, &mut rows);
         self.rows = rows;
         let tolerance = self.settings.tolerance;
         let mut trial_rows = Vec::new();
-        let mut trial_x = state.x.clone();
-        let mut dx = vec![Vec3::zeros(); state.x.len()];
+        let mut trial_x = x.clone();
+        let mut dx = vec![Vec3::zeros(); x.len()];
         let mut damping = 1.0;
         let mut last: Option<(f64, f64)> = None;
         for outer in first_outer..=self.settings.outer_iterations {
@@ -478,24 +514,30 @@ impl<L: Linear> Newton<L> {
             let committed = std::mem::take(&mut self.current);
             let accepted = 'solve: loop {
                 self.current.clone_from(&committed);
-                let (dl, linear) = self.solve_active_set(ctx, state, outer, damping, stop, observer)?;
+                let (dl, linear) = self.solve_active_set(ctx, state, x, outer, damping, stop, observer)?;
                 info.iterations += linear.iterations;
                 info.residual = linear.residual;
                 dx.iter_mut().for_each(|d| *d = Vec3::zeros());
                 self.sys.add_w_jt(&dl, &mut dx, &mut self.scratch);
-                let mut step = 1.0;
-                while step >= 1.0 / 64.0 {
+                // A rigid body turns at most `MAX_TURN` per outer iteration (a trust region
+                // on the rotations; see `RigidRows::step_limit`).
+                let first = match scene.has_rigid() {
+                    true => self.rigid.step_limit(&dx[self.particles..]),
+                    false => 1.0,
+                };
+                let mut step = first;
+                while step >= first / 64.0 {
                     self.current.clone_from(&committed);
                     for (r, d) in self.rows.iter().zip(&dl) {
                         *self.current.entry(r.id).or_insert(0.0) += step * d;
                     }
-                    for ((xt, x), d) in trial_x.iter_mut().zip(&state.x).zip(&dx) {
+                    for ((xt, x), d) in trial_x.iter_mut().zip(x.iter()).zip(&dx) {
                         *xt = x + d * step;
                     }
                     let (m, w) = self.gather(scene, &trial_x, state.time, h, &mut trial_rows);
                     if m < merit {
                         (merit, worst) = (m, w);
-                        if step == 1.0 {
+                        if step == first {
                             damping = (damping / 10.0).max(1.0);
                         }
                         break 'solve true;
@@ -513,7 +555,7 @@ impl<L: Linear> Newton<L> {
                 self.stats.stalled = true;
                 break;
             }
-            state.x.clone_from(&trial_x);
+            x.clone_from(&trial_x);
             std::mem::swap(&mut self.rows, &mut trial_rows);
         }
         Ok(worst)
@@ -569,8 +611,9 @@ impl<L: Linear> Solver for Newton<L> {
     }
 
     fn prepare(&mut self, scene: &Scene) -> Result<(), SolveError> {
-        crate::no_rigid_bodies(scene, "Newton (cg, direct)")?;
         self.w = scene.inverse_masses();
+        self.particles = self.w.len();
+        self.rigid = RigidRows::default();
         self.previous.clear();
         self.previous_friction.clear();
         self.contacts.clear();
@@ -587,7 +630,7 @@ impl<L: Linear> Solver for Newton<L> {
     ) -> Result<SolveInfo, SolveError> {
         let scene = ctx.scene;
         let h = ctx.h;
-        if self.w.len() != scene.particles.len() {
+        if self.particles != scene.particles.len() || self.w.is_empty() && scene.has_rigid() {
             self.prepare(scene)?;
         }
         self.stats = NewtonStats::default();
@@ -596,8 +639,18 @@ impl<L: Linear> Solver for Newton<L> {
         let restitution = solverlab_core::integrate::has_restitution(scene);
         self.predicted.clone_from(&state.x);
         self.friction.clear();
+        // The loop's coordinates: the particles, then each rigid body's two blocks.
+        let n = self.particles;
+        let rigid = scene.has_rigid();
+        let mut x = state.x.clone();
+        self.w.truncate(n);
+        if rigid {
+            self.rigid.begin(scene, &mut state.rigid, h, n);
+            self.rigid.push_inverse_masses(scene, &mut self.w);
+            self.rigid.push_predicted(&mut x);
+        }
         let mut info = SolveInfo::default();
-        let mut worst = self.newton_loop(ctx, state, observer, &mut info, 1)?;
+        let mut worst = self.newton_loop(ctx, state, &mut x, observer, &mut info, 1)?;
         // Friction (step 6): the contacts that pushed, with their normal multipliers.
         self.contacts.clear();
         for r in self.rows.iter().filter(|r| r.contact.is_some_and(|c| c.friction > 0.0)) {
@@ -609,13 +662,43 @@ impl<L: Linear> Solver for Newton<L> {
         // Only from converged normal multipliers: an unconverged pass (a dense pile that hit the
         // cap) can hold multipliers far from the contact forces, and friction scaled by them
         // would hold the particles where they started.
-        if !self.contacts.is_empty() && worst <= self.settings.tolerance {
-            state.x.clone_from(&self.predicted);
-            self.apply_friction(state);
-            // Start the second pass from the first pass's multipliers.
-            self.previous = std::mem::take(&mut self.current);
-            let next = self.stats.outer + 1;
-            worst = self.newton_loop(ctx, state, observer, &mut info, next)?;
+        if rigid {
+            let current = &self.current;
+            self.rigid.set_normal_multipliers(&|id| current.get(&id).copied().unwrap_or(0.0));
+        }
+        let rigid_friction = rigid && self.rigid.needs_friction();
+        if (!self.contacts.is_empty() || rigid_friction) && worst <= self.settings.tolerance {
+            // Rigid contacts whose static friction rows ask for more than their cone are
+            // released to slide, and the pass runs again (at most `FRICTION_ROUNDS` times).
+            for _ in 0..FRICTION_ROUNDS {
+                state.x.clone_from(&self.predicted);
+                self.apply_friction(state);
+                x.truncate(n);
+                x.copy_from_slice(&state.x);
+                if rigid {
+                    // The rigid bodies' friction, from their predicted poses (as the particles').
+                    self.rigid.push_predicted(&mut x);
+                    self.rigid.write_poses(&x[n..], &mut state.rigid);
+                    self.rigid.friction(&mut state.rigid);
+                    self.rigid.read_poses(&state.rigid, &mut x[n..]);
+                }
+                // Start the second pass from the first pass's multipliers.
+                self.previous = std::mem::take(&mut self.current);
+                let next = self.stats.outer + 1;
+                worst = self.newton_loop(ctx, state, &mut x, observer, &mut info, next)?;
+                let current = &self.current;
+                let lambda = |id: u64| current.get(&id).copied().unwrap_or(0.0);
+                if !rigid || !self.rigid.settle_friction(lambda) || worst > self.settings.tolerance {
+                    break;
+                }
+            }
+        }
+        state.x.copy_from_slice(&x[..n]);
+        if rigid {
+            self.rigid.write_poses(&x[n..], &mut state.rigid);
+            let current = &self.current;
+            self.rigid.set_normal_multipliers(&|id| current.get(&id).copied().unwrap_or(0.0));
+            self.rigid.xpbd.finish(scene, &mut state.rigid, h);
         }
         info.converged = worst <= self.settings.tolerance;
         info.outer = self.stats.outer;
@@ -646,6 +729,11 @@ impl<L: Linear> Solver for Newton<L> {
         self.captured.as_ref()
     }
 
+    fn rigid_contacts(&self, out: &mut Vec<solverlab_core::rigid::ContactForce>) {
+        out.clear();
+        out.extend_from_slice(self.rigid.xpbd.forces());
+    }
+
     fn multiplier(&self, id: u64) -> f64 {
         let dir = match decode(id) {
             RowRef::Contact { dir, .. } | RowRef::Body { dir, .. } | RowRef::Embedded { dir, .. } => dir,
@@ -662,7 +750,8 @@ impl<L: Linear> Solver for Newton<L> {
 
     fn multipliers(&self, out: &mut Vec<(u64, f64)>) {
         out.clear();
-        out.extend(self.previous.iter().filter(|(_, l)| **l != 0.0).map(|(id, l)| (*id, *l)));
+        // The rigid rows' multipliers reach the tables as contact forces (`rigid_contacts`).
+        out.extend(self.previous.iter().filter(|(id, l)| **l != 0.0 && !is_rigid_id(**id)).map(|(id, l)| (*id, *l)));
         for (id, (n, lt)) in &self.previous_friction {
             let (t1, t2) = tangents(n);
             out.extend([(id | 1, lt.dot(&t1)), (id | 2, lt.dot(&t2))]);

@@ -2,9 +2,8 @@
 //! (How well each solver holds each scene is what the experiments measure, not a test.) Twenty
 //! frames: enough for every scene's first contacts (the balls land at frame 9), and short enough
 //! that the Newton solvers on the redundant default cloth (about 1 s a frame) stay affordable.
-//! Scenes with 6-DoF rigid bodies run under the impulse and relaxation presets; the Newton family
-//! (CG, direct) refuses them with an error that says so (it has no rigid-body rows yet), which
-//! this test also checks.
+//! Scenes with 6-DoF rigid bodies run under every family too (the Newton family through
+//! `rigid_rows.rs`).
 
 use solverlab_core::sim::Simulation;
 use solverlab_core::NullObserver;
@@ -17,11 +16,6 @@ fn every_builtin_runs_under_every_preset() {
         let scene = solverlab_scenes::resolve(b.name, &[]).unwrap();
         for p in presets() {
             let mut solver = build(&p.config, p.name).unwrap();
-            if scene.has_rigid() && !["pgs", "relax"].contains(&p.config.kind()) {
-                let e = Simulation::new(&scene, solver.as_mut(), scene.dt, 1).err().expect("refused");
-                assert!(e.problem.contains("6-DoF rigid bodies") && e.problem.contains("xpbd"), "{}: {e}", p.name);
-                continue;
-            }
             let mut sim = Simulation::new(&scene, solver.as_mut(), scene.dt, p.config.default_substeps()).unwrap();
             for _ in 0..20 {
                 let r =

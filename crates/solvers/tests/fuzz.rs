@@ -47,7 +47,9 @@ fn mutated_scene_files_load_or_are_refused_and_never_panic() {
                 continue;
             };
             loaded += 1;
-            for solver in ["gs", "pgs"] {
+            // The Newton family on the rigid scenes only (its particle rows are the oldest code,
+            // and a mutated cloth under `direct` costs seconds a frame in a debug build).
+            for solver in ["gs", "pgs", "direct"].into_iter().filter(|s| *s != "direct" || scene.has_rigid()) {
                 let ran = std::panic::catch_unwind(|| {
                     let p = preset(solver).unwrap();
                     let mut s = build(&p.config, solver).unwrap();

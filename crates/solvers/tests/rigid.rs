@@ -125,7 +125,7 @@ fn a_ten_box_stack_stands_and_the_floor_carries_its_weight() {
         let weight = (9.0 + top) * G;
         let (mut stood, mut worst_drift) = (true, 0.0_f64);
         let mut solver = solverlab_solvers::PgsSolver::new(cfg.clone(), label).unwrap();
-        let mut sim = Simulation::new(&scene, &mut solver, scene.dt, cfg.substeps as u32).unwrap();
+        let mut sim = Simulation::new(&scene, &mut solver, scene.dt, cfg.substeps).unwrap();
         for _ in 0..1000 {
             sim.step_frame(&mut NullObserver).unwrap();
             let m =
@@ -582,13 +582,14 @@ fn a_removed_rigid_body_leaves_the_solve() {
 /// The relaxation family on rigid bodies (extended position-based dynamics, `relax/rigid.rs`):
 /// a free 1 × 0.5 × 0.25 m box tumbling about a non-principal axis keeps its angular momentum
 /// within 2 % over 600 frames (the prediction carries the torque-free drift, and no row touches
-/// a free body), under `gs`, `xpbd`, `jacobi` and `sor`.
+/// a free body), under `gs`, `xpbd`, `jacobi` and `sor`, and so does the Newton family (`cg`,
+/// `direct`: no row, so the loop returns the prediction).
 #[test]
-fn the_relaxation_family_keeps_a_tumbling_box_s_angular_momentum() {
+fn the_relaxation_and_newton_families_keep_a_tumbling_box_s_angular_momentum() {
     let scene = solverlab_scenes::resolve("tumbling-box", &[]).unwrap();
     let b = &scene.rigid[0];
     let l0 = b.inertia_world(&b.q) * b.w;
-    for solver in ["gs", "xpbd", "jacobi", "sor"] {
+    for solver in ["gs", "xpbd", "jacobi", "sor", "cg", "direct"] {
         let mut worst = 0.0_f64;
         run(&scene, solver, 600, |_, sim| {
             let s = &sim.state.rigid[0];
@@ -602,12 +603,14 @@ fn the_relaxation_family_keeps_a_tumbling_box_s_angular_momentum() {
 /// The 2 m/s slide on μ = 0.5 stops within 5 % of v²/(2μg) = 0.408 m under the relaxation
 /// family's position-level Coulomb friction (the tangential correction accumulated per contact
 /// and clamped to `μ·λₙ`): 0.390 m at 60 Hz (`gs`, `xpbd`: the first step starts from rest on the
-/// floor, as for `pgs`) and 0.404 m at 4 substeps.
+/// floor, as for `pgs`) and 0.404 m at 4 substeps. The Newton family slides under the same
+/// Coulomb correction once its static-friction rows are released (`rigid_rows.rs`): 0.392 m
+/// under `direct` and 0.388 m under `cg` at 60 Hz.
 #[test]
-fn the_relaxation_family_stops_a_sliding_box_where_coulomb_says() {
+fn the_relaxation_and_newton_families_stop_a_sliding_box_where_coulomb_says() {
     let scene = solverlab_scenes::resolve("rigid-slide", &[]).unwrap();
     let expected = 4.0 / (2.0 * 0.5 * G);
-    for (solver, substeps) in [("gs", 1), ("xpbd", 1), ("xpbd", 4)] {
+    for (solver, substeps) in [("gs", 1), ("xpbd", 1), ("xpbd", 4), ("direct", 1), ("cg", 1)] {
         let p = preset(solver).unwrap();
         let mut s = build(&p.config, solver).unwrap();
         let mut sim = Simulation::new(&scene, s.as_mut(), scene.dt, substeps).unwrap();
@@ -683,4 +686,60 @@ fn a_fast_box_with_an_eight_point_manifold_lands() {
     let mut lowest = f64::INFINITY;
     run(&scene, "pgs", 30, |_, sim| lowest = lowest.min(sim.state.rigid[0].x.y));
     assert!(lowest > 0.25 - 0.01, "the box sank to {lowest} m");
+}
+
+/// The normal force through each interface of a resting 10-box stack (the floor under box 0,
+/// box k−1 under box k), summed over its manifold (N), averaged over `frames` frames.
+fn interface_forces(sim: &Simulation, sums: &mut [f64], frames: f64) {
+    let mut c = Vec::new();
+    sim.solver().rigid_contacts(&mut c);
+    for f in &c {
+        let below = match f.contact.b {
+            solverlab_core::rigid::Other::Body(k) => k.min(f.contact.a) + 1,
+            solverlab_core::rigid::Other::Collider(_) => 0,
+        };
+        sums[below] += f.normal_force / frames;
+    }
+}
+
+/// The 10-box stack under the Newton family (`rigid_rows.rs`): `direct` and `cg` (one step a
+/// frame) hold it 600 frames with the floor carrying the weight within 2 % in the last frame,
+/// and once converged every family's contact forces agree: the normal force through each of
+/// the ten interfaces, averaged over the last 100 frames, is within 2 % of the weight above it
+/// under `direct`, `cg`, `pgs` (10 sweeps) and `xpbd` at 20 substeps (whose single substeps jitter
+/// by about 5 %).
+#[test]
+fn every_family_holds_the_ten_box_stack_with_the_same_contact_forces() {
+    let scene = stack(10, 1.0);
+    for (solver, substeps) in [("direct", 1), ("cg", 1), ("pgs", 1), ("xpbd", 20)] {
+        let p = preset(solver).unwrap();
+        let mut s = build(&p.config, solver).unwrap();
+        let mut sim = Simulation::new(&scene, s.as_mut(), scene.dt, substeps).unwrap();
+        let (mut stood, mut worst) = (true, 0.0_f64);
+        let mut sums = [0.0; 10];
+        for f in 0..600 {
+            sim.step_frame(&mut NullObserver).unwrap();
+            let m =
+                solverlab_core::metrics::measure(&scene, &sim.state, sim.h(), &solverlab_core::metrics::no_multipliers);
+            stood &= m.in_place;
+            worst = worst.max(m.body_drift);
+            if f >= 500 {
+                interface_forces(&sim, &mut sums, 100.0);
+            }
+        }
+        let mut last = [0.0; 10];
+        interface_forces(&sim, &mut last, 1.0);
+        eprintln!("{solver} × {substeps}: drift {worst:.2e} m, interfaces {sums:.3?} N, floor now {:.3} N", last[0]);
+        assert!(stood, "{solver} × {substeps}: the stack fell (drift {worst} m)");
+        if solver == "direct" || solver == "cg" {
+            assert!((last[0] - 10.0 * G).abs() < 0.02 * 10.0 * G, "{solver}: floor carries {} N", last[0]);
+        }
+        for (k, f) in sums.iter().enumerate() {
+            let weight = (10 - k) as f64 * G;
+            assert!(
+                (f - weight).abs() < 0.02 * weight,
+                "{solver} × {substeps}: interface {k} carries {f} N of {weight} N"
+            );
+        }
+    }
 }

@@ -136,9 +136,9 @@ pub enum FrictionCone {
 #[serde(deny_unknown_fields, default)]
 pub struct PgsConfig {
     /// Biased sweeps per step, at least 1 (default: 10).
-    pub iterations: i64,
+    pub iterations: u32,
     /// Unbiased relax sweeps after the position update, Box2D's soft step (default: 0).
-    pub relax_iterations: i64,
+    pub relax_iterations: u32,
     /// Stop the biased sweeps when the common violation (see `# Residual`) is at most this (m);
     /// 0 disables (default: 1e-9).
     pub tolerance: f64,
@@ -186,12 +186,12 @@ pub struct PgsConfig {
     /// Contacts approaching slower than this (m/s) do not bounce (default: 1).
     pub restitution_threshold: f64,
     /// Substeps the runner uses when none are given on the command line (default: 1).
-    pub substeps: i64,
+    pub substeps: u32,
     /// Rigid bodies: nonlinear Gauss-Seidel position sweeps over the contacts after the
     /// positions are updated (Box2D v2.4's position solver; β = `baumgarte`, at most 0.2 m per
     /// point and sweep). With any, Baumgarte feedback leaves the contacts' velocity rows (and
     /// their split rows) and acts only here (default: 0; the `pgs-ngs` preset: 3).
-    pub position_iterations: i64,
+    pub position_iterations: u32,
     /// Rigid bodies: solve each island (connected by contacts) on its own, each stopping on its
     /// own tolerance (default: true). With `false` all contacts are one system; with no
     /// tolerance met both give the same numbers.

@@ -80,7 +80,7 @@
 //! * W. H. Press et al., "Numerical Recipes", §19.5: successive over-relaxation.
 
 mod contacts;
-mod rigid;
+pub(crate) mod rigid;
 
 use serde::{Deserialize, Serialize};
 use solverlab_core::constraint::{delta_lambda, stick_row};
@@ -114,7 +114,7 @@ pub struct RelaxConfig {
     pub mode: Mode,
     /// Maximum sweeps per step, at least 1 (default: 10). Symmetric order counts a forward and a
     /// backward sweep as one iteration.
-    pub iterations: i64,
+    pub iterations: u32,
     /// Stop when the common violation (see the module docs) is at most this, in metres; 0 runs
     /// every iteration (default: 1e-9).
     pub tolerance: f64,

@@ -59,30 +59,30 @@ const VELOCITY_PASSES: usize = 10;
 
 /// One contact of the step.
 #[derive(Clone, Copy, Debug)]
-struct Contact {
-    a: usize,
-    b: Option<usize>,
-    n: Vec3,
+pub(crate) struct Contact {
+    pub(crate) a: usize,
+    pub(crate) b: Option<usize>,
+    pub(crate) n: Vec3,
     /// Surface points in the bodies' frames (for a world collider, `lb` is the world point).
-    la: Vec3,
-    lb: Vec3,
+    pub(crate) la: Vec3,
+    pub(crate) lb: Vec3,
     /// Their world positions at the step's start.
-    a0: Vec3,
-    b0: Vec3,
+    pub(crate) a0: Vec3,
+    pub(crate) b0: Vec3,
     /// The penetration this step may leave (m, ≤ 0): an overlap deeper than `MAX_PUSH·h` is
     /// pushed out by that much per step.
-    floor: f64,
-    mu: f64,
+    pub(crate) floor: f64,
+    pub(crate) mu: f64,
     e: f64,
     /// Normal velocity before the step (m/s), for restitution.
     vn0: f64,
-    ln: f64,
-    lt: Vec3,
+    pub(crate) ln: f64,
+    pub(crate) lt: Vec3,
 }
 
 /// The rigid part of the relaxation solver.
 #[derive(Default)]
-pub(super) struct RigidXpbd {
+pub(crate) struct RigidXpbd {
     contacts: Vec<Contact>,
     found: Vec<RigidContact>,
     frames: Vec<JointFrame>,
@@ -128,8 +128,58 @@ impl Fix {
 }
 
 impl RigidXpbd {
-    pub(super) fn forces(&self) -> &[ContactForce] {
+    pub(crate) fn forces(&self) -> &[ContactForce] {
         &self.forces
+    }
+
+    /// The step's contacts, in the order of [`RigidXpbd::found`] (after [`RigidXpbd::begin`]).
+    pub(crate) fn contacts(&self) -> &[Contact] {
+        &self.contacts
+    }
+
+    /// The step's contacts, to set their multipliers (the Newton family solves them itself).
+    pub(crate) fn contacts_mut(&mut self) -> &mut [Contact] {
+        &mut self.contacts
+    }
+
+    /// The narrow phase's contacts of the step, one per [`Contact`].
+    pub(crate) fn found(&self) -> &[RigidContact] {
+        &self.found
+    }
+
+    /// The joints' frames in their bodies.
+    pub(crate) fn frames(&self) -> &[JointFrame] {
+        &self.frames
+    }
+
+    /// The poses the bodies were predicted to in [`RigidXpbd::begin`].
+    pub(crate) fn predicted(&self) -> &[(Vec3, UnitQuaternion<f64>)] {
+        &self.predicted
+    }
+
+    /// `passes` Gauss-Seidel passes over the friction rows alone, at the poses `st`, with the
+    /// contacts' normal multipliers as they are: the Newton family's friction (its normal rows
+    /// are solved as one system, its friction as the relaxation family's).
+    /// Returns the largest move of the first pass (m, or rad for a turn).
+    pub(crate) fn friction_passes(&mut self, st: &mut [RigidState], passes: usize) -> f64 {
+        self.jacobi = false;
+        let mut rows = Vec::with_capacity(1);
+        let count = self.contacts.len();
+        let mut largest = 0.0_f64;
+        for (i, c) in (0..passes).flat_map(|_| 0..count).enumerate() {
+            rows.clear();
+            self.friction(st, c, &mut rows);
+            for fix in &rows {
+                for &(k, dx, dq) in &fix.moves[..fix.len] {
+                    if i < count {
+                        largest = largest.max(dx.norm()).max(dq.norm());
+                    }
+                    st[k].x += dx;
+                    st[k].q = rotate(&st[k].q, &dq, 1.0);
+                }
+            }
+        }
+        largest
     }
 
     /// Body `k`'s world inverse inertia, at the orientation it was predicted to (corrections
@@ -153,7 +203,7 @@ impl RigidXpbd {
     }
 
     /// Steps 1–2: predicted poses and the step's contacts.
-    pub(super) fn begin(&mut self, scene: &Scene, st: &mut [RigidState], h: f64) {
+    pub(crate) fn begin(&mut self, scene: &Scene, st: &mut [RigidState], h: f64) {
         let n = scene.rigid.len();
         self.inv_m = scene.rigid.iter().map(|b| b.inv_mass).collect();
         if self.frames.len() != scene.joints.len() {
@@ -259,7 +309,7 @@ impl RigidXpbd {
     }
 
     /// One sweep (step 3); returns the largest correction asked for (m or rad).
-    pub(super) fn sweep(&mut self, scene: &Scene, st: &mut [RigidState], jacobi: bool, omega: f64, h: f64) -> f64 {
+    pub(crate) fn sweep(&mut self, scene: &Scene, st: &mut [RigidState], jacobi: bool, omega: f64, h: f64) -> f64 {
         let mut residual = 0.0_f64;
         self.jacobi = jacobi;
         self.pending.clear();
@@ -454,7 +504,7 @@ impl RigidXpbd {
 
     /// The common violation at the current poses: the contacts' penetration and the joints'
     /// errors ([`solverlab_core::rigid::Joint::error`]).
-    pub(super) fn violation(&self, scene: &Scene, st: &[RigidState]) -> f64 {
+    pub(crate) fn violation(&self, scene: &Scene, st: &[RigidState]) -> f64 {
         let mut v = 0.0_f64;
         for k in &self.contacts {
             let pa = Self::point(st, Some(k.a), &k.la);
@@ -469,7 +519,7 @@ impl RigidXpbd {
     }
 
     /// Steps 4–5, and the forces of the step.
-    pub(super) fn finish(&mut self, scene: &Scene, st: &mut [RigidState], h: f64) {
+    pub(crate) fn finish(&mut self, scene: &Scene, st: &mut [RigidState], h: f64) {
         for (k, (b, s)) in scene.rigid.iter().zip(st.iter_mut()).enumerate() {
             if b.is_fixed() || s.asleep {
                 continue;
