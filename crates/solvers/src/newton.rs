@@ -630,7 +630,7 @@ impl<L: Linear> Solver for Newton<L> {
     ) -> Result<SolveInfo, SolveError> {
         let scene = ctx.scene;
         let h = ctx.h;
-        if self.particles != scene.particles.len() || self.w.is_empty() && scene.has_rigid() {
+        if self.particles != scene.particles.len() {
             self.prepare(scene)?;
         }
         self.stats = NewtonStats::default();
