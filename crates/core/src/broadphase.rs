@@ -2,10 +2,14 @@
 //!
 //! Particles with a positive radius collide with each other. The grid's cell is the largest
 //! contact distance (`2·r_max + margin`), so two particles can only touch if their cells are
-//! neighbours: each particle is binned once, cells are sorted, and each particle looks at the 27
-//! cells around it. The cost is linear in the particle count for bounded density, instead of the
-//! quadratic all-pairs test. Pairs come out sorted `(i, j)` with `i < j`, so that everything
-//! downstream is deterministic.
+//! neighbours. Each particle is binned once and the bins are sorted by cell `(x, y, z)`; then the
+//! occupied cells are visited in that order. For a cell `c` the 27 neighbours form 9 runs of
+//! the sorted bins, one per `(dx, dy)`: the cells `(cx+dx, cy+dy, cz−1 ..= cz+1)` are adjacent
+//! in the order. Those runs only move forward as `c` does, so each keeps a cursor that advances
+//! instead of searching (a merge, linear overall), and each cell's particles are tested against
+//! the 9 runs together. The cost is linear in the particle count for bounded density, instead of
+//! the quadratic all-pairs test. Pairs come out sorted `(i, j)` with `i < j`, so that
+//! everything downstream is deterministic.
 
 use crate::Vec3;
 
@@ -24,29 +28,39 @@ pub fn pairs(x: &[Vec3], radius: &[f64], margin: f64, skip: impl Fn(usize, usize
     let mut binned: Vec<([i64; 3], usize)> = balls.iter().map(|&i| (key(&x[i]), i)).collect();
     binned.sort_unstable();
     let mut out = Vec::new();
-    for &(c, i) in &binned {
-        for dx in -1..=1 {
-            for dy in -1..=1 {
-                for dz in -1..=1 {
-                    // Saturating: a particle far out (1e308 m) has its cell clamped to the
-                    // i64 range, where the neighbour arithmetic must not overflow.
-                    let n = [c[0].saturating_add(dx), c[1].saturating_add(dy), c[2].saturating_add(dz)];
-                    let start = binned.partition_point(|(k, _)| *k < n);
-                    for &(k, j) in &binned[start..] {
-                        if k != n {
-                            break;
-                        }
-                        if j <= i || skip(i, j) {
-                            continue;
-                        }
-                        let reach = radius[i] + radius[j] + margin;
-                        if (x[i] - x[j]).norm_squared() < reach * reach {
-                            out.push((i, j));
-                        }
+    // One cursor per (dx, dy): the first bin not below the run's first cell.
+    let mut cursor = [0usize; 9];
+    let mut first = 0;
+    while first < binned.len() {
+        let c = binned[first].0;
+        let end = first + binned[first..].iter().take_while(|(k, _)| *k == c).count();
+        for (slot, (dx, dy)) in (-1..=1i64).flat_map(|dx| (-1..=1i64).map(move |dy| (dx, dy))).enumerate() {
+            // Saturating: a particle far out (1e308 m) has its cell clamped to the i64 range,
+            // where the neighbour arithmetic must not overflow (saturation keeps the order).
+            let (nx, ny) = (c[0].saturating_add(dx), c[1].saturating_add(dy));
+            let lo = [nx, ny, c[2].saturating_sub(1)];
+            let hi = [nx, ny, c[2].saturating_add(1)];
+            let mut at = cursor[slot];
+            while at < binned.len() && binned[at].0 < lo {
+                at += 1;
+            }
+            cursor[slot] = at;
+            for &(k, j) in &binned[at..] {
+                if k > hi {
+                    break;
+                }
+                for &(_, i) in &binned[first..end] {
+                    if j <= i || skip(i, j) {
+                        continue;
+                    }
+                    let reach = radius[i] + radius[j] + margin;
+                    if (x[i] - x[j]).norm_squared() < reach * reach {
+                        out.push((i, j));
                     }
                 }
             }
         }
+        first = end;
     }
     out.sort_unstable();
     // At the clamped edge of the i64 range two neighbour offsets can name the same cell.
