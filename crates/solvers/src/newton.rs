@@ -88,6 +88,8 @@ use crate::jacobian::System;
 use crate::rigid_rows::{is_rigid_id, RigidRows};
 
 /// At most this many friction rounds per step (step 6; only rigid contacts take more than one).
+/// A manifold released in the last round keeps what its rows applied: it sticks a little harder
+/// than its cone allows for that step.
 const FRICTION_ROUNDS: usize = 4;
 
 /// When a linear solve may stop: `‖b − Ax‖₂ ≤ max(relative·‖b‖₂, absolute)`, or after
@@ -212,6 +214,11 @@ pub struct Newton<L: Linear> {
     particles: usize,
     /// The rows of the 6-DoF rigid bodies.
     rigid: RigidRows,
+}
+
+/// A row's multiplier in `map` by id (0 for a row that is not there).
+fn lookup(map: &HashMap<u64, f64>) -> impl Fn(u64) -> f64 + '_ {
+    |id| map.get(&id).copied().unwrap_or(0.0)
 }
 
 /// The forcing term for outer iteration with Newton residual norm `f`, given the previous
@@ -659,14 +666,13 @@ impl<L: Linear> Solver for Newton<L> {
                 self.contacts.push((*r, lambda_n));
             }
         }
+        if rigid {
+            self.rigid.set_normal_multipliers(&lookup(&self.current));
+        }
+        let rigid_friction = rigid && self.rigid.needs_friction();
         // Only from converged normal multipliers: an unconverged pass (a dense pile that hit the
         // cap) can hold multipliers far from the contact forces, and friction scaled by them
         // would hold the particles where they started.
-        if rigid {
-            let current = &self.current;
-            self.rigid.set_normal_multipliers(&|id| current.get(&id).copied().unwrap_or(0.0));
-        }
-        let rigid_friction = rigid && self.rigid.needs_friction();
         if (!self.contacts.is_empty() || rigid_friction) && worst <= self.settings.tolerance {
             // Rigid contacts whose static friction rows ask for more than their cone are
             // released to slide, and the pass runs again (at most `FRICTION_ROUNDS` times).
@@ -686,9 +692,7 @@ impl<L: Linear> Solver for Newton<L> {
                 self.previous = std::mem::take(&mut self.current);
                 let next = self.stats.outer + 1;
                 worst = self.newton_loop(ctx, state, &mut x, observer, &mut info, next)?;
-                let current = &self.current;
-                let lambda = |id: u64| current.get(&id).copied().unwrap_or(0.0);
-                if !rigid || !self.rigid.settle_friction(lambda) || worst > self.settings.tolerance {
+                if !rigid || !self.rigid.settle_friction(lookup(&self.current)) || worst > self.settings.tolerance {
                     break;
                 }
             }
@@ -696,8 +700,7 @@ impl<L: Linear> Solver for Newton<L> {
         state.x.copy_from_slice(&x[..n]);
         if rigid {
             self.rigid.write_poses(&x[n..], &mut state.rigid);
-            let current = &self.current;
-            self.rigid.set_normal_multipliers(&|id| current.get(&id).copied().unwrap_or(0.0));
+            self.rigid.set_normal_multipliers(&lookup(&self.current));
             self.rigid.xpbd.finish(scene, &mut state.rigid, h);
         }
         info.converged = worst <= self.settings.tolerance;
@@ -708,7 +711,8 @@ impl<L: Linear> Solver for Newton<L> {
             // A breakdown ends a linear solve early; the Newton loop may still converge, but the
             // run's meta.json should say that the matrix was not positive definite.
             info.note = Some(
-                "a CG solve broke down (pᵀAp ≤ 0: J W Jᵀ is not positive definite along some direction,                  as with redundant rows and no regularisation); the Newton loop still converged",
+                "a CG solve broke down (pᵀAp ≤ 0: J W Jᵀ is not positive definite along some direction, \
+                 as with redundant rows and no regularisation); the Newton loop still converged",
             );
         }
         if restitution {

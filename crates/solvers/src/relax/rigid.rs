@@ -160,26 +160,20 @@ impl RigidXpbd {
     /// `passes` Gauss-Seidel passes over the friction rows alone, at the poses `st`, with the
     /// contacts' normal multipliers as they are: the Newton family's friction (its normal rows
     /// are solved as one system, its friction as the relaxation family's).
-    /// Returns the largest move of the first pass (m, or rad for a turn).
-    pub(crate) fn friction_passes(&mut self, st: &mut [RigidState], passes: usize) -> f64 {
+    pub(crate) fn friction_passes(&mut self, st: &mut [RigidState], passes: usize) {
         self.jacobi = false;
         let mut rows = Vec::with_capacity(1);
         let count = self.contacts.len();
-        let mut largest = 0.0_f64;
-        for (i, c) in (0..passes).flat_map(|_| 0..count).enumerate() {
+        for c in (0..passes).flat_map(|_| 0..count) {
             rows.clear();
             self.friction(st, c, &mut rows);
             for fix in &rows {
                 for &(k, dx, dq) in &fix.moves[..fix.len] {
-                    if i < count {
-                        largest = largest.max(dx.norm()).max(dq.norm());
-                    }
                     st[k].x += dx;
                     st[k].q = rotate(&st[k].q, &dq, 1.0);
                 }
             }
         }
-        largest
     }
 
     /// Body `k`'s world inverse inertia, at the orientation it was predicted to (corrections
