@@ -109,7 +109,7 @@ pub fn run(spec: &RunSpec, frame: u64, outer: usize) -> Result<(), CliError> {
         Simulation::new(scene, solver.as_mut(), scene.dt, spec.substeps).map_err(|e| CliError::Input(e.to_string()))?;
     let h = sim.h();
     for _ in 1..frame {
-        if crate::experiment::INTERRUPTED.load(std::sync::atomic::Ordering::Relaxed) {
+        if crate::INTERRUPTED.load(std::sync::atomic::Ordering::Relaxed) {
             return Err(CliError::Interrupted(format!(
                 "interrupted after {} frames; nothing was written",
                 sim.frame()

@@ -18,212 +18,10 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-use serde::Deserialize;
 use solverlab_plot::{Axis, Figure, LineStyle, Panel, Series, Snapshot, View};
 
-use crate::experiment::ExperimentFile;
-
-/// Kinds of figure.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
-#[serde(rename_all = "snake_case")]
-pub enum FigureKind {
-    /// Line charts.
-    #[default]
-    Lines,
-    /// Scene drawings.
-    Snapshots,
-    /// Performance profile.
-    Profile,
-}
-
-/// How rows sharing a series and an `x` are combined.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Reduce {
-    /// The row with the largest frame (or the last row).
-    Last,
-    /// Mean.
-    Mean,
-    /// Median.
-    Median,
-    /// Maximum.
-    Max,
-    /// Minimum.
-    Min,
-}
-
-/// A string or a list of strings.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(untagged)]
-pub enum OneOrMany {
-    /// One.
-    One(String),
-    /// Many.
-    Many(Vec<String>),
-}
-
-impl OneOrMany {
-    fn list(&self) -> Vec<String> {
-        match self {
-            OneOrMany::One(s) => vec![s.clone()],
-            OneOrMany::Many(v) => v.clone(),
-        }
-    }
-}
-
-/// One `[[figure]]`.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct FigureSpec {
-    /// File stem.
-    pub name: String,
-    /// Title.
-    #[serde(default)]
-    pub title: String,
-    /// Kind (default `lines`).
-    #[serde(default)]
-    pub kind: FigureKind,
-    /// Table: steps, runs, trace, convergence, frozen_trace (default steps).
-    #[serde(default = "steps")]
-    pub table: String,
-    /// x column.
-    #[serde(default)]
-    pub x: String,
-    /// y columns, one panel each.
-    pub y: Option<OneOrMany>,
-    /// Series columns (default `label`).
-    pub series: Option<OneOrMany>,
-    /// A column whose values split panels.
-    pub panels: Option<String>,
-    /// Logarithmic x.
-    #[serde(default)]
-    pub logx: bool,
-    /// Logarithmic y.
-    #[serde(default)]
-    pub logy: bool,
-    /// Aggregation.
-    pub reduce: Option<Reduce>,
-    /// Log-log slope in the legend.
-    #[serde(default)]
-    pub fit: bool,
-    /// Equality filters.
-    #[serde(default)]
-    pub filter: BTreeMap<String, toml::Value>,
-    /// Frame window `[first, last]`.
-    pub frames: Option<[u64; 2]>,
-    /// Snapshot frames.
-    #[serde(default)]
-    pub at: Vec<u64>,
-    /// Snapshot animation.
-    #[serde(default)]
-    pub animate: bool,
-    /// Profile metric column (lower is better).
-    pub metric: Option<String>,
-    /// Profile problem columns (default `scene` and every sweep column not starting `solver.`).
-    pub problem: Option<Vec<String>>,
-    /// Panels per row (default 2).
-    pub columns: Option<usize>,
-    /// PNG pixels per SVG pixel, 1 to 4 (default 1; the SVG is the print version).
-    pub png_scale: Option<u32>,
-    /// Adds an analytic series: `incline` draws Coulomb's `a = g·max(0, sin θ − μ cos θ)` against
-    /// x = `scene.angle` (degrees), with μ from the first scene's `friction` (default 0.5);
-    /// `spring` draws the undamped oscillator of the `spring` scene,
-    /// `x(t) = rest + (start − rest)·cos(t/√(m·α))`, from the first scene's parameters.
-    pub analytic: Option<String>,
-}
-
-fn steps() -> String {
-    "steps".into()
-}
-
-const TABLES: [&str; 6] = ["steps", "runs", "trace", "convergence", "frozen_trace", "forces"];
-
-fn columns_of(table: &str, file: &ExperimentFile) -> Vec<String> {
-    use crate::results::{CONVERGENCE_COLUMNS, FROZEN_COLUMNS, RUNS_COLUMNS, RUN_COLUMNS};
-    use crate::simulate::{FORCE_COLUMNS, TRACE_COLUMNS};
-    let mut c: Vec<String> = RUN_COLUMNS.iter().map(|s| s.to_string()).collect();
-    c.extend(crate::experiment::sweep_columns(file));
-    let rest: Vec<&str> = match table {
-        "steps" => crate::simulate::STEP_COLUMNS.iter().chain(&DERIVED_STEP_COLUMNS).copied().collect(),
-        "trace" => TRACE_COLUMNS.to_vec(),
-        "runs" => RUNS_COLUMNS.to_vec(),
-        "convergence" => CONVERGENCE_COLUMNS.to_vec(),
-        "frozen_trace" => FROZEN_COLUMNS.to_vec(),
-        "forces" => FORCE_COLUMNS.to_vec(),
-        _ => Vec::new(),
-    };
-    c.extend(rest.iter().map(|s| s.to_string()));
-    c
-}
-
-/// Columns [`Table::derive_steps`] adds to the steps table.
-/// `slide_acceleration` is `2 (x_com − x_com,0)/t²`, the constant acceleration that carries the
-/// centre of mass this far along x from rest (m/s²): the incline's measured acceleration.
-const DERIVED_STEP_COLUMNS: [&str; 6] =
-    ["energy", "energy_ratio", "energy_change", "step_ms", "solve_ms", "slide_acceleration"];
-
-impl FigureSpec {
-    /// Checks names, tables and columns against the experiment.
-    pub fn validate(&self, file: &ExperimentFile) -> Result<(), String> {
-        if self.name.is_empty() || self.name.contains('/') {
-            return Err("name: must be a plain file stem".into());
-        }
-        if let Some(k) = self.png_scale.filter(|k| !(1..=4).contains(k)) {
-            return Err(format!("png_scale: {k} must be 1, 2, 3 or 4"));
-        }
-        match self.kind {
-            FigureKind::Snapshots => {
-                if self.at.is_empty() {
-                    return Err("at: a snapshot figure needs frames, e.g. at = [0, 60]".into());
-                }
-                if let Some(f) = self.at.iter().find(|&&f| f > file.frames) {
-                    return Err(format!("at: frame {f} is past the last frame {}", file.frames));
-                }
-                return Ok(());
-            }
-            FigureKind::Profile => {
-                let metric = self.metric.as_deref().ok_or("metric: a profile needs a metric column")?;
-                if !TABLES.contains(&self.table.as_str()) || !columns_of(&self.table, file).iter().any(|c| c == metric)
-                {
-                    return Err(format!("metric: no column `{metric}` in table `{}`", self.table));
-                }
-                return Ok(());
-            }
-            FigureKind::Lines => {}
-        }
-        if !TABLES.contains(&self.table.as_str()) {
-            return Err(format!("table: `{}` is not one of {}", self.table, TABLES.join(", ")));
-        }
-        let cols = columns_of(&self.table, file);
-        let has = |c: &str| cols.iter().any(|x| x == c);
-        if !has(&self.x) {
-            return Err(format!("x: no column `{}` in table `{}` (columns: {})", self.x, self.table, cols.join(", ")));
-        }
-        let ys = self.y.as_ref().map(OneOrMany::list).unwrap_or_default();
-        if ys.is_empty() {
-            return Err("y: at least one column is needed".into());
-        }
-        if let Some(a) = &self.analytic {
-            let known = (a == "spring" && self.x == "time") || (a == "incline" && self.x == "scene.angle");
-            if !known {
-                return Err(
-                    "analytic: \"spring\" against x = \"time\" and \"incline\" against x = \"scene.angle\" are known"
-                        .into(),
-                );
-            }
-        }
-        for c in ys
-            .iter()
-            .chain(self.series.as_ref().map(OneOrMany::list).unwrap_or_default().iter())
-            .chain(self.filter.keys())
-        {
-            if !has(c) {
-                return Err(format!("no column `{c}` in table `{}` (columns: {})", self.table, cols.join(", ")));
-            }
-        }
-        Ok(())
-    }
-}
+use crate::spec::{ExperimentFile, FigureKind, FigureSpec, OneOrMany, Reduce};
+use crate::tables::DERIVED_STEP_COLUMNS;
 
 /// A CSV table with derived columns.
 struct Table {
@@ -524,7 +322,7 @@ fn lines(spec: &FigureSpec, table: &Table, file: &ExperimentFile) -> Figure {
 fn profile(spec: &FigureSpec, table: &Table, file: &ExperimentFile) -> Figure {
     let metric = table.col(spec.metric.as_deref().expect("validated")).expect("validated");
     let default_problem: Vec<String> = std::iter::once("scene".to_string())
-        .chain(crate::experiment::sweep_columns(file).into_iter().filter(|k| !k.starts_with("solver.")))
+        .chain(crate::spec::sweep_columns(file).into_iter().filter(|k| !k.starts_with("solver.")))
         .collect();
     let pcols: Vec<usize> =
         spec.problem.clone().unwrap_or(default_problem).iter().filter_map(|c| table.col(c)).collect();
@@ -685,7 +483,7 @@ pub fn draw_all(file: &ExperimentFile, dir: &Path) -> Result<Vec<PathBuf>, Strin
     let mut written = Vec::new();
     let mut tables: BTreeMap<String, Table> = BTreeMap::new();
     for spec in &file.figures {
-        if crate::experiment::INTERRUPTED.load(std::sync::atomic::Ordering::Relaxed) {
+        if crate::INTERRUPTED.load(std::sync::atomic::Ordering::Relaxed) {
             return Err(format!(
                 "interrupted after {} figure files; each figure is written whole, so those are complete and the \
                  others are as they were",

@@ -3,20 +3,27 @@
 //! Exit status: 0 on success, 2 on bad input (nothing is written), 1 when a run diverges (the
 //! rows computed so far are kept) or a file cannot be written.
 
-mod experiment;
+mod assemble;
 mod export;
 mod figures;
 mod output;
 mod results;
+mod runner;
 mod simulate;
+mod spec;
+mod tables;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use clap::{Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
 use solverlab_scenes::file::SceneFile;
 use solverlab_solvers::SolverConfig;
+
+/// Set by the Ctrl-C handler: runs stop at their next frame, `plot` between figures.
+pub static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 
 /// Compare physics constraint solvers on identical scenes.
 #[derive(Parser)]
@@ -98,8 +105,32 @@ enum Command {
         out: Option<PathBuf>,
         /// Run every experiments/*.toml in name order, each into results/NAME: regenerates every
         /// committed result.
-        #[arg(long, conflicts_with = "experiment")]
+        #[arg(long, conflicts_with_all = ["experiment", "shard", "resume", "list_runs"])]
         all: bool,
+        /// Print one line per run (index, scene, solver label, sweep values) and run nothing.
+        /// With --shard, only that shard's runs.
+        #[arg(long)]
+        list_runs: bool,
+        /// Run only the I-th of N disjoint shards of the runs (1-based), balanced by estimated
+        /// cost, for a cluster; `solverlab merge` combines the shard folders.
+        #[arg(long, value_name = "I/N", value_parser = spec::parse_shard)]
+        shard: Option<(usize, usize)>,
+        /// Keep the finished runs of an interrupted run in --out and do the rest.
+        #[arg(long)]
+        resume: bool,
+        /// Runs at a time (default: the experiment's `jobs`, else one per core).
+        #[arg(long, allow_negative_numbers = true, value_parser = at_least_one_usize)]
+        jobs: Option<usize>,
+    },
+    /// Combine shard folders (`run --shard I/N`) into the folder an unsharded run writes, and
+    /// draw its figures.
+    Merge {
+        /// The shard folders, all N of them.
+        #[arg(required = true)]
+        dirs: Vec<PathBuf>,
+        /// Output directory (default: results/NAME).
+        #[arg(long)]
+        out: Option<PathBuf>,
     },
     /// Redraw every figure of an experiment from its CSVs, without simulating again.
     Plot {
@@ -173,12 +204,12 @@ fn parse_solver(arg: &str) -> Result<(String, SolverConfig), CliError> {
         |source: &str, e: &dyn std::fmt::Display| CliError::Input(format!("{source}: {}", e.to_string().trim_end()));
     let (label, config) = if arg.trim_start().starts_with('{') {
         let w: Wrapper = toml::from_str(&format!("solver = {arg}")).map_err(|e| bad("--solver", &e))?;
-        let config = experiment::solver_from_table(w.solver).map_err(|e| bad("--solver", &e))?;
+        let config = spec::solver_from_table(w.solver).map_err(|e| bad("--solver", &e))?;
         (config.kind().to_string(), config)
     } else if arg.ends_with(".toml") {
         let text = std::fs::read_to_string(arg).map_err(|e| bad(arg, &e))?;
         let table: toml::Table = toml::from_str(&text).map_err(|e| bad(arg, &e))?;
-        let config = experiment::solver_from_table(table).map_err(|e| bad(arg, &e))?;
+        let config = spec::solver_from_table(table).map_err(|e| bad(arg, &e))?;
         let stem = std::path::Path::new(arg).file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
         (stem, config)
     } else {
@@ -243,7 +274,7 @@ fn run_spec(
 
 fn run(cli: Cli) -> Result<(), CliError> {
     // Ctrl-C or SIGTERM: every command stops at its next frame and drops its temporary files.
-    let _ = ctrlc::set_handler(|| experiment::INTERRUPTED.store(true, std::sync::atomic::Ordering::Relaxed));
+    let _ = ctrlc::set_handler(|| INTERRUPTED.store(true, Ordering::Relaxed));
     match cli.command {
         Command::Simulate { scene, sets, solver, frames, dt, substeps, out, positions_every, violation } => {
             output_dir(&out)?;
@@ -259,7 +290,35 @@ fn run(cli: Cli) -> Result<(), CliError> {
             eprintln!("wrote the system of frame {frame} to {}", spec.out.display());
             Ok(())
         }
-        Command::Run { experiment: Some(experiment), out, all: false } => run_experiment(&experiment, out),
+        Command::Run { experiment: Some(experiment), out, all: false, list_runs: true, shard, .. } => {
+            let exp = spec::Experiment::load(&experiment)?;
+            let _ = out;
+            let runs = match shard {
+                Some((i, n)) => spec::shard_runs(&exp, i, n),
+                None => (0..exp.runs.len()).collect(),
+            };
+            let mut text = String::new();
+            for r in runs.iter().map(|&k| &exp.runs[k]) {
+                let sweep: Vec<String> = r.params.iter().map(|(k, v)| format!("{k}={v}")).collect();
+                text += &format!("{}\t{}\t{}\t{}\n", r.index, r.scene_label, r.label, sweep.join(" "));
+            }
+            print_out(&text);
+            Ok(())
+        }
+        Command::Run { experiment: Some(experiment), out, all: false, shard, resume, jobs, .. } => {
+            run_experiment(&experiment, out, shard, resume, jobs)
+        }
+        Command::Merge { dirs, out } => {
+            let first = dirs.first().cloned().unwrap_or_default();
+            let name = results::Meta::read(&first).map(|m| m.experiment).unwrap_or_default();
+            let out = out.unwrap_or_else(|| spec::default_out(&name));
+            output_dir(&out)?;
+            assemble::merge(&dirs, &out)?;
+            let (file, _) = spec::ExperimentFile::read(&out.join("experiment.toml"))?;
+            let written = figures::draw_all(&file, &out).map_err(CliError::Io)?;
+            eprintln!("merged {} shards into {} and drew {} figure files", dirs.len(), out.display(), written.len());
+            Ok(())
+        }
         Command::Run { experiment: None, all: false, .. } => {
             Err(CliError::Input("run: give an experiment file, or --all for every experiments/*.toml".into()))
         }
@@ -272,18 +331,15 @@ fn run(cli: Cli) -> Result<(), CliError> {
             files.sort();
             for (k, file) in files.iter().enumerate() {
                 eprintln!("[{}/{}] {}", k + 1, files.len(), file.display());
-                run_experiment(file, None)?;
+                run_experiment(file, None, None, false, None)?;
             }
             Ok(())
         }
         Command::Plot { dir } => {
-            let file = dir.join("experiment.toml");
-            let exp = experiment::Experiment::load(&file)?;
-            let written = figures::draw_all(&exp.file, &dir).map_err(|e| {
-                match experiment::INTERRUPTED.load(std::sync::atomic::Ordering::Relaxed) {
-                    true => CliError::Interrupted(e),
-                    false => CliError::Io(e),
-                }
+            let (file, _) = spec::ExperimentFile::read(&dir.join("experiment.toml"))?;
+            let written = figures::draw_all(&file, &dir).map_err(|e| match INTERRUPTED.load(Ordering::Relaxed) {
+                true => CliError::Interrupted(e),
+                false => CliError::Io(e),
             })?;
             eprintln!("redrew {} figure files in {}", written.len(), dir.display());
             Ok(())
@@ -323,25 +379,127 @@ fn run(cli: Cli) -> Result<(), CliError> {
     }
 }
 
-/// `solverlab run EXPERIMENT [--out DIR]`.
-fn run_experiment(experiment: &std::path::Path, out: Option<PathBuf>) -> Result<(), CliError> {
-    let exp = experiment::Experiment::load(experiment)?;
-    let out = out.unwrap_or_else(|| experiment::default_out(&exp.file.name));
+/// `solverlab run EXPERIMENT [--out DIR] [--shard I/N] [--resume] [--jobs N]`: runs what is
+/// not finished yet, each run into its part folder, then assembles the folder and (unless
+/// sharded) draws the figures.
+fn run_experiment(
+    experiment: &std::path::Path,
+    out: Option<PathBuf>,
+    shard: Option<(usize, usize)>,
+    resume: bool,
+    jobs: Option<usize>,
+) -> Result<(), CliError> {
+    let exp = spec::Experiment::load(experiment)?;
+    let out = out.unwrap_or_else(|| spec::default_out(&exp.file.name));
     output_dir(&out)?;
-    let frames = figures::position_frames(&exp.file);
-    let outputs = experiment::run_all(&exp, &frames);
-    if experiment::INTERRUPTED.load(std::sync::atomic::Ordering::Relaxed) {
-        return Err(CliError::Interrupted(format!("{}: interrupted; nothing was written", experiment.display())));
+    let planned: Vec<usize> = match shard {
+        Some((i, n)) => spec::shard_runs(&exp, i, n),
+        None => (0..exp.runs.len()).collect(),
+    };
+    let previous = assemble::previous(&out, &exp, shard, resume)?;
+    let todo: Vec<usize> = planned.iter().copied().filter(|k| !previous.finished.contains(k)).collect();
+    let existed = out.exists();
+    let io = |e: std::io::Error| CliError::Io(format!("{}: {e}", out.display()));
+    assemble::start(&out, &exp, shard).map_err(io)?;
+    if resume && !previous.finished.is_empty() {
+        eprintln!("resuming: {} of {} runs already finished", previous.finished.len(), planned.len());
     }
-    results::write(&exp, &outputs, &out)?;
-    let written = figures::draw_all(&exp.file, &out).map_err(CliError::Io)?;
-    let failed: Vec<String> = outputs
+
+    let recording = runner::Recording {
+        trace: exp.file.trace,
+        trace_iterations: exp.file.trace_iterations,
+        violation: false,
+        positions: runner::Frames::At(figures::position_frames(&exp.file)),
+        forces_every: exp.file.forces_every,
+        steps_every: exp.file.record_every,
+    };
+    let total: u64 = todo.iter().map(|&k| exp.runs[k].frames).sum();
+    let bar = progress_bar(total, &format!("{} ({} runs)", exp.file.name, todo.len()));
+    let one = |k: usize| -> Result<(), String> {
+        let run = &exp.runs[k];
+        let dir = assemble::part_dir(&out, k);
+        let _ = std::fs::remove_dir_all(&dir);
+        let prefix = (results::header(&exp, &[]), results::run_fields(run));
+        let fail = |e: std::io::Error| format!("{}: {e}", dir.display());
+        let mut writer =
+            results::RunWriter::create(&dir, &run.scene, prefix, exp.file.forces_every.is_some()).map_err(fail)?;
+        let summary = runner::execute(run, &recording, exp.file.convergence.as_ref(), &mut writer, &|| bar.inc(1))
+            .map_err(fail)?;
+        if summary.status == "interrupted" {
+            drop(writer);
+            let _ = std::fs::remove_dir_all(&dir);
+            return Ok(());
+        }
+        writer.finish_part(run, exp.file.warmup, &summary).map_err(fail)
+    };
+    let jobs = jobs.or(exp.file.jobs).unwrap_or_else(rayon::current_num_threads).max(1);
+    let errors: Vec<String> = if jobs == 1 {
+        todo.iter().filter_map(|&k| one(k).err()).collect()
+    } else {
+        use rayon::prelude::*;
+        let pool =
+            rayon::ThreadPoolBuilder::new().num_threads(jobs).build().map_err(|e| CliError::Io(e.to_string()))?;
+        pool.install(|| todo.par_iter().filter_map(|&k| one(k).err()).collect())
+    };
+    bar.finish_and_clear();
+    if let Some(e) = errors.first() {
+        return Err(CliError::Io(e.clone()));
+    }
+
+    let mut sources: Vec<assemble::Source> = previous.folder.into_iter().collect();
+    sources.extend(assemble::parts(&out).map_err(CliError::Io)?);
+    let done: usize = sources.iter().map(|s| s.runs().count()).sum();
+    if INTERRUPTED.load(Ordering::Relaxed) {
+        let partial = out.join(assemble::PARTIAL);
+        if done == 0 {
+            let _ = std::fs::remove_dir_all(&partial);
+            if !existed {
+                let _ = std::fs::remove_dir(&out);
+            }
+            return Err(CliError::Interrupted(format!("{}: interrupted; nothing was written", experiment.display())));
+        }
+        return Err(CliError::Interrupted(format!(
+            "{}: interrupted; {done} of {} runs are finished and kept in {}; `solverlab run {} --resume --out {}` \
+             does the rest",
+            experiment.display(),
+            planned.len(),
+            partial.display(),
+            experiment.display(),
+            out.display()
+        )));
+    }
+    let shard_meta = shard.map(|(index, count)| results::ShardMeta { index, count, runs: planned.clone() });
+    let meta = results::Meta::new(&exp.file.name, shard_meta, exp.runs.len(), Vec::new());
+    assemble::assemble(&sources, &out, meta, &exp.text).map_err(CliError::Io)?;
+    let _ = std::fs::remove_dir_all(out.join(assemble::PARTIAL));
+    let failed: Vec<String> = results::Meta::read(&out)
+        .map(|m| m.runs)
+        .unwrap_or_default()
         .iter()
-        .zip(&exp.runs)
-        .filter(|(o, _)| o.status != "ok")
-        .map(|(o, r)| format!("run {} ({} on {}): {} {}", r.index, r.label, r.scene_label, o.status, o.error))
+        .filter(|r| r["status"] != "ok")
+        .map(|r| {
+            format!(
+                "run {} ({} on {}): {} {}",
+                r["run"],
+                r["label"].as_str().unwrap_or(""),
+                r["scene"].as_str().unwrap_or(""),
+                r["status"].as_str().unwrap_or(""),
+                r["error"].as_str().unwrap_or("")
+            )
+        })
         .collect();
-    eprintln!("wrote {} runs and {} figure files to {}", exp.runs.len(), written.len(), out.display());
+    match shard {
+        Some((i, n)) => eprintln!(
+            "wrote shard {i}/{n} ({} of {} runs) to {}; `solverlab merge` combines the {n} shard folders",
+            planned.len(),
+            exp.runs.len(),
+            out.display()
+        ),
+        None => {
+            let written = figures::draw_all(&exp.file, &out).map_err(CliError::Io)?;
+            eprintln!("wrote {} runs and {} figure files to {}", exp.runs.len(), written.len(), out.display());
+        }
+    }
     for f in &failed {
         eprintln!("note: {f}");
     }

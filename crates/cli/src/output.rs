@@ -54,6 +54,7 @@ impl Drop for AtomicFile {
 /// A CSV file written atomically.
 pub struct CsvOut {
     writer: csv::Writer<AtomicFile>,
+    rows: u64,
 }
 
 impl CsvOut {
@@ -61,7 +62,7 @@ impl CsvOut {
     pub fn create(dest: &Path, header: &[&str]) -> std::io::Result<Self> {
         let mut writer = csv::Writer::from_writer(AtomicFile::create(dest)?);
         writer.write_record(header)?;
-        Ok(Self { writer })
+        Ok(Self { writer, rows: 0 })
     }
 
     /// Writes one row.
@@ -70,7 +71,13 @@ impl CsvOut {
         I: IntoIterator<Item = S>,
         S: AsRef<[u8]>,
     {
+        self.rows += 1;
         self.writer.write_record(fields).map_err(std::io::Error::other)
+    }
+
+    /// Rows written so far (the header not counted).
+    pub fn rows(&self) -> u64 {
+        self.rows
     }
 
     /// Finishes the file and renames it into place.

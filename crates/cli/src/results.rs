@@ -1,67 +1,265 @@
-//! Writing an experiment's results: tidy CSVs (one row per frame, iteration, run, …, with the
-//! run's scene, solver label and sweep values as columns), `meta.json`, and a copy of the
-//! experiment file, each written atomically.
+//! Writing results: each run's tables as it runs ([`RunWriter`], the runner's [`Sink`]), its
+//! summary row and `meta.json` entry, and the metadata of a results folder ([`Meta`]).
+//!
+//! `solverlab simulate` writes one run's tables straight into its folder, without the run
+//! columns. `solverlab run` writes each run into a part folder of its own (`DIR/.partial/run-N/`,
+//! with `run.json` written last, so a part is finished only once every file of it is complete);
+//! [`crate::assemble`] then concatenates the parts, in run order, into the experiment's tables.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-use serde::Serialize;
-use solverlab_core::Kind;
+use serde::{Deserialize, Serialize};
+use solverlab_core::rigid::{ContactForce, RigidState};
+use solverlab_core::sim::FrameReport;
+use solverlab_core::solver::IterationReport;
+use solverlab_core::{Kind, Scene, Vec3};
 
-use crate::experiment::{Experiment, RunOutput};
 use crate::output::{num, write_atomic, CsvOut};
-use crate::simulate::step_fields;
-use crate::CliError;
+use crate::runner::{RunSummary, Sink};
+use crate::spec::{Experiment, RunConfig};
+use crate::tables::*;
 
-/// Columns every table starts with; then one per sweep key.
-pub const RUN_COLUMNS: [&str; 4] = ["run", "scene", "label", "family"];
-
-/// The rest of runs.csv: one row per run, timing statistics after the warm-up frames.
-/// `unconverged_frames` counts frames that ended above the solver's tolerance (their reasons are
-/// in meta.json); `final_violation` and `peak_violation` are the common violation at the last
-/// frame and its largest value over the run (m); `final_support_force` is the world colliders'
-/// total normal force at the last frame (N). Stack columns (see `solverlab_core::metrics`):
-/// `jitter` is the RMS of `rms_speed` over the settled window, the second half of the completed
-/// frames (m/s); `max_body_drift` and `max_top_drift` are the largest drifts over the run (m);
-/// `stood` is 1 if every body stayed in place in every frame, 0 if not, empty for scenes without
-/// bodies.
-#[rustfmt::skip]
-pub const RUNS_COLUMNS: [&str; 22] = [
-    "status", "particles", "constraints", "frames_completed", "unconverged_frames", "mean_iterations",
-    "mean_outer_iterations", "step_ms_median", "step_ms_p25", "step_ms_p75", "final_violation", "peak_violation",
-    "final_max_stretch", "max_penetration", "final_support_force", "jitter", "max_body_drift", "max_top_drift",
-    "stood", "final_state_hash", "solve_ms_median", "step_ms_mean",
-];
-
-/// Jitter: the RMS of the per-frame RMS particle speed over the second half of `steps` (frame 0
-/// excluded), in m/s.
-pub fn jitter(steps: &[solverlab_core::sim::FrameReport]) -> f64 {
-    let done = steps.len().saturating_sub(1);
-    let window = &steps[steps.len() - done / 2..];
-    if window.is_empty() {
-        return 0.0;
-    }
-    (window.iter().map(|r| r.metrics.rms_speed.powi(2)).sum::<f64>() / window.len() as f64).sqrt()
+/// Why frames ended above the solver's tolerance, as the solver explained it, and how many.
+#[derive(Clone, Debug, Serialize)]
+pub struct Note {
+    /// The solver's explanation.
+    pub note: &'static str,
+    /// Frames that ended unconverged for this reason.
+    pub frames: u64,
 }
 
-/// The rest of convergence.csv.
-pub const CONVERGENCE_COLUMNS: [&str; 6] = ["cap", "iterations", "error_rms", "error_max", "violation", "seconds"];
+/// The unconverged frames of a run, and the solver's notes on them.
+pub fn convergence_notes<'r>(reports: impl IntoIterator<Item = &'r FrameReport>) -> (u64, Vec<Note>) {
+    let mut unconverged = 0;
+    let mut notes: Vec<Note> = Vec::new();
+    for r in reports.into_iter().filter(|r| !r.converged) {
+        unconverged += 1;
+        if let Some(text) = r.note {
+            match notes.iter_mut().find(|n| n.note == text) {
+                Some(n) => n.frames += 1,
+                None => notes.push(Note { note: text, frames: 1 }),
+            }
+        }
+    }
+    (unconverged, notes)
+}
 
-/// The rest of frozen_trace.csv.
-pub const FROZEN_COLUMNS: [&str; 5] = ["outer", "iteration", "residual", "residual_rms", "violation"];
-
-/// The per-run columns of run `i`.
-fn run_fields(exp: &Experiment, i: usize) -> Vec<String> {
-    let r = &exp.runs[i];
-    let mut v = vec![i.to_string(), r.scene_label.clone(), r.label.clone(), r.solver.kind().to_string()];
+/// The values of the run columns of run `r`: index, scene, label, family, sweep values.
+pub fn run_fields(r: &RunConfig) -> Vec<String> {
+    let mut v = vec![r.index.to_string(), r.scene_label.clone(), r.label.clone(), r.solver.kind().to_string()];
     v.extend(r.params.iter().map(|(_, value)| value.clone()));
     v
 }
 
-fn header(exp: &Experiment, rest: &[&str]) -> Vec<String> {
+/// The header of an experiment table: the run columns, the sweep columns, then `rest`.
+pub fn header(exp: &Experiment, rest: &[&str]) -> Vec<String> {
     let mut h: Vec<String> = RUN_COLUMNS.iter().map(|s| s.to_string()).collect();
-    h.extend(crate::experiment::sweep_columns(&exp.file));
+    h.extend(crate::spec::sweep_columns(&exp.file));
     h.extend(rest.iter().map(|s| s.to_string()));
     h
+}
+
+/// Writes one run's tables into one folder as the run goes; every file is temporary until
+/// [`RunWriter::finish`] (dropping the writer leaves nothing behind).
+pub struct RunWriter<'a> {
+    dir: PathBuf,
+    scene: &'a Scene,
+    /// Run columns: names and this run's values (empty for `simulate`).
+    prefix: (Vec<String>, Vec<String>),
+    steps: CsvOut,
+    trace: CsvOut,
+    positions: CsvOut,
+    forces: Option<CsvOut>,
+    bodies: Option<CsvOut>,
+    contacts: Option<CsvOut>,
+}
+
+impl<'a> RunWriter<'a> {
+    /// Starts the tables of a run of `scene` in `dir` (created if missing). `prefix` gives the
+    /// run columns' names and values; `forces` creates forces.csv even if no frame is recorded.
+    pub fn create(
+        dir: &Path,
+        scene: &'a Scene,
+        prefix: (Vec<String>, Vec<String>),
+        forces: bool,
+    ) -> std::io::Result<Self> {
+        std::fs::create_dir_all(dir)?;
+        let table = |name: &str, rest: &[&str]| {
+            let cols: Vec<&str> = prefix.0.iter().map(String::as_str).chain(rest.iter().copied()).collect();
+            CsvOut::create(&dir.join(name), &cols)
+        };
+        Ok(Self {
+            steps: table("steps.csv", &STEP_COLUMNS)?,
+            trace: table("trace.csv", &TRACE_COLUMNS)?,
+            positions: table("positions.csv", &POSITION_COLUMNS)?,
+            forces: if forces { Some(table("forces.csv", &FORCE_COLUMNS)?) } else { None },
+            bodies: None,
+            contacts: None,
+            dir: dir.to_path_buf(),
+            scene,
+            prefix,
+        })
+    }
+
+    fn table(&self, name: &str, rest: &[&str]) -> std::io::Result<CsvOut> {
+        let cols: Vec<&str> = self.prefix.0.iter().map(String::as_str).chain(rest.iter().copied()).collect();
+        CsvOut::create(&self.dir.join(name), &cols)
+    }
+
+    fn row(prefix: &[String], rest: impl IntoIterator<Item = String>) -> Vec<String> {
+        prefix.iter().cloned().chain(rest).collect()
+    }
+
+    /// Commits the streamed tables (steps, trace, positions, forces, bodies, contacts).
+    fn commit_streams(self) -> std::io::Result<()> {
+        for t in [self.steps, self.trace, self.positions]
+            .into_iter()
+            .chain(self.forces)
+            .chain(self.bodies)
+            .chain(self.contacts)
+        {
+            t.commit()?;
+        }
+        Ok(())
+    }
+
+    /// Finishes an experiment run's part: its runs.csv row, convergence.csv, frozen_trace.csv
+    /// and sticks.csv, every table committed, then `run.json` (its meta.json entry) last.
+    pub fn finish_part(self, run: &RunConfig, warmup: u64, s: &RunSummary) -> std::io::Result<()> {
+        let p = self.prefix.1.clone();
+        let mut runs = self.table("runs.csv", &RUNS_COLUMNS)?;
+        runs.row(Self::row(&p, runs_fields(run, warmup, s)))?;
+        let mut conv = self.table("convergence.csv", &CONVERGENCE_COLUMNS)?;
+        for c in &s.convergence {
+            let f = [c.cap.to_string(), c.iterations.to_string(), num(c.error_rms), num(c.error_max)];
+            conv.row(Self::row(&p, f.into_iter().chain([num(c.violation), num(c.seconds)])))?;
+        }
+        let mut frozen = self.table("frozen_trace.csv", &FROZEN_COLUMNS)?;
+        let opt = |x: Option<f64>| x.map(num).unwrap_or_default();
+        for r in &s.frozen_trace {
+            let f =
+                [r.outer.to_string(), r.iteration.to_string(), num(r.residual), opt(r.residual_rms), opt(r.violation)];
+            frozen.row(Self::row(&p, f))?;
+        }
+        let mut sticks = CsvOut::create(&self.dir.join("sticks.csv"), &STICK_COLUMNS)?;
+        let recorded = self.positions_recorded();
+        if recorded {
+            for c in &run.scene.constraints {
+                if let Kind::Stick { a, b, rest, .. } = c.kind {
+                    sticks.row([run.index.to_string(), a.to_string(), b.to_string(), num(rest)])?;
+                }
+            }
+        }
+        let dir = self.dir.clone();
+        self.commit_streams()?;
+        for t in [runs, conv, frozen, sticks] {
+            t.commit()?;
+        }
+        let meta = serde_json::to_string_pretty(&run_meta(run, s, None)).expect("serialises");
+        write_atomic(&dir.join("run.json"), &(meta + "\n"))
+    }
+
+    /// Finishes a `simulate` run: commits its tables and writes `meta.json`.
+    pub fn finish_single(self, run: &RunConfig, s: &RunSummary, scene_meta: SceneMeta) -> std::io::Result<()> {
+        let dir = self.dir.clone();
+        self.commit_streams()?;
+        let meta = Meta::new(&run.scene.name, None, 1, vec![run_meta(run, s, Some(scene_meta))]);
+        meta.write(&dir)
+    }
+
+    fn positions_recorded(&self) -> bool {
+        self.positions.rows() > 0
+    }
+}
+
+impl Sink for RunWriter<'_> {
+    fn trace(&mut self, frame: u64, substep: u32, r: &IterationReport) -> std::io::Result<()> {
+        self.trace.row(Self::row(&self.prefix.1, trace_fields(frame, substep, r)))
+    }
+    fn step(&mut self, r: &FrameReport) -> std::io::Result<()> {
+        self.steps.row(Self::row(&self.prefix.1, step_fields(r)))
+    }
+    fn positions(&mut self, frame: u64, x: &[Vec3], rigid: &[RigidState]) -> std::io::Result<()> {
+        for (i, v) in x.iter().enumerate() {
+            let f = [frame.to_string(), i.to_string(), num(v.x), num(v.y), num(v.z)];
+            self.positions.row(Self::row(&self.prefix.1, f))?;
+        }
+        if !self.scene.bodies.is_empty() || self.scene.has_rigid() {
+            if self.bodies.is_none() {
+                self.bodies = Some(self.table("bodies.csv", &BODY_COLUMNS)?);
+            }
+            let table = self.bodies.as_mut().expect("created");
+            for r in body_rows(self.scene, frame, x, rigid) {
+                table.row(Self::row(&self.prefix.1, r))?;
+            }
+        }
+        Ok(())
+    }
+    fn contacts(&mut self, frame: u64, contacts: &[ContactForce]) -> std::io::Result<()> {
+        if self.contacts.is_none() {
+            self.contacts = Some(self.table("contacts.csv", &CONTACT_COLUMNS)?);
+        }
+        let table = self.contacts.as_mut().expect("created");
+        for r in contact_rows(self.scene, frame, contacts) {
+            table.row(Self::row(&self.prefix.1, r))?;
+        }
+        Ok(())
+    }
+    fn forces(&mut self, frame: u64, multipliers: &[(u64, f64)], h: f64) -> std::io::Result<()> {
+        if self.forces.is_none() {
+            self.forces = Some(self.table("forces.csv", &FORCE_COLUMNS)?);
+        }
+        let table = self.forces.as_mut().expect("created");
+        for f in force_rows(self.scene, frame, multipliers, h) {
+            table.row(Self::row(&self.prefix.1, f))?;
+        }
+        Ok(())
+    }
+}
+
+/// The runs.csv columns after the run columns, from a run's summary (timing statistics skip
+/// frame 0 and the `warmup` frames after it).
+fn runs_fields(run: &RunConfig, warmup: u64, o: &RunSummary) -> Vec<String> {
+    let warm = warmup as usize;
+    let mut ms: Vec<f64> =
+        o.steps.iter().skip(1 + warm).map(|r| (r.solve_seconds + r.integrate_seconds) * 1e3).collect();
+    ms.sort_by(f64::total_cmp);
+    let mut solve_ms: Vec<f64> = o.steps.iter().skip(1 + warm).map(|r| r.solve_seconds * 1e3).collect();
+    solve_ms.sort_by(f64::total_cmp);
+    let done = o.steps.len().saturating_sub(1);
+    let mean = |f: &dyn Fn(&FrameReport) -> f64| o.steps.iter().skip(1).map(f).sum::<f64>() / done.max(1) as f64;
+    let (unconverged, _) = convergence_notes(o.steps.iter().skip(1));
+    let last = o.steps.last().map(|r| r.metrics).unwrap_or_default();
+    let max_of = |f: &dyn Fn(&FrameReport) -> f64| o.steps.iter().map(f).fold(0.0, f64::max);
+    let stood = if run.scene.bodies.is_empty() && !run.scene.has_rigid() {
+        String::new()
+    } else {
+        (o.steps.iter().all(|r| r.metrics.in_place) as u8).to_string()
+    };
+    vec![
+        o.status.clone(),
+        run.scene.particles.len().to_string(),
+        run.scene.constraints.len().to_string(),
+        done.to_string(),
+        unconverged.to_string(),
+        num(mean(&|r| r.iterations as f64)),
+        num(mean(&|r| r.outer_iterations as f64)),
+        num(quantile(&ms, 0.5)),
+        num(quantile(&ms, 0.25)),
+        num(quantile(&ms, 0.75)),
+        num(last.violation),
+        num(max_of(&|r| r.metrics.violation)),
+        num(last.max_stretch),
+        num(max_of(&|r| r.metrics.max_penetration)),
+        num(o.steps.last().map_or(0.0, |r| r.support_force)),
+        num(jitter(&o.steps)),
+        num(max_of(&|r| r.metrics.body_drift)),
+        num(max_of(&|r| r.metrics.top_drift)),
+        stood,
+        o.hash.clone(),
+        num(quantile(&solve_ms, 0.5)),
+        num(ms.iter().sum::<f64>() / ms.len().max(1) as f64),
+    ]
 }
 
 fn quantile(sorted: &[f64], q: f64) -> f64 {
@@ -98,17 +296,19 @@ fn today() -> String {
     format!("{y:04}-{m:02}-{d:02}")
 }
 
+/// The scene of a `simulate` run as given and as resolved (its meta.json entry only: an
+/// experiment's scenes are in its copy of the experiment file).
 #[derive(Serialize)]
-struct Meta<'a> {
-    experiment: &'a str,
-    solverlab_version: &'static str,
-    commit: &'static str,
-    rustc: &'static str,
-    cpu: String,
-    date: String,
-    runs: Vec<RunMeta>,
+pub struct SceneMeta {
+    /// The scene argument (builtin name or file).
+    pub argument: String,
+    /// The `--set` overrides.
+    pub sets: Vec<String>,
+    /// The resolved scene, in the scene-file format.
+    pub resolved: solverlab_scenes::file::SceneFile,
 }
 
+/// One run's entry in meta.json.
 #[derive(Serialize)]
 struct RunMeta {
     run: usize,
@@ -117,209 +317,111 @@ struct RunMeta {
     sweep: Vec<(String, String)>,
     substeps: u32,
     dt: f64,
+    /// The (sub)step `dt / substeps` (s).
+    h: f64,
     frames: u64,
+    frames_completed: u64,
     status: String,
     error: String,
     unconverged_frames: u64,
-    notes: Vec<crate::simulate::Note>,
+    notes: Vec<Note>,
     final_state_hash: String,
     solver: serde_json::Value,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    scene_file: Option<SceneMeta>,
 }
 
-/// Writes every table of an experiment into `out`.
-pub fn write(exp: &Experiment, outputs: &[RunOutput], out: &Path) -> Result<(), CliError> {
-    std::fs::create_dir_all(out).map_err(|e| CliError::Io(format!("{}: {e}", out.display())))?;
-    let io = |e: std::io::Error| CliError::Io(format!("{}: {e}", out.display()));
-    let create = |name: &str, rest: &[&str]| -> Result<CsvOut, CliError> {
-        let cols = header(exp, rest);
-        CsvOut::create(&out.join(name), &cols.iter().map(String::as_str).collect::<Vec<_>>()).map_err(io)
+fn run_meta(r: &RunConfig, o: &RunSummary, scene_file: Option<SceneMeta>) -> serde_json::Value {
+    let (unconverged_frames, notes) = convergence_notes(o.steps.iter().skip(1));
+    let meta = RunMeta {
+        run: r.index,
+        scene: r.scene_label.clone(),
+        label: r.label.clone(),
+        sweep: r.params.clone(),
+        substeps: r.substeps,
+        dt: r.scene.dt,
+        h: r.scene.dt / f64::from(r.substeps),
+        frames: r.frames,
+        frames_completed: o.steps.last().map_or(0, |s| s.frame),
+        status: o.status.clone(),
+        error: o.error.clone(),
+        unconverged_frames,
+        notes,
+        final_state_hash: o.hash.clone(),
+        solver: serde_json::to_value(&r.solver).expect("serialises"),
+        scene_file,
     };
-    let mut steps = create("steps.csv", &crate::simulate::STEP_COLUMNS)?;
-    let mut trace = create("trace.csv", &crate::simulate::TRACE_COLUMNS)?;
-    let mut runs = create("runs.csv", &RUNS_COLUMNS)?;
-    let mut conv = create("convergence.csv", &CONVERGENCE_COLUMNS)?;
-    let mut frozen = create("frozen_trace.csv", &FROZEN_COLUMNS)?;
-    let mut positions = create("positions.csv", &["frame", "particle", "x", "y", "z"])?;
-    let mut sticks = CsvOut::create(&out.join("sticks.csv"), &["run", "a", "b", "rest"]).map_err(io)?;
-    let mut forces = match exp.file.forces_every {
-        Some(_) => Some(create("forces.csv", &crate::simulate::FORCE_COLUMNS)?),
-        None => None,
-    };
-    let with_bodies = outputs
-        .iter()
-        .zip(&exp.runs)
-        .any(|(o, r)| !o.positions.is_empty() && (!r.scene.bodies.is_empty() || r.scene.has_rigid()));
-    let mut bodies = if with_bodies { Some(create("bodies.csv", &crate::simulate::BODY_COLUMNS[..])?) } else { None };
-    let with_contacts = outputs.iter().any(|o| !o.contacts.is_empty());
-    let mut contacts =
-        if with_contacts { Some(create("contacts.csv", &crate::simulate::CONTACT_COLUMNS[..])?) } else { None };
+    serde_json::to_value(meta).expect("serialises")
+}
 
-    let opt = |x: Option<f64>| x.map(num).unwrap_or_default();
-    for (i, o) in outputs.iter().enumerate() {
-        let base = run_fields(exp, i);
-        let row = |rest: Vec<String>| base.iter().cloned().chain(rest).collect::<Vec<String>>();
-        let every = exp.file.record_every.unwrap_or(1);
-        let last = o.steps.last().map_or(0, |r| r.frame);
-        for r in o.steps.iter().filter(|r| r.frame % every == 0 || r.frame == last) {
-            steps.row(row(step_fields(r))).map_err(io)?;
-        }
-        for (frame, substep, r) in &o.trace {
-            let f = vec![
-                frame.to_string(),
-                substep.to_string(),
-                r.outer.to_string(),
-                r.iteration.to_string(),
-                num(r.residual),
-                opt(r.residual_rms),
-                opt(r.delta_lambda),
-                opt(r.violation),
-            ];
-            trace.row(row(f)).map_err(io)?;
-        }
-        let warm = exp.file.warmup as usize;
-        let mut ms: Vec<f64> =
-            o.steps.iter().skip(1 + warm).map(|r| (r.solve_seconds + r.integrate_seconds) * 1e3).collect();
-        ms.sort_by(f64::total_cmp);
-        let mut solve_ms: Vec<f64> = o.steps.iter().skip(1 + warm).map(|r| r.solve_seconds * 1e3).collect();
-        solve_ms.sort_by(f64::total_cmp);
-        let done = o.steps.len().saturating_sub(1);
-        let mean = |f: &dyn Fn(&solverlab_core::sim::FrameReport) -> f64| {
-            o.steps.iter().skip(1).map(f).sum::<f64>() / done.max(1) as f64
-        };
-        let mean_iterations = mean(&|r| r.iterations as f64);
-        let mean_outer = mean(&|r| r.outer_iterations as f64);
-        let (unconverged, _) = crate::simulate::convergence_notes(o.steps.iter().skip(1));
-        let last = o.steps.last().map(|r| r.metrics).unwrap_or_default();
-        let support = o.steps.last().map_or(0.0, |r| r.support_force);
-        let worst = o.steps.iter().map(|r| r.metrics.violation).fold(0.0, f64::max);
-        let pen = o.steps.iter().map(|r| r.metrics.max_penetration).fold(0.0, f64::max);
-        let body_drift = o.steps.iter().map(|r| r.metrics.body_drift).fold(0.0, f64::max);
-        let top_drift = o.steps.iter().map(|r| r.metrics.top_drift).fold(0.0, f64::max);
-        let stood = if exp.runs[i].scene.bodies.is_empty() && !exp.runs[i].scene.has_rigid() {
-            String::new()
-        } else {
-            (o.steps.iter().all(|r| r.metrics.in_place) as u8).to_string()
-        };
-        runs.row(row(vec![
-            o.status.clone(),
-            exp.runs[i].scene.particles.len().to_string(),
-            exp.runs[i].scene.constraints.len().to_string(),
-            done.to_string(),
-            unconverged.to_string(),
-            num(mean_iterations),
-            num(mean_outer),
-            num(quantile(&ms, 0.5)),
-            num(quantile(&ms, 0.25)),
-            num(quantile(&ms, 0.75)),
-            num(last.violation),
-            num(worst),
-            num(last.max_stretch),
-            num(pen),
-            num(support),
-            num(jitter(&o.steps)),
-            num(body_drift),
-            num(top_drift),
-            stood,
-            o.hash.clone(),
-            num(quantile(&solve_ms, 0.5)),
-            num(ms.iter().sum::<f64>() / ms.len().max(1) as f64),
-        ]))
-        .map_err(io)?;
-        for c in &o.convergence {
-            conv.row(row(vec![
-                c.cap.to_string(),
-                c.iterations.to_string(),
-                num(c.error_rms),
-                num(c.error_max),
-                num(c.violation),
-                num(c.seconds),
-            ]))
-            .map_err(io)?;
-        }
-        for r in &o.frozen_trace {
-            frozen
-                .row(row(vec![
-                    r.outer.to_string(),
-                    r.iteration.to_string(),
-                    num(r.residual),
-                    opt(r.residual_rms),
-                    opt(r.violation),
-                ]))
-                .map_err(io)?;
-        }
-        for (frame, x, rigid) in &o.positions {
-            for (p, v) in x.iter().enumerate() {
-                positions.row(row(vec![frame.to_string(), p.to_string(), num(v.x), num(v.y), num(v.z)])).map_err(io)?;
-            }
-            if let Some(out) = bodies.as_mut() {
-                for r in crate::simulate::body_rows(&exp.runs[i].scene, *frame, x, rigid) {
-                    out.row(row(r)).map_err(io)?;
-                }
-            }
-        }
-        if let Some(table) = contacts.as_mut() {
-            for (frame, c) in &o.contacts {
-                for r in crate::simulate::contact_rows(&exp.runs[i].scene, *frame, c) {
-                    table.row(row(r)).map_err(io)?;
-                }
-            }
-        }
-        if let Some(table) = forces.as_mut() {
-            let h = exp.runs[i].scene.dt / exp.runs[i].substeps as f64;
-            for (frame, m) in &o.forces {
-                for f in crate::simulate::force_rows(&exp.runs[i].scene, *frame, m, h) {
-                    table.row(row(f.to_vec())).map_err(io)?;
-                }
-            }
-        }
-        if !o.positions.is_empty() {
-            for c in &exp.runs[i].scene.constraints {
-                if let Kind::Stick { a, b, rest, .. } = c.kind {
-                    sticks.row([i.to_string(), a.to_string(), b.to_string(), num(rest)]).map_err(io)?;
-                }
-            }
+/// Which shard of an experiment a folder holds.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ShardMeta {
+    /// 1-based.
+    pub index: usize,
+    /// Number of shards.
+    pub count: usize,
+    /// The runs of this shard, ascending.
+    pub runs: Vec<usize>,
+}
+
+/// A results folder's `meta.json`: provenance, then one entry per run in run order.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct Meta {
+    /// The experiment's name (a `simulate` run: the scene's).
+    pub experiment: String,
+    /// solverlab's version.
+    pub solverlab_version: String,
+    /// The git commit the binary was built from.
+    pub commit: String,
+    /// The compiler.
+    pub rustc: String,
+    /// The CPU the runs ran on.
+    pub cpu: String,
+    /// The date the folder was written (UTC).
+    pub date: String,
+    /// Present in a shard's folder.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<ShardMeta>,
+    /// Runs in the whole experiment.
+    #[serde(default)]
+    pub runs_total: usize,
+    /// Each run's settings, status and final state hash.
+    pub runs: Vec<serde_json::Value>,
+}
+
+impl Meta {
+    /// Metadata of this build and machine, today.
+    pub fn new(experiment: &str, shard: Option<ShardMeta>, runs_total: usize, runs: Vec<serde_json::Value>) -> Meta {
+        Meta {
+            experiment: experiment.to_string(),
+            solverlab_version: env!("CARGO_PKG_VERSION").into(),
+            commit: env!("SOLVERLAB_COMMIT").into(),
+            rustc: env!("SOLVERLAB_RUSTC").into(),
+            cpu: machine(),
+            date: today(),
+            shard,
+            runs_total,
+            runs,
         }
     }
-    for table in
-        [steps, trace, runs, conv, frozen, positions, sticks].into_iter().chain(bodies).chain(contacts).chain(forces)
-    {
-        table.commit().map_err(io)?;
+
+    /// Reads `dir/meta.json`.
+    pub fn read(dir: &Path) -> Result<Meta, String> {
+        let path = dir.join("meta.json");
+        let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+        serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))
     }
-    let meta = Meta {
-        experiment: &exp.file.name,
-        solverlab_version: env!("CARGO_PKG_VERSION"),
-        commit: env!("SOLVERLAB_COMMIT"),
-        rustc: env!("SOLVERLAB_RUSTC"),
-        cpu: machine(),
-        date: today(),
-        runs: exp
-            .runs
-            .iter()
-            .zip(outputs)
-            .map(|(r, o)| {
-                let (unconverged_frames, notes) = crate::simulate::convergence_notes(o.steps.iter().skip(1));
-                RunMeta {
-                    run: r.index,
-                    scene: r.scene_label.clone(),
-                    label: r.label.clone(),
-                    sweep: r.params.clone(),
-                    substeps: r.substeps,
-                    dt: r.scene.dt,
-                    frames: r.frames,
-                    status: o.status.clone(),
-                    error: o.error.clone(),
-                    unconverged_frames,
-                    notes,
-                    final_state_hash: o.hash.clone(),
-                    solver: serde_json::to_value(&r.solver).expect("serialises"),
-                }
-            })
-            .collect(),
-    };
-    write_atomic(&out.join("meta.json"), &(serde_json::to_string_pretty(&meta).expect("serialises") + "\n"))
-        .map_err(io)?;
-    write_atomic(&out.join("experiment.toml"), &exp.text).map_err(io)?;
-    Ok(())
+
+    /// Writes `dir/meta.json` atomically.
+    pub fn write(&self, dir: &Path) -> std::io::Result<()> {
+        write_atomic(&dir.join("meta.json"), &(serde_json::to_string_pretty(self).expect("serialises") + "\n"))
+    }
+}
+
+/// The commit this binary was built from.
+pub fn this_commit() -> &'static str {
+    env!("SOLVERLAB_COMMIT")
 }
 
 #[cfg(test)]
@@ -341,7 +443,7 @@ mod tests {
             }
             let exp = Experiment::load(&path).unwrap();
             let dir = root.join("results").join(&exp.file.name);
-            for (name, rest) in [("steps.csv", &crate::simulate::STEP_COLUMNS[..]), ("runs.csv", &RUNS_COLUMNS[..])] {
+            for (name, rest) in [("steps.csv", &STEP_COLUMNS[..]), ("runs.csv", &RUNS_COLUMNS[..])] {
                 let Ok(text) = std::fs::read_to_string(dir.join(name)) else { continue };
                 let committed = text.lines().next().unwrap_or_default();
                 assert_eq!(committed, header(&exp, rest).join(","), "{}: {name} is stale", exp.file.name);

@@ -56,11 +56,14 @@ fn simulate_writes_the_four_files_with_the_documented_columns() {
     assert!(trace.iter().all(|r| !r[7].is_empty()), "--violation fills the violation column");
     let meta: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("meta.json")).unwrap()).unwrap();
-    assert_eq!(meta["status"], "ok");
-    assert_eq!(meta["frames_completed"], 10);
-    assert_eq!(meta["solver"]["config"]["kind"], "relax");
-    assert_eq!(meta["scene"]["resolved"]["particle"].as_array().unwrap().len(), 6);
-    assert_eq!(meta["final_state_hash"].as_str().unwrap().len(), 16);
+    assert_eq!(meta["runs"].as_array().unwrap().len(), 1, "simulate is a one-run experiment");
+    let run = &meta["runs"][0];
+    assert_eq!(run["status"], "ok");
+    assert_eq!(run["frames_completed"], 10);
+    assert_eq!(run["solver"]["kind"], "relax");
+    assert_eq!(run["scene_file"]["resolved"]["particle"].as_array().unwrap().len(), 6);
+    assert_eq!(run["final_state_hash"].as_str().unwrap().len(), 16);
+    assert!(meta["commit"].is_string() && meta["rustc"].is_string() && meta["cpu"].is_string());
     let leftovers: Vec<_> = std::fs::read_dir(&out)
         .unwrap()
         .filter(|e| e.as_ref().unwrap().file_name().to_string_lossy().ends_with(".tmp"))
@@ -92,7 +95,7 @@ fn the_same_run_twice_gives_identical_positions_and_hash() {
     assert_eq!(std::fs::read(a.join("positions.csv")).unwrap(), std::fs::read(b.join("positions.csv")).unwrap());
     let hash = |d: &Path| {
         serde_json::from_str::<serde_json::Value>(&std::fs::read_to_string(d.join("meta.json")).unwrap()).unwrap()
-            ["final_state_hash"]
+            ["runs"][0]["final_state_hash"]
             .clone()
     };
     assert_eq!(hash(&a), hash(&b));
@@ -268,8 +271,8 @@ fn a_diverging_run_exits_1_names_frame_and_solver_and_keeps_the_rows() {
     assert!(steps.iter().all(|r| r.iter().all(|f| !f.contains("NaN"))), "no NaN row is written");
     let meta: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("meta.json")).unwrap()).unwrap();
-    assert_eq!(meta["status"], "diverged");
-    assert_eq!(meta["frames_completed"].as_u64().unwrap() as usize + 1, steps.len());
+    assert_eq!(meta["runs"][0]["status"], "diverged");
+    assert_eq!(meta["runs"][0]["frames_completed"].as_u64().unwrap() as usize + 1, steps.len());
 }
 
 #[test]
@@ -308,7 +311,7 @@ fn every_builtin_exports_to_a_file_that_simulates_like_the_builtin() {
             ]);
             assert!(o.status.success(), "{scene}: {}", stderr(&o));
             serde_json::from_str::<serde_json::Value>(&std::fs::read_to_string(out.join("meta.json")).unwrap()).unwrap()
-                ["final_state_hash"]
+                ["runs"][0]["final_state_hash"]
                 .clone()
         };
         assert_eq!(
@@ -466,8 +469,8 @@ fn a_direct_solve_that_cannot_reach_its_tolerance_says_why_in_meta_json() {
     assert!(o.status.success(), "{}", stderr(&o));
     let meta: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("meta.json")).unwrap()).unwrap();
-    assert_eq!(meta["unconverged_frames"], 2);
-    let note = meta["notes"][0]["note"].as_str().unwrap();
+    assert_eq!(meta["runs"][0]["unconverged_frames"], 2);
+    let note = meta["runs"][0]["notes"][0]["note"].as_str().unwrap();
     assert!(note.contains("outnumber the movable degrees of freedom"), "{note}");
 }
 

@@ -1,32 +1,19 @@
-//! `solverlab run EXPERIMENT.toml`: scenes × solvers × sweeps, run in parallel, written as tidy
-//! CSVs, then drawn.
+//! The experiment specification: the file's format ([`ExperimentFile`], with its
+//! `[[figure]]`s), its expansion into fully resolved runs ([`Experiment::load`]) and the split of
+//! those runs into shards ([`shard_runs`]).
 //!
-//! Data flow: the file is parsed and every run is resolved and validated before anything runs
-//! ([`Experiment::load`]); the runs execute on all cores ([`run_all`]), each one a
-//! [`Simulation`] whose results stay in memory; the CSVs are then written in run order, so they
-//! are identical from one run of the experiment to the next apart from the timing columns;
-//! finally [`crate::figures`] draws every figure from the CSVs alone.
+//! Nothing here runs a simulation or touches a results folder; `solverlab plot` reads only the
+//! file ([`ExperimentFile::read`]) and the CSVs.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Instant;
 
-use rayon::prelude::*;
 use serde::Deserialize;
-use solverlab_core::hash::{hex, state_hash};
-use solverlab_core::metrics::violation;
-use solverlab_core::rows::constraint_row_id;
-use solverlab_core::sim::{FrameReport, Simulation};
-use solverlab_core::solver::{IterationReport, Observer};
-use solverlab_core::{NullObserver, Scene, State, StepContext, Vec3};
+use solverlab_core::Scene;
 use solverlab_solvers::SolverConfig;
 
-use crate::figures::FigureSpec;
+use crate::tables::columns_of;
 use crate::CliError;
-
-/// Set by the Ctrl-C handler; runs stop at the next frame and nothing is written.
-pub static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 
 fn yes() -> bool {
     true
@@ -57,6 +44,9 @@ pub struct ExperimentFile {
     /// Frames at the start of each run left out of the timing statistics (default 0).
     #[serde(default)]
     pub warmup: u64,
+    /// Runs at a time (default: one per core). Timing experiments set 1, so that runs do not
+    /// slow each other; `--jobs` overrides it.
+    pub jobs: Option<usize>,
     /// Frozen-state convergence study.
     pub convergence: Option<ConvergenceSpec>,
     /// Scenes.
@@ -202,9 +192,26 @@ pub fn solver_from_table(table: toml::Table) -> Result<SolverConfig, String> {
     table.try_into().map_err(|e: toml::de::Error| e.message().trim_end().to_string())
 }
 
-impl Experiment {
-    /// Reads, expands and validates `path`; every error names the file and the field.
-    pub fn load(path: &Path) -> Result<Experiment, CliError> {
+impl ExperimentFile {
+    /// Reads and checks `path` without resolving a scene or a solver: the file's own fields, its
+    /// sweeps' keys, its convergence study and its figures (all that `solverlab plot` needs).
+    /// Returns the file with its text; every error names the file and the field.
+    pub fn read(path: &Path) -> Result<(ExperimentFile, String), CliError> {
+        let (file, text) = Self::parse(path)?;
+        file.check_figures(path)?;
+        Ok((file, text))
+    }
+
+    fn check_figures(&self, path: &Path) -> Result<(), CliError> {
+        for (k, f) in self.figures.iter().enumerate() {
+            f.validate(self)
+                .map_err(|p| CliError::Input(format!("{}: figure[{k}] ({}): {p}", path.display(), f.name)))?;
+        }
+        Ok(())
+    }
+
+    /// [`ExperimentFile::read`] without the figures.
+    fn parse(path: &Path) -> Result<(ExperimentFile, String), CliError> {
         let source = path.display().to_string();
         let bad = |field: &str, problem: String| CliError::Input(format!("{source}: {field}: {problem}"));
         let text = std::fs::read_to_string(path).map_err(|e| CliError::Input(format!("{source}: cannot read: {e}")))?;
@@ -218,6 +225,9 @@ impl Experiment {
         }
         if file.forces_every == Some(0) {
             return Err(bad("forces_every", "must be at least 1 (leave it out for no forces.csv)".into()));
+        }
+        if file.jobs == Some(0) {
+            return Err(bad("jobs", "must be at least 1 (leave it out for one run per core)".into()));
         }
         if file.scenes.is_empty() {
             return Err(bad("scene", "at least one [[scene]] is needed".into()));
@@ -243,6 +253,27 @@ impl Experiment {
                 }
             }
         }
+        if let Some(c) = &file.convergence {
+            if c.frame < 2 || c.frame > file.frames {
+                return Err(bad("convergence.frame", format!("{} must be in 2..={}", c.frame, file.frames)));
+            }
+            if solverlab_solvers::preset(&c.reference).is_none() {
+                return Err(bad("convergence.reference", format!("unknown preset `{}`", c.reference)));
+            }
+            if c.caps.as_ref().is_some_and(|caps| caps.is_empty() || caps.contains(&0)) {
+                return Err(bad("convergence.caps", "needs iteration caps of at least 1".into()));
+            }
+        }
+        Ok((file, text))
+    }
+}
+
+impl Experiment {
+    /// Reads, expands and validates `path`; every error names the file and the field.
+    pub fn load(path: &Path) -> Result<Experiment, CliError> {
+        let source = path.display().to_string();
+        let bad = |field: &str, problem: String| CliError::Input(format!("{source}: {field}: {problem}"));
+        let (file, text) = ExperimentFile::parse(path)?;
         let sweep_keys = sweep_columns(&file);
         let mut runs = Vec::new();
         for (si, scene) in file.scenes.iter().enumerate() {
@@ -308,22 +339,48 @@ impl Experiment {
                 }
             }
         }
-        if let Some(c) = &file.convergence {
-            if c.frame < 2 || c.frame > file.frames {
-                return Err(bad("convergence.frame", format!("{} must be in 2..={}", c.frame, file.frames)));
-            }
-            if solverlab_solvers::preset(&c.reference).is_none() {
-                return Err(bad("convergence.reference", format!("unknown preset `{}`", c.reference)));
-            }
-            if c.caps.as_ref().is_some_and(|caps| caps.is_empty() || caps.contains(&0)) {
-                return Err(bad("convergence.caps", "needs iteration caps of at least 1".into()));
-            }
-        }
-        for (k, f) in file.figures.iter().enumerate() {
-            f.validate(&file).map_err(|p| bad(&format!("figure[{k}] ({})", f.name), p))?;
-        }
+        file.check_figures(path)?;
         Ok(Experiment { file, text, runs })
     }
+}
+
+/// Parses `--shard I/N`: the I-th (1-based) of N shards.
+pub fn parse_shard(s: &str) -> Result<(usize, usize), String> {
+    let form = || format!("{s}: give I/N, the I-th of N shards, with 1 ≤ I ≤ N (for example 2/8)");
+    let (i, n) = s.split_once('/').ok_or_else(form)?;
+    let (i, n): (usize, usize) = (i.trim().parse().map_err(|_| form())?, n.trim().parse().map_err(|_| form())?);
+    if n == 0 || i == 0 || i > n {
+        return Err(form());
+    }
+    Ok((i, n))
+}
+
+/// A run's estimated cost, for balancing shards: frames × substeps × (particles, plus
+/// constraints, plus 6 per rigid body, plus 1). Iteration counts and contact counts are left out, so it balances
+/// sweeps over size, frames and substeps well and sweeps over iterations only roughly.
+fn cost(run: &RunConfig) -> u128 {
+    let size = run.scene.particles.len() + run.scene.constraints.len() + 6 * run.scene.rigid.len() + 1;
+    u128::from(run.frames) * u128::from(run.substeps) * size as u128
+}
+
+/// The runs of shard `i` of `n` (1-based), ascending. Shards are disjoint and cover every run;
+/// they are balanced by estimated cost ([`cost`]): runs are dealt, most expensive first, to the
+/// shard with the least cost so far (ties to the lower index), so every process computes the
+/// same split.
+pub fn shard_runs(exp: &Experiment, i: usize, n: usize) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..exp.runs.len()).collect();
+    order.sort_by_key(|&k| (std::cmp::Reverse(cost(&exp.runs[k])), k));
+    let mut load = vec![0u128; n];
+    let mut mine = Vec::new();
+    for k in order {
+        let s = (0..n).min_by_key(|&s| (load[s], s)).expect("n ≥ 1");
+        load[s] += cost(&exp.runs[k]);
+        if s + 1 == i {
+            mine.push(k);
+        }
+    }
+    mine.sort_unstable();
+    mine
 }
 
 /// The Cartesian product of the sweeps, in key order.
@@ -361,287 +418,181 @@ fn describe(combo: &[(String, toml::Value)]) -> String {
     }
 }
 
-/// One trace row: frame, substep, the iteration report.
-pub type TraceRow = (u64, u32, IterationReport);
-
-/// Records every iteration of every step.
-struct TraceRecorder {
-    keep: bool,
-    limit: usize,
-    violation: bool,
-    frame: u64,
-    substep: u32,
-    rows: Vec<TraceRow>,
+/// Kinds of figure.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum FigureKind {
+    /// Line charts.
+    #[default]
+    Lines,
+    /// Scene drawings.
+    Snapshots,
+    /// Performance profile.
+    Profile,
 }
 
-impl Observer for TraceRecorder {
-    fn wants_violation(&self) -> bool {
-        self.violation
-    }
-    fn begin_step(&mut self, frame: u64, substep: u32) {
-        (self.frame, self.substep) = (frame, substep);
-    }
-    fn iteration(&mut self, r: &IterationReport) {
-        if self.keep && r.iteration <= self.limit {
-            self.rows.push((self.frame, self.substep, *r));
+/// How rows sharing a series and an `x` are combined.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Reduce {
+    /// The row with the largest frame (or the last row).
+    Last,
+    /// Mean.
+    Mean,
+    /// Median.
+    Median,
+    /// Maximum.
+    Max,
+    /// Minimum.
+    Min,
+}
+
+/// A string or a list of strings.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+pub enum OneOrMany {
+    /// One.
+    One(String),
+    /// Many.
+    Many(Vec<String>),
+}
+
+impl OneOrMany {
+    pub(crate) fn list(&self) -> Vec<String> {
+        match self {
+            OneOrMany::One(s) => vec![s.clone()],
+            OneOrMany::Many(v) => v.clone(),
         }
     }
 }
 
-/// One row of convergence.csv.
-#[derive(Clone, Debug)]
-pub struct ConvergenceRow {
-    /// Iteration cap.
-    pub cap: u64,
-    /// Iterations the solver reported.
-    pub iterations: usize,
-    /// RMS over particles of `|x − x_ref|` (m).
-    pub error_rms: f64,
-    /// Max over particles of `|x − x_ref|` (m).
-    pub error_max: f64,
-    /// The common position violation after the step (m).
-    pub violation: f64,
-    /// Wall time of the measured solve (s).
-    pub seconds: f64,
+/// One `[[figure]]`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FigureSpec {
+    /// File stem.
+    pub name: String,
+    /// Title.
+    #[serde(default)]
+    pub title: String,
+    /// Kind (default `lines`).
+    #[serde(default)]
+    pub kind: FigureKind,
+    /// Table: steps, runs, trace, convergence, frozen_trace (default steps).
+    #[serde(default = "steps")]
+    pub table: String,
+    /// x column.
+    #[serde(default)]
+    pub x: String,
+    /// y columns, one panel each.
+    pub y: Option<OneOrMany>,
+    /// Series columns (default `label`).
+    pub series: Option<OneOrMany>,
+    /// A column whose values split panels.
+    pub panels: Option<String>,
+    /// Logarithmic x.
+    #[serde(default)]
+    pub logx: bool,
+    /// Logarithmic y.
+    #[serde(default)]
+    pub logy: bool,
+    /// Aggregation.
+    pub reduce: Option<Reduce>,
+    /// Log-log slope in the legend.
+    #[serde(default)]
+    pub fit: bool,
+    /// Equality filters.
+    #[serde(default)]
+    pub filter: BTreeMap<String, toml::Value>,
+    /// Frame window `[first, last]`.
+    pub frames: Option<[u64; 2]>,
+    /// Snapshot frames.
+    #[serde(default)]
+    pub at: Vec<u64>,
+    /// Snapshot animation.
+    #[serde(default)]
+    pub animate: bool,
+    /// Profile metric column (lower is better).
+    pub metric: Option<String>,
+    /// Profile problem columns (default `scene` and every sweep column not starting `solver.`).
+    pub problem: Option<Vec<String>>,
+    /// Panels per row (default 2).
+    pub columns: Option<usize>,
+    /// PNG pixels per SVG pixel, 1 to 4 (default 1; the SVG is the print version).
+    pub png_scale: Option<u32>,
+    /// Adds an analytic series: `incline` draws Coulomb's `a = g·max(0, sin θ − μ cos θ)` against
+    /// x = `scene.angle` (degrees), with μ from the first scene's `friction` (default 0.5);
+    /// `spring` draws the undamped oscillator of the `spring` scene,
+    /// `x(t) = rest + (start − rest)·cos(t/√(m·α))`, from the first scene's parameters.
+    pub analytic: Option<String>,
 }
 
-/// What one run produced.
-pub struct RunOutput {
-    /// Frame reports, frame 0 first.
-    pub steps: Vec<FrameReport>,
-    /// Iteration reports.
-    pub trace: Vec<TraceRow>,
-    /// Positions and rigid-body states at the requested frames.
-    pub positions: Vec<(u64, Vec<Vec3>, Vec<solverlab_core::rigid::RigidState>)>,
-    /// Rigid-body contacts with their forces at the requested frames (scenes with rigid bodies).
-    pub contacts: Vec<(u64, Vec<solverlab_core::rigid::ContactForce>)>,
-    /// `ok`, `diverged` or `interrupted`.
-    pub status: String,
-    /// The divergence message.
-    pub error: String,
-    /// Hash of the final state.
-    pub hash: String,
-    /// The frozen-state study.
-    pub convergence: Vec<ConvergenceRow>,
-    /// Iterations of the frozen step with the solver's own settings, with the violation.
-    pub frozen_trace: Vec<IterationReport>,
-    /// Multipliers `(row id, λ)` at the recorded frames, with the step `h`.
-    pub forces: Vec<(u64, Vec<(u64, f64)>)>,
+fn steps() -> String {
+    "steps".into()
 }
 
-/// A cap as a configuration's count (caps beyond `u32::MAX` saturate).
-fn cap32(k: u64) -> u32 {
-    u32::try_from(k).unwrap_or(u32::MAX)
-}
-
-/// Caps a solver's iteration count at `k` and turns its tolerance off, so that it runs exactly
-/// the cap: relax and PGS sweeps; CG iterations summed over the step's Newton iterations (a
-/// budget); the direct solver ignores caps.
-pub fn with_cap(config: &SolverConfig, k: u64) -> SolverConfig {
-    let mut c = config.clone();
-    match &mut c {
-        SolverConfig::Relax(r) => {
-            r.iterations = cap32(k);
-            r.tolerance = 0.0;
+impl FigureSpec {
+    /// Checks names, tables and columns against the experiment.
+    pub fn validate(&self, file: &ExperimentFile) -> Result<(), String> {
+        if self.name.is_empty() || self.name.contains('/') {
+            return Err("name: must be a plain file stem".into());
         }
-        SolverConfig::Pgs(p) => {
-            p.iterations = cap32(k);
-            p.tolerance = 0.0;
+        if let Some(k) = self.png_scale.filter(|k| !(1..=4).contains(k)) {
+            return Err(format!("png_scale: {k} must be 1, 2, 3 or 4"));
         }
-        SolverConfig::Cg(g) => {
-            g.cg_budget = cap32(k);
-            g.tolerance = 0.0;
-            g.outer_iterations = g.outer_iterations.max(cap32(k));
-        }
-        SolverConfig::Direct(_) => {}
-    }
-    c
-}
-
-fn predicted(scene: &Scene, state: &State, h: f64) -> State {
-    let mut s = state.clone();
-    solverlab_core::integrate::predict(scene, &solverlab_core::integrate::kinematic_pins(scene), &mut s, h);
-    s
-}
-
-/// The reference trajectory's states at the start of frames F−1 and F, and the reference
-/// solver's answer for the first step of frame F from that state.
-fn reference_states(run: &RunConfig, spec: &ConvergenceSpec) -> Result<(State, State, State), String> {
-    let preset = solverlab_solvers::preset(&spec.reference).expect("validated");
-    let mut solver = solverlab_solvers::build(&preset.config, "reference").map_err(|e| e.to_string())?;
-    let mut sim =
-        Simulation::new(&run.scene, solver.as_mut(), run.scene.dt, run.substeps).map_err(|e| e.to_string())?;
-    for _ in 1..spec.frame - 1 {
-        sim.step_frame(&mut NullObserver).map_err(|e| e.to_string())?;
-    }
-    let before = sim.state.clone();
-    sim.step_frame(&mut NullObserver).map_err(|e| e.to_string())?;
-    let at = sim.state.clone();
-    let h = sim.h();
-    drop(sim);
-    let mut exact = predicted(&run.scene, &at, h);
-    let mut reference = solverlab_solvers::build(&preset.config, "reference").map_err(|e| e.to_string())?;
-    reference.prepare(&run.scene).map_err(|e| e.to_string())?;
-    reference.solve(&StepContext { scene: &run.scene, h }, &mut exact, &mut NullObserver).map_err(|e| e.to_string())?;
-    Ok((before, at, exact))
-}
-
-/// How far `state` is from the reference answer, one distance per particle and per rigid body
-/// (m): a particle's displacement; a body's centre displacement plus its bounding radius times
-/// the angle between the two orientations (a bound on how far any point of it is off).
-fn errors(scene: &Scene, state: &State, reference: &State) -> Vec<f64> {
-    let particles = state.x.iter().zip(&reference.x).map(|(a, b)| (a - b).norm());
-    let bodies = scene
-        .rigid
-        .iter()
-        .zip(state.rigid.iter().zip(&reference.rigid))
-        .map(|(body, (a, b))| (a.x - b.x).norm() + body.shape.bounding_radius() * (a.q.inverse() * b.q).angle());
-    particles.chain(bodies).collect()
-}
-
-/// The frozen-state study of one run: prime on the step from `before`, then solve the step from
-/// `at`, once per cap and once with the solver's own settings (traced).
-fn convergence(run: &RunConfig, spec: &ConvergenceSpec) -> Result<(Vec<ConvergenceRow>, Vec<IterationReport>), String> {
-    let (before, at, reference) = reference_states(run, spec)?;
-    let h = run.scene.dt / run.substeps as f64;
-    let ctx = StepContext { scene: &run.scene, h };
-    let caps: Vec<u64> = spec.caps.clone().unwrap_or_else(|| (0..=8).map(|p| 1u64 << p).collect());
-    let solve = |config: &SolverConfig, observer: &mut dyn Observer| -> Result<(State, usize, f64, f64), String> {
-        let mut solver = solverlab_solvers::build(config, &run.label).map_err(|e| e.to_string())?;
-        solver.prepare(&run.scene).map_err(|e| e.to_string())?;
-        let mut prime = predicted(&run.scene, &before, h);
-        solver.solve(&ctx, &mut prime, &mut NullObserver).map_err(|e| e.to_string())?;
-        let mut state = predicted(&run.scene, &at, h);
-        let t = Instant::now();
-        let info = solver.solve(&ctx, &mut state, observer).map_err(|e| e.to_string())?;
-        let seconds = t.elapsed().as_secs_f64();
-        let lambda = |j: usize, axis: usize| solver.multiplier(constraint_row_id(j, axis));
-        let v = violation(&run.scene, &state.x, state.time, h, &lambda)
-            .max(solverlab_core::metrics::rigid_violation(&run.scene, &state.rigid));
-        Ok((state, info.iterations, seconds, v))
-    };
-    let mut rows = Vec::new();
-    for &cap in &caps {
-        let (state, iterations, seconds, violation) = solve(&with_cap(&run.solver, cap), &mut NullObserver)?;
-        let d = errors(&run.scene, &state, &reference);
-        rows.push(ConvergenceRow {
-            cap,
-            iterations,
-            error_rms: (d.iter().map(|x| x * x).sum::<f64>() / d.len().max(1) as f64).sqrt(),
-            error_max: d.iter().copied().fold(0.0, f64::max),
-            violation,
-            seconds,
-        });
-    }
-    let mut recorder = TraceRecorder {
-        keep: true,
-        limit: usize::MAX,
-        violation: true,
-        frame: spec.frame,
-        substep: 1,
-        rows: Vec::new(),
-    };
-    solve(&run.solver, &mut recorder)?;
-    Ok((rows, recorder.rows.into_iter().map(|(_, _, r)| r).collect()))
-}
-
-/// Runs one configuration to the end (or to a divergence or an interruption).
-pub fn execute(
-    run: &RunConfig,
-    exp: &ExperimentFile,
-    position_frames: &[u64],
-    bar: &indicatif::ProgressBar,
-) -> RunOutput {
-    let mut solver = match solverlab_solvers::build(&run.solver, &run.label) {
-        Ok(s) => s,
-        Err(e) => unreachable!("validated before running: {e}"),
-    };
-    let scene = &run.scene;
-    let mut recorder = TraceRecorder {
-        keep: exp.trace,
-        limit: exp.trace_iterations.unwrap_or(usize::MAX),
-        violation: false,
-        frame: 0,
-        substep: 0,
-        rows: Vec::new(),
-    };
-    let mut out = RunOutput {
-        steps: Vec::new(),
-        trace: Vec::new(),
-        positions: Vec::new(),
-        status: "ok".into(),
-        error: String::new(),
-        hash: String::new(),
-        convergence: Vec::new(),
-        frozen_trace: Vec::new(),
-        forces: Vec::new(),
-        contacts: Vec::new(),
-    };
-    let mut sim = match Simulation::new(scene, solver.as_mut(), scene.dt, run.substeps) {
-        Ok(s) => s,
-        Err(e) => {
-            out.status = "failed".into();
-            out.error = e.to_string();
-            return out;
-        }
-    };
-    out.steps.push(sim.report_now());
-    if position_frames.contains(&0) {
-        out.positions.push((0, sim.state.x.clone(), sim.state.rigid.clone()));
-    }
-    for _ in 0..run.frames {
-        if INTERRUPTED.load(Ordering::Relaxed) {
-            out.status = "interrupted".into();
-            break;
-        }
-        match sim.step_frame(&mut recorder) {
-            Ok(r) => {
-                if position_frames.contains(&r.frame) {
-                    out.positions.push((r.frame, sim.state.x.clone(), sim.state.rigid.clone()));
-                    if scene.has_rigid() {
-                        let mut c = Vec::new();
-                        sim.solver().rigid_contacts(&mut c);
-                        out.contacts.push((r.frame, c));
-                    }
+        match self.kind {
+            FigureKind::Snapshots => {
+                if self.at.is_empty() {
+                    return Err("at: a snapshot figure needs frames, e.g. at = [0, 60]".into());
                 }
-                if exp.forces_every.is_some_and(|n| r.frame % n == 0) {
-                    let mut m = Vec::new();
-                    sim.solver().multipliers(&mut m);
-                    out.forces.push((r.frame, m));
+                if let Some(f) = self.at.iter().find(|&&f| f > file.frames) {
+                    return Err(format!("at: frame {f} is past the last frame {}", file.frames));
                 }
-                out.steps.push(r);
-                bar.inc(1);
+                return Ok(());
             }
-            Err(e) => {
-                out.status = "diverged".into();
-                out.error = e.to_string();
-                break;
+            FigureKind::Profile => {
+                let metric = self.metric.as_deref().ok_or("metric: a profile needs a metric column")?;
+                if !crate::tables::FIGURE_TABLES.contains(&self.table.as_str())
+                    || !columns_of(&self.table, &sweep_columns(file)).iter().any(|c| c == metric)
+                {
+                    return Err(format!("metric: no column `{metric}` in table `{}`", self.table));
+                }
+                return Ok(());
+            }
+            FigureKind::Lines => {}
+        }
+        if !crate::tables::FIGURE_TABLES.contains(&self.table.as_str()) {
+            return Err(format!("table: `{}` is not one of {}", self.table, crate::tables::FIGURE_TABLES.join(", ")));
+        }
+        let cols = columns_of(&self.table, &sweep_columns(file));
+        let has = |c: &str| cols.iter().any(|x| x == c);
+        if !has(&self.x) {
+            return Err(format!("x: no column `{}` in table `{}` (columns: {})", self.x, self.table, cols.join(", ")));
+        }
+        let ys = self.y.as_ref().map(OneOrMany::list).unwrap_or_default();
+        if ys.is_empty() {
+            return Err("y: at least one column is needed".into());
+        }
+        if let Some(a) = &self.analytic {
+            let known = (a == "spring" && self.x == "time") || (a == "incline" && self.x == "scene.angle");
+            if !known {
+                return Err(
+                    "analytic: \"spring\" against x = \"time\" and \"incline\" against x = \"scene.angle\" are known"
+                        .into(),
+                );
             }
         }
-    }
-    out.hash = hex(state_hash(&sim.state));
-    drop(sim);
-    out.trace = recorder.rows;
-    if let (Some(spec), "ok") = (&exp.convergence, out.status.as_str()) {
-        match convergence(run, spec) {
-            Ok((rows, trace)) => (out.convergence, out.frozen_trace) = (rows, trace),
-            Err(e) => {
-                out.status = "diverged".into();
-                out.error = format!("convergence study: {e}");
+        for c in ys
+            .iter()
+            .chain(self.series.as_ref().map(OneOrMany::list).unwrap_or_default().iter())
+            .chain(self.filter.keys())
+        {
+            if !has(c) {
+                return Err(format!("no column `{c}` in table `{}` (columns: {})", self.table, cols.join(", ")));
             }
         }
+        Ok(())
     }
-    out
-}
-
-/// Runs every configuration on all cores, in a deterministic order of results.
-pub fn run_all(exp: &Experiment, position_frames: &[u64]) -> Vec<RunOutput> {
-    let total: u64 = exp.runs.iter().map(|r| r.frames).sum();
-    let bar = crate::progress_bar(total, &format!("{} ({} runs)", exp.file.name, exp.runs.len()));
-    let outputs: Vec<RunOutput> =
-        exp.runs.par_iter().map(|run| execute(run, &exp.file, position_frames, &bar)).collect();
-    bar.finish_and_clear();
-    outputs
 }
 
 /// The results directory of an experiment.

@@ -1,0 +1,364 @@
+//! Running one resolved run: the frame loop, what is recorded on the way, and the frozen-state
+//! convergence study.
+//!
+//! [`execute`] drives a [`Simulation`] and hands everything it records to a [`Sink`] as it
+//! happens (the results writer is the only one); it keeps in memory only the per-frame reports
+//! that the run's summary statistics need. It never touches a file itself.
+
+use std::time::Instant;
+
+use solverlab_core::hash::{hex, state_hash};
+use solverlab_core::metrics::violation;
+use solverlab_core::rigid::{ContactForce, RigidState};
+use solverlab_core::rows::constraint_row_id;
+use solverlab_core::sim::{FrameReport, Simulation};
+use solverlab_core::solver::{IterationReport, Observer};
+use solverlab_core::{NullObserver, Scene, State, StepContext, Vec3};
+use solverlab_solvers::SolverConfig;
+
+use crate::spec::{ConvergenceSpec, RunConfig};
+use crate::INTERRUPTED;
+
+/// What a run records besides its frame reports.
+#[derive(Clone, Debug, Default)]
+pub struct Recording {
+    /// Record every inner iteration (trace.csv).
+    pub trace: bool,
+    /// Keep only the first this many iterations of each (outer) solve.
+    pub trace_iterations: Option<usize>,
+    /// Compute the common violation after every iteration (trace column `violation`).
+    pub violation: bool,
+    /// Frames whose positions (with bodies and rigid contacts) are recorded.
+    pub positions: Frames,
+    /// Record the constraint forces every this many frames.
+    pub forces_every: Option<u64>,
+    /// Write every this many frames' steps.csv row (and the last one's); default 1.
+    pub steps_every: Option<u64>,
+}
+
+/// A set of frames.
+#[derive(Clone, Debug, Default)]
+pub enum Frames {
+    /// None.
+    #[default]
+    None,
+    /// Every this many frames, from frame 0.
+    Every(u64),
+    /// These frames.
+    At(Vec<u64>),
+}
+
+impl Frames {
+    /// Whether `frame` is in the set.
+    pub fn contains(&self, frame: u64) -> bool {
+        match self {
+            Frames::None => false,
+            Frames::Every(n) => *n > 0 && frame.is_multiple_of(*n),
+            Frames::At(list) => list.contains(&frame),
+        }
+    }
+}
+
+/// Where a run's records go, as they happen. A failed write stops the run.
+pub trait Sink {
+    /// One inner iteration of the (sub)step `substep` of `frame`.
+    fn trace(&mut self, frame: u64, substep: u32, r: &IterationReport) -> std::io::Result<()>;
+    /// One frame's report for steps.csv (frame 0 is the initial state).
+    fn step(&mut self, r: &FrameReport) -> std::io::Result<()>;
+    /// The particles and rigid bodies at a recorded frame.
+    fn positions(&mut self, frame: u64, x: &[Vec3], rigid: &[RigidState]) -> std::io::Result<()>;
+    /// The rigid contacts with their forces at a recorded frame.
+    fn contacts(&mut self, frame: u64, contacts: &[ContactForce]) -> std::io::Result<()>;
+    /// The multipliers `(row id, λ)` of a recorded frame, with the (sub)step `h`.
+    fn forces(&mut self, frame: u64, multipliers: &[(u64, f64)], h: f64) -> std::io::Result<()>;
+}
+
+/// How a run ended, with what its summary needs.
+pub struct RunSummary {
+    /// `ok`, `diverged`, `failed` or `interrupted`.
+    pub status: String,
+    /// Why it diverged or failed.
+    pub error: String,
+    /// Hash of the final state.
+    pub hash: String,
+    /// Every frame's report, frame 0 first.
+    pub steps: Vec<FrameReport>,
+    /// The frozen-state study.
+    pub convergence: Vec<ConvergenceRow>,
+    /// Iterations of the frozen step with the solver's own settings, with the violation.
+    pub frozen_trace: Vec<IterationReport>,
+}
+
+/// Passes a frame's iterations to the sink.
+struct TraceTo<'a> {
+    sink: &'a mut dyn Sink,
+    keep: bool,
+    limit: usize,
+    violation: bool,
+    frame: u64,
+    substep: u32,
+    error: Option<std::io::Error>,
+}
+
+impl Observer for TraceTo<'_> {
+    fn wants_violation(&self) -> bool {
+        self.violation
+    }
+    fn begin_step(&mut self, frame: u64, substep: u32) {
+        (self.frame, self.substep) = (frame, substep);
+    }
+    fn iteration(&mut self, r: &IterationReport) {
+        if self.keep && r.iteration <= self.limit && self.error.is_none() {
+            if let Err(e) = self.sink.trace(self.frame, self.substep, r) {
+                self.error = Some(e);
+            }
+        }
+    }
+}
+
+/// Collects the iterations of one solve (the frozen-state study's trace).
+#[derive(Default)]
+struct Collect {
+    rows: Vec<IterationReport>,
+}
+
+impl Observer for Collect {
+    fn wants_violation(&self) -> bool {
+        true
+    }
+    fn iteration(&mut self, r: &IterationReport) {
+        self.rows.push(*r);
+    }
+}
+
+/// One row of convergence.csv.
+#[derive(Clone, Debug)]
+pub struct ConvergenceRow {
+    /// Iteration cap.
+    pub cap: u64,
+    /// Iterations the solver reported.
+    pub iterations: usize,
+    /// RMS over particles of `|x − x_ref|` (m).
+    pub error_rms: f64,
+    /// Max over particles of `|x − x_ref|` (m).
+    pub error_max: f64,
+    /// The common position violation after the step (m).
+    pub violation: f64,
+    /// Wall time of the measured solve (s).
+    pub seconds: f64,
+}
+
+/// A cap as a configuration's count (caps beyond `u32::MAX` saturate).
+fn cap32(k: u64) -> u32 {
+    u32::try_from(k).unwrap_or(u32::MAX)
+}
+
+/// Caps a solver's iteration count at `k` and turns its tolerance off, so that it runs exactly
+/// the cap: relax and PGS sweeps; CG iterations summed over the step's Newton iterations (a
+/// budget); the direct solver ignores caps.
+pub fn with_cap(config: &SolverConfig, k: u64) -> SolverConfig {
+    let mut c = config.clone();
+    match &mut c {
+        SolverConfig::Relax(r) => {
+            r.iterations = cap32(k);
+            r.tolerance = 0.0;
+        }
+        SolverConfig::Pgs(p) => {
+            p.iterations = cap32(k);
+            p.tolerance = 0.0;
+        }
+        SolverConfig::Cg(g) => {
+            g.cg_budget = cap32(k);
+            g.tolerance = 0.0;
+            g.outer_iterations = g.outer_iterations.max(cap32(k));
+        }
+        SolverConfig::Direct(_) => {}
+    }
+    c
+}
+
+fn predicted(scene: &Scene, state: &State, h: f64) -> State {
+    let mut s = state.clone();
+    solverlab_core::integrate::predict(scene, &solverlab_core::integrate::kinematic_pins(scene), &mut s, h);
+    s
+}
+
+/// The reference trajectory's states at the start of frames F−1 and F, and the reference
+/// solver's answer for the first step of frame F from that state.
+fn reference_states(run: &RunConfig, spec: &ConvergenceSpec) -> Result<(State, State, State), String> {
+    let preset = solverlab_solvers::preset(&spec.reference).expect("validated");
+    let mut solver = solverlab_solvers::build(&preset.config, "reference").map_err(|e| e.to_string())?;
+    let mut sim =
+        Simulation::new(&run.scene, solver.as_mut(), run.scene.dt, run.substeps).map_err(|e| e.to_string())?;
+    for _ in 1..spec.frame - 1 {
+        sim.step_frame(&mut NullObserver).map_err(|e| e.to_string())?;
+    }
+    let before = sim.state.clone();
+    sim.step_frame(&mut NullObserver).map_err(|e| e.to_string())?;
+    let at = sim.state.clone();
+    let h = sim.h();
+    drop(sim);
+    let mut exact = predicted(&run.scene, &at, h);
+    let mut reference = solverlab_solvers::build(&preset.config, "reference").map_err(|e| e.to_string())?;
+    reference.prepare(&run.scene).map_err(|e| e.to_string())?;
+    reference.solve(&StepContext { scene: &run.scene, h }, &mut exact, &mut NullObserver).map_err(|e| e.to_string())?;
+    Ok((before, at, exact))
+}
+
+/// How far `state` is from the reference answer, one distance per particle and per rigid body
+/// (m): a particle's displacement; a body's centre displacement plus its bounding radius times
+/// the angle between the two orientations (a bound on how far any point of it is off).
+fn errors(scene: &Scene, state: &State, reference: &State) -> Vec<f64> {
+    let particles = state.x.iter().zip(&reference.x).map(|(a, b)| (a - b).norm());
+    let bodies = scene
+        .rigid
+        .iter()
+        .zip(state.rigid.iter().zip(&reference.rigid))
+        .map(|(body, (a, b))| (a.x - b.x).norm() + body.shape.bounding_radius() * (a.q.inverse() * b.q).angle());
+    particles.chain(bodies).collect()
+}
+
+/// The frozen-state study of one run: prime on the step from `before`, then solve the step from
+/// `at`, once per cap and once with the solver's own settings (traced).
+fn convergence(run: &RunConfig, spec: &ConvergenceSpec) -> Result<(Vec<ConvergenceRow>, Vec<IterationReport>), String> {
+    let (before, at, reference) = reference_states(run, spec)?;
+    let h = run.scene.dt / run.substeps as f64;
+    let ctx = StepContext { scene: &run.scene, h };
+    let caps: Vec<u64> = spec.caps.clone().unwrap_or_else(|| (0..=8).map(|p| 1u64 << p).collect());
+    let solve = |config: &SolverConfig, observer: &mut dyn Observer| -> Result<(State, usize, f64, f64), String> {
+        let mut solver = solverlab_solvers::build(config, &run.label).map_err(|e| e.to_string())?;
+        solver.prepare(&run.scene).map_err(|e| e.to_string())?;
+        let mut prime = predicted(&run.scene, &before, h);
+        solver.solve(&ctx, &mut prime, &mut NullObserver).map_err(|e| e.to_string())?;
+        let mut state = predicted(&run.scene, &at, h);
+        let t = Instant::now();
+        let info = solver.solve(&ctx, &mut state, observer).map_err(|e| e.to_string())?;
+        let seconds = t.elapsed().as_secs_f64();
+        let lambda = |j: usize, axis: usize| solver.multiplier(constraint_row_id(j, axis));
+        let v = violation(&run.scene, &state.x, state.time, h, &lambda)
+            .max(solverlab_core::metrics::rigid_violation(&run.scene, &state.rigid));
+        Ok((state, info.iterations, seconds, v))
+    };
+    let mut rows = Vec::new();
+    for &cap in &caps {
+        let (state, iterations, seconds, violation) = solve(&with_cap(&run.solver, cap), &mut NullObserver)?;
+        let d = errors(&run.scene, &state, &reference);
+        rows.push(ConvergenceRow {
+            cap,
+            iterations,
+            error_rms: (d.iter().map(|x| x * x).sum::<f64>() / d.len().max(1) as f64).sqrt(),
+            error_max: d.iter().copied().fold(0.0, f64::max),
+            violation,
+            seconds,
+        });
+    }
+    let mut recorder = Collect::default();
+    solve(&run.solver, &mut recorder)?;
+    Ok((rows, recorder.rows))
+}
+
+/// Runs one configuration to the end (or to a divergence or an interruption), handing what
+/// `recording` asks for to `sink` and calling `progress` after every frame. Only a failed write
+/// to the sink is an error; a divergence is the summary's status.
+pub fn execute(
+    run: &RunConfig,
+    recording: &Recording,
+    study: Option<&ConvergenceSpec>,
+    sink: &mut dyn Sink,
+    progress: &(dyn Fn() + Sync),
+) -> std::io::Result<RunSummary> {
+    let mut out = RunSummary {
+        status: "ok".into(),
+        error: String::new(),
+        hash: String::new(),
+        steps: Vec::new(),
+        convergence: Vec::new(),
+        frozen_trace: Vec::new(),
+    };
+    let mut solver = match solverlab_solvers::build(&run.solver, &run.label) {
+        Ok(s) => s,
+        Err(e) => {
+            out.status = "failed".into();
+            out.error = e.to_string();
+            return Ok(out);
+        }
+    };
+    let scene = &run.scene;
+    let mut sim = match Simulation::new(scene, solver.as_mut(), scene.dt, run.substeps) {
+        Ok(s) => s,
+        Err(e) => {
+            out.status = "failed".into();
+            out.error = e.to_string();
+            return Ok(out);
+        }
+    };
+    let steps_every = recording.steps_every.unwrap_or(1).max(1);
+    let first = sim.report_now();
+    sink.step(&first)?;
+    out.steps.push(first);
+    if recording.positions.contains(0) {
+        sink.positions(0, &sim.state.x, &sim.state.rigid)?;
+    }
+    let mut contacts = Vec::new();
+    let mut multipliers = Vec::new();
+    for _ in 0..run.frames {
+        if INTERRUPTED.load(std::sync::atomic::Ordering::Relaxed) {
+            out.status = "interrupted".into();
+            break;
+        }
+        let mut observer = TraceTo {
+            sink: &mut *sink,
+            keep: recording.trace,
+            limit: recording.trace_iterations.unwrap_or(usize::MAX),
+            violation: recording.violation,
+            frame: 0,
+            substep: 0,
+            error: None,
+        };
+        let result = sim.step_frame(&mut observer);
+        if let Some(e) = observer.error.take() {
+            return Err(e);
+        }
+        match result {
+            Ok(r) => {
+                if r.frame % steps_every == 0 {
+                    sink.step(&r)?;
+                }
+                if recording.positions.contains(r.frame) {
+                    sink.positions(r.frame, &sim.state.x, &sim.state.rigid)?;
+                    if scene.has_rigid() {
+                        sim.solver().rigid_contacts(&mut contacts);
+                        sink.contacts(r.frame, &contacts)?;
+                    }
+                }
+                if recording.forces_every.is_some_and(|n| r.frame % n == 0) {
+                    sim.solver().multipliers(&mut multipliers);
+                    sink.forces(r.frame, &multipliers, sim.h())?;
+                }
+                out.steps.push(r);
+                progress();
+            }
+            Err(e) => {
+                out.status = "diverged".into();
+                out.error = e.to_string();
+                break;
+            }
+        }
+    }
+    // The last frame's row is always written.
+    if let Some(last) = out.steps.last().filter(|r| r.frame % steps_every != 0) {
+        sink.step(last)?;
+    }
+    out.hash = hex(state_hash(&sim.state));
+    drop(sim);
+    if let (Some(spec), "ok") = (study, out.status.as_str()) {
+        match convergence(run, spec) {
+            Ok((rows, trace)) => (out.convergence, out.frozen_trace) = (rows, trace),
+            Err(e) => {
+                out.status = "diverged".into();
+                out.error = format!("convergence study: {e}");
+            }
+        }
+    }
+    Ok(out)
+}

@@ -1,0 +1,230 @@
+//! Every table solverlab writes, in one place: the columns of each CSV and the functions that
+//! turn a frame report, a trace row, a body, a contact or a force into a row of it.
+//!
+//! An experiment's tables start with [`RUN_COLUMNS`] and one column per sweep key; `simulate`
+//! writes the same tables without them (its files hold one run).
+
+use solverlab_core::sim::FrameReport;
+use solverlab_core::solver::IterationReport;
+use solverlab_core::Scene;
+
+use crate::output::num;
+
+/// Columns of `steps.csv`. `violation` is the common yardstick of every family
+/// (`solverlab_core::metrics::violation`, m); `residual` is each family's own (relax: m,
+/// PGS: m/s, CG and direct: relative, dimensionless); `max_violation` and `rms_violation` are the
+/// geometric `|C|` of equality rows alone; `support_force` is the total normal force of the world
+/// colliders (N).
+#[rustfmt::skip]
+pub const STEP_COLUMNS: [&str; 29] = [
+    "frame", "time", "iterations", "outer_iterations", "residual", "converged", "violation", "max_violation",
+    "rms_violation", "max_penetration", "max_stretch", "kinetic_energy", "potential_energy", "momentum_x",
+    "momentum_y", "momentum_z", "angular_momentum_x", "angular_momentum_y", "angular_momentum_z", "com_x", "com_y", "com_z", "rms_speed", "body_drift", "top_drift", "in_place",
+    "support_force", "solve_seconds", "integrate_seconds",
+];
+
+/// Columns of `trace.csv`.
+pub const TRACE_COLUMNS: [&str; 8] =
+    ["frame", "substep", "outer", "iteration", "residual", "residual_rms", "delta_lambda", "violation"];
+
+/// The `steps.csv` fields of one frame report.
+pub fn step_fields(r: &FrameReport) -> Vec<String> {
+    let m = &r.metrics;
+    vec![
+        r.frame.to_string(),
+        num(r.time),
+        r.iterations.to_string(),
+        r.outer_iterations.to_string(),
+        num(r.residual),
+        (r.converged as u8).to_string(),
+        num(m.violation),
+        num(m.max_violation),
+        num(m.rms_violation),
+        num(m.max_penetration),
+        num(m.max_stretch),
+        num(m.kinetic_energy),
+        num(m.potential_energy),
+        num(m.momentum.x),
+        num(m.momentum.y),
+        num(m.momentum.z),
+        num(m.angular_momentum.x),
+        num(m.angular_momentum.y),
+        num(m.angular_momentum.z),
+        num(m.com.x),
+        num(m.com.y),
+        num(m.com.z),
+        num(m.rms_speed),
+        num(m.body_drift),
+        num(m.top_drift),
+        (m.in_place as u8).to_string(),
+        num(r.support_force),
+        num(r.solve_seconds),
+        num(r.integrate_seconds),
+    ]
+}
+
+/// Columns every table starts with; then one per sweep key.
+pub const RUN_COLUMNS: [&str; 4] = ["run", "scene", "label", "family"];
+
+/// The rest of runs.csv: one row per run, timing statistics after the warm-up frames.
+/// `unconverged_frames` counts frames that ended above the solver's tolerance (their reasons are
+/// in meta.json); `final_violation` and `peak_violation` are the common violation at the last
+/// frame and its largest value over the run (m); `final_support_force` is the world colliders'
+/// total normal force at the last frame (N). Stack columns (see `solverlab_core::metrics`):
+/// `jitter` is the RMS of `rms_speed` over the settled window, the second half of the completed
+/// frames (m/s); `max_body_drift` and `max_top_drift` are the largest drifts over the run (m);
+/// `stood` is 1 if every body stayed in place in every frame, 0 if not, empty for scenes without
+/// bodies.
+#[rustfmt::skip]
+pub const RUNS_COLUMNS: [&str; 22] = [
+    "status", "particles", "constraints", "frames_completed", "unconverged_frames", "mean_iterations",
+    "mean_outer_iterations", "step_ms_median", "step_ms_p25", "step_ms_p75", "final_violation", "peak_violation",
+    "final_max_stretch", "max_penetration", "final_support_force", "jitter", "max_body_drift", "max_top_drift",
+    "stood", "final_state_hash", "solve_ms_median", "step_ms_mean",
+];
+
+/// Jitter: the RMS of the per-frame RMS particle speed over the second half of `steps` (frame 0
+/// excluded), in m/s.
+pub fn jitter(steps: &[solverlab_core::sim::FrameReport]) -> f64 {
+    let done = steps.len().saturating_sub(1);
+    let window = &steps[steps.len() - done / 2..];
+    if window.is_empty() {
+        return 0.0;
+    }
+    (window.iter().map(|r| r.metrics.rms_speed.powi(2)).sum::<f64>() / window.len() as f64).sqrt()
+}
+
+/// The rest of convergence.csv.
+pub const CONVERGENCE_COLUMNS: [&str; 6] = ["cap", "iterations", "error_rms", "error_max", "violation", "seconds"];
+
+/// The rest of frozen_trace.csv.
+pub const FROZEN_COLUMNS: [&str; 5] = ["outer", "iteration", "residual", "residual_rms", "violation"];
+
+/// Columns of `positions.csv`: one row per particle per recorded frame (m).
+pub const POSITION_COLUMNS: [&str; 5] = ["frame", "particle", "x", "y", "z"];
+
+/// Columns of `sticks.csv`: each recorded run's sticks, particle indices and rest length (m), so
+/// that figures can colour sticks by stretch from the CSVs alone.
+pub const STICK_COLUMNS: [&str; 4] = ["run", "a", "b", "rest"];
+
+/// The tables a `[[figure]]` may draw from.
+pub const FIGURE_TABLES: [&str; 6] = ["steps", "runs", "trace", "convergence", "frozen_trace", "forces"];
+
+/// Columns the figures add to the steps table (`figures::Table::derive_steps`).
+/// `slide_acceleration` is `2 (x_com − x_com,0)/t²`, the constant acceleration that carries the
+/// centre of mass this far along x from rest (m/s²): the incline's measured acceleration.
+pub const DERIVED_STEP_COLUMNS: [&str; 6] =
+    ["energy", "energy_ratio", "energy_change", "step_ms", "solve_ms", "slide_acceleration"];
+
+/// The columns of an experiment table a figure can use: the run columns, the sweep columns, the
+/// table's own (and, for steps, the derived ones).
+pub fn columns_of(table: &str, sweep_columns: &[String]) -> Vec<String> {
+    let mut c: Vec<String> = RUN_COLUMNS.iter().map(|s| s.to_string()).collect();
+    c.extend(sweep_columns.iter().cloned());
+    let rest: Vec<&str> = match table {
+        "steps" => STEP_COLUMNS.iter().chain(&DERIVED_STEP_COLUMNS).copied().collect(),
+        "trace" => TRACE_COLUMNS.to_vec(),
+        "runs" => RUNS_COLUMNS.to_vec(),
+        "convergence" => CONVERGENCE_COLUMNS.to_vec(),
+        "frozen_trace" => FROZEN_COLUMNS.to_vec(),
+        "forces" => FORCE_COLUMNS.to_vec(),
+        _ => Vec::new(),
+    };
+    c.extend(rest.iter().map(|s| s.to_string()));
+    c
+}
+
+/// The `trace.csv` fields of one iteration report.
+pub fn trace_fields(frame: u64, substep: u32, r: &IterationReport) -> Vec<String> {
+    let opt = |x: Option<f64>| x.map(num).unwrap_or_default();
+    vec![
+        frame.to_string(),
+        substep.to_string(),
+        r.outer.to_string(),
+        r.iteration.to_string(),
+        num(r.residual),
+        opt(r.residual_rms),
+        opt(r.delta_lambda),
+        opt(r.violation),
+    ]
+}
+
+/// Columns of `forces.csv`: one row per active constraint row (pins and friction pairs
+/// combined) per recorded frame; see `solverlab_core::forces` for kinds and signs.
+pub const FORCE_COLUMNS: [&str; 5] = ["frame", "kind", "a", "b", "force"];
+
+/// The `forces.csv` rows of one frame from a solver's multipliers.
+pub fn force_rows(scene: &Scene, frame: u64, multipliers: &[(u64, f64)], h: f64) -> Vec<[String; 5]> {
+    solverlab_core::forces::forces(scene, multipliers, h)
+        .into_iter()
+        .map(|f| [frame.to_string(), f.kind.to_string(), f.a, f.b, num(f.force)])
+        .collect()
+}
+
+/// Columns of `bodies.csv`, written beside `positions.csv` for scenes with box bodies: each
+/// body's centre (m) and orientation as a unit quaternion `(w, x, y, z)`, the rotation from the
+/// body's own axes to the world (identity as the scene builds it). With the half extents in the
+/// scene file, this redraws every box.
+pub const BODY_COLUMNS: [&str; 15] =
+    ["frame", "body", "cx", "cy", "cz", "qw", "qx", "qy", "qz", "vx", "vy", "vz", "wx", "wy", "wz"];
+
+/// The `bodies.csv` rows of one frame: the particle box bodies (numbered first; their
+/// velocity columns are empty, since a tetrahedron's velocity is its particles'), then the rigid
+/// bodies (numbered after them), with `v` (m/s) and the world angular velocity `w` (rad/s).
+pub fn body_rows(
+    scene: &solverlab_core::Scene,
+    frame: u64,
+    x: &[solverlab_core::Vec3],
+    rigid: &[solverlab_core::rigid::RigidState],
+) -> Vec<Vec<String>> {
+    let particle_bodies = scene.bodies.iter().enumerate().map(|(k, b)| {
+        let (c, _) = b.frame(x);
+        let q = b.orientation(x);
+        let v = [c.x, c.y, c.z, q.w, q.i, q.j, q.k];
+        [frame.to_string(), k.to_string()]
+            .into_iter()
+            .chain(v.map(num))
+            .chain(std::iter::repeat_n(String::new(), 6))
+            .collect()
+    });
+    let n = scene.bodies.len();
+    let rigid_bodies = rigid.iter().enumerate().map(|(k, r)| {
+        let q = r.q.quaternion();
+        let v = [r.x.x, r.x.y, r.x.z, q.w, q.i, q.j, q.k, r.v.x, r.v.y, r.v.z, r.w.x, r.w.y, r.w.z];
+        [frame.to_string(), (n + k).to_string()].into_iter().chain(v.map(num)).collect()
+    });
+    particle_bodies.chain(rigid_bodies).collect()
+}
+
+/// Columns of `contacts.csv`: one row per rigid-body contact point per recorded frame, at the
+/// start of the frame's last (sub)step. `body_b` is a rigid body index (numbered as in
+/// `bodies.csv`) or a world collider (`plane0`, `block2`, …); the normal points from `b` to `a`;
+/// `depth` is the penetration (m, negative for a speculative gap); forces in N.
+pub const CONTACT_COLUMNS: [&str; 12] =
+    ["frame", "body_a", "body_b", "x", "y", "z", "nx", "ny", "nz", "depth", "normal_force", "tangent_force"];
+
+/// The `contacts.csv` rows of one frame.
+pub fn contact_rows(
+    scene: &solverlab_core::Scene,
+    frame: u64,
+    contacts: &[solverlab_core::rigid::ContactForce],
+) -> Vec<Vec<String>> {
+    let n = scene.bodies.len();
+    contacts
+        .iter()
+        .map(|c| {
+            let k = &c.contact;
+            let b = match k.b {
+                solverlab_core::rigid::Other::Body(j) => (n + j).to_string(),
+                other => other.name(),
+            };
+            let p = &k.point;
+            let v = [p.point.x, p.point.y, p.point.z, p.normal.x, p.normal.y, p.normal.z, -p.separation];
+            [frame.to_string(), (n + k.a).to_string(), b]
+                .into_iter()
+                .chain(v.map(num))
+                .chain([num(c.normal_force), num(c.tangent_force)])
+                .collect()
+        })
+        .collect()
+}

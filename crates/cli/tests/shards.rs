@@ -1,0 +1,288 @@
+//! Scale-out: `run --list-runs`, `run --shard I/N`, `merge` and `run --resume`. Shards run as
+//! separate processes and merge into exactly the tables of the whole run; a run killed midway
+//! and resumed equals one that was never interrupted; bad shards and folders are refused with
+//! exit 2 and nothing overwritten.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn solverlab(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_solverlab")).args(args).output().expect("runs")
+}
+
+fn tmp(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("solverlab-shards-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// Columns that hold wall-clock times: the only ones allowed to differ between two runs.
+const TIMING: [&str; 8] = [
+    "solve_seconds",
+    "integrate_seconds",
+    "step_ms_median",
+    "step_ms_p25",
+    "step_ms_p75",
+    "solve_ms_median",
+    "step_ms_mean",
+    "seconds",
+];
+
+/// Every CSV of `a` and `b`: the same files, the same headers, the same rows apart from the
+/// timing columns. Returns how many rows were compared.
+fn same_tables(a: &Path, b: &Path) -> usize {
+    let names = |d: &Path| -> BTreeSet<String> {
+        std::fs::read_dir(d)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.ends_with(".csv"))
+            .collect()
+    };
+    assert_eq!(names(a), names(b), "the same tables");
+    let mut rows = 0;
+    for name in names(a) {
+        let read = |d: &Path| {
+            let mut r = csv::Reader::from_path(d.join(&name)).unwrap();
+            let h: Vec<String> = r.headers().unwrap().iter().map(str::to_string).collect();
+            let body: Vec<Vec<String>> = r.records().map(|x| x.unwrap().iter().map(str::to_string).collect()).collect();
+            (h, body)
+        };
+        let ((ha, ra), (hb, rb)) = (read(a), read(b));
+        assert_eq!(ha, hb, "{name}: columns");
+        assert_eq!(ra.len(), rb.len(), "{name}: rows");
+        let keep: Vec<usize> = (0..ha.len()).filter(|&i| !TIMING.contains(&ha[i].as_str())).collect();
+        for (k, (x, y)) in ra.iter().zip(&rb).enumerate() {
+            let (x, y): (Vec<&String>, Vec<&String>) =
+                (keep.iter().map(|&i| &x[i]).collect(), keep.iter().map(|&i| &y[i]).collect());
+            assert_eq!(x, y, "{name}: row {k}");
+        }
+        rows += ra.len();
+    }
+    rows
+}
+
+fn hashes(d: &Path) -> Vec<String> {
+    let meta: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(d.join("meta.json")).unwrap()).unwrap();
+    meta["runs"].as_array().unwrap().iter().map(|r| r["final_state_hash"].as_str().unwrap().to_string()).collect()
+}
+
+/// Eight runs over a particle chain and a rigid stack, with positions, bodies, contacts, forces,
+/// a frozen-state study and a snapshot figure: every table a run writes.
+const SWEEP: &str = r#"
+name = "sharded"
+frames = 12
+forces_every = 4
+
+[convergence]
+frame = 6
+caps = [1, 4]
+
+[[scene]]
+name = "chain"
+set = { links = 4 }
+
+[[scene]]
+name = "rigid-stack"
+set = { boxes = 2 }
+
+[[solver]]
+label = "GS"
+preset = "gs"
+
+[[solver]]
+label = "PGS"
+preset = "pgs"
+
+[sweep]
+"solver.iterations" = [3, 8]
+
+[[figure]]
+name = "violation"
+x = "frame"
+y = "violation"
+series = ["label", "solver.iterations"]
+logy = true
+
+[[figure]]
+name = "snap"
+kind = "snapshots"
+at = [0, 12]
+"#;
+
+#[test]
+fn three_shard_processes_merge_into_the_tables_of_the_whole_run() {
+    let d = tmp("merge");
+    let file = d.join("sweep.toml");
+    std::fs::write(&file, SWEEP).unwrap();
+
+    let o = solverlab(&["run", s(&file), "--list-runs"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let listed = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert_eq!(listed.lines().count(), 8, "one line per run:\n{listed}");
+    assert!(listed.lines().next().unwrap().starts_with("0\tchain\tGS\tsolver.iterations=3"), "{listed}");
+    assert!(!d.join("results").exists(), "--list-runs runs nothing");
+
+    let whole = d.join("whole");
+    let o = solverlab(&["run", s(&file), "--out", s(&whole)]);
+    assert!(o.status.success(), "{}", stderr(&o));
+
+    // Three shards at once, as three processes.
+    let shard_dirs: Vec<PathBuf> = (1..=3).map(|i| d.join(format!("shard{i}"))).collect();
+    let children: Vec<_> = shard_dirs
+        .iter()
+        .enumerate()
+        .map(|(k, dir)| {
+            Command::new(env!("CARGO_BIN_EXE_solverlab"))
+                .args(["run", s(&file), "--shard", &format!("{}/3", k + 1), "--out", s(dir)])
+                .output()
+                .unwrap()
+        })
+        .collect::<Vec<_>>();
+    let mut seen = BTreeSet::new();
+    for (o, dir) in children.iter().zip(&shard_dirs) {
+        assert!(o.status.success(), "{}", stderr(o));
+        let meta: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.join("meta.json")).unwrap()).unwrap();
+        let runs: Vec<u64> = meta["shard"]["runs"].as_array().unwrap().iter().map(|r| r.as_u64().unwrap()).collect();
+        assert!(!runs.is_empty() && runs.len() <= 4, "balanced: {runs:?}");
+        for r in runs {
+            assert!(seen.insert(r), "run {r} is in two shards");
+        }
+        assert!(!dir.join("violation.svg").exists(), "a shard draws no figures");
+    }
+    assert_eq!(seen, (0..8).collect(), "the shards cover every run");
+
+    let merged = d.join("merged");
+    let mut args = vec!["merge"];
+    // Shards may come in any order.
+    args.extend(shard_dirs.iter().rev().map(|p| s(p)));
+    args.extend(["--out", s(&merged)]);
+    let o = solverlab(&args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let rows = same_tables(&whole, &merged);
+    assert!(rows > 500, "compared {rows} rows");
+    for table in ["bodies.csv", "contacts.csv", "forces.csv", "convergence.csv", "positions.csv"] {
+        assert!(merged.join(table).exists(), "{table} is merged");
+    }
+    assert_eq!(hashes(&whole), hashes(&merged));
+    for fig in ["violation.svg", "snap-frame12.svg"] {
+        assert!(merged.join(fig).exists(), "merge draws {fig}");
+    }
+    let meta: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(merged.join("meta.json")).unwrap()).unwrap();
+    assert!(meta.get("shard").is_none(), "the merged folder is a whole run's");
+    assert_eq!(std::fs::read(merged.join("experiment.toml")).unwrap(), SWEEP.as_bytes());
+
+    // Refusals: exit 2, a message, and the output folder untouched.
+    let refused = |args: &[&str], expected: &str| {
+        let out = d.join("refused");
+        let mut all: Vec<&str> = args.to_vec();
+        all.extend(["--out", s(&out)]);
+        let o = solverlab(&all);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+        assert!(stderr(&o).contains(expected), "{args:?}: expected `{expected}` in {}", stderr(&o));
+        assert!(!out.exists(), "{args:?}: nothing written");
+    };
+    let (a, b, c) = (s(&shard_dirs[0]), s(&shard_dirs[1]), s(&shard_dirs[2]));
+    refused(&["merge", a, b], "missing shard 3/3");
+    refused(&["merge", a, b, c, a], "given twice");
+    refused(&["merge", a, b, s(&whole)], "not a shard");
+    // A shard of another experiment file, and one of another shard count.
+    let other = d.join("other.toml");
+    std::fs::write(&other, SWEEP.replace("forces_every = 4", "forces_every = 3")).unwrap();
+    let stranger = d.join("stranger");
+    assert!(solverlab(&["run", s(&other), "--shard", "3/3", "--out", s(&stranger)]).status.success());
+    refused(&["merge", a, b, s(&stranger)], "different experiment files");
+    let half = d.join("half");
+    assert!(solverlab(&["run", s(&file), "--shard", "2/2", "--out", s(&half)]).status.success());
+    refused(&["merge", a, b, s(&half)], "different shard counts");
+    for bad in ["0/3", "4/3", "x/y", "1/0", "3"] {
+        refused(&["run", s(&file), "--shard", bad], "I/N");
+    }
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn a_run_killed_midway_and_resumed_equals_an_uninterrupted_run() {
+    let d = tmp("resume");
+    // Three short runs, then a long one; one run at a time, so the kill lands in the last.
+    let text = r#"
+name = "resumable"
+frames = 10
+trace = false
+record_every = 1000
+jobs = 1
+
+[[scene]]
+name = "chain"
+set = { links = 4 }
+
+[[solver]]
+label = "GS"
+preset = "gs"
+
+[sweep]
+frames = [8, 9, 10, 400000]
+"#;
+    let file = d.join("exp.toml");
+    std::fs::write(&file, text).unwrap();
+    let out = d.join("out");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_solverlab"))
+        .args(["run", s(&file), "--out", s(&out)])
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let partial = out.join(".partial");
+    let finished = || (0..3).filter(|k| partial.join(format!("run-{k:06}/run.json")).exists()).count();
+    let start = std::time::Instant::now();
+    while finished() < 3 {
+        assert!(start.elapsed().as_secs() < 120, "the first three runs finish");
+        assert!(child.try_wait().unwrap().is_none(), "the long run is still running");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    // A killed node: no chance to clean up.
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(!out.join("meta.json").exists() && !out.join("steps.csv").exists(), "nothing assembled");
+
+    // Without --resume the unfinished run is not thrown away.
+    let o = solverlab(&["run", s(&file), "--out", s(&out)]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("--resume"), "{}", stderr(&o));
+    assert_eq!(finished(), 3, "the finished runs are kept");
+    // Nor is it continued with another experiment file.
+    let other = d.join("other.toml");
+    std::fs::write(&other, text.replace("frames = 10\n", "frames = 11\n")).unwrap();
+    let o = solverlab(&["run", s(&other), "--resume", "--out", s(&out)]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("different experiment file"), "{}", stderr(&o));
+    assert_eq!(finished(), 3, "the finished runs are kept");
+
+    // Resume the rest, and compare with a run that was never interrupted.
+    let o = solverlab(&["run", s(&file), "--resume", "--out", s(&out)]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("3 of 4 runs already finished"), "{}", stderr(&o));
+    assert!(!partial.exists(), "the scratch folder is gone once the tables are assembled");
+    let whole = d.join("whole");
+    let o = solverlab(&["run", s(&file), "--out", s(&whole)]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(same_tables(&whole, &out) > 400);
+    assert_eq!(hashes(&whole), hashes(&out));
+
+    // Resuming a finished folder does nothing and changes nothing.
+    let before = std::fs::read(out.join("steps.csv")).unwrap();
+    let o = solverlab(&["run", s(&file), "--resume", "--out", s(&out)]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(std::fs::read(out.join("steps.csv")).unwrap(), before);
+    let _ = std::fs::remove_dir_all(&d);
+}
