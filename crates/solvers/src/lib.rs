@@ -123,6 +123,22 @@ pub fn presets() -> Vec<Preset> {
             config: SolverConfig::Relax(RelaxConfig { mode: Mode::Jacobi, omega: 1.5, ..relax.clone() }),
         },
         Preset {
+            name: "jacobi-split",
+            summary: "mass-splitting Jacobi (Tonge 2012): each particle's mass shared among its rows, momentum conserving, 10 iterations, ω = 1.5",
+            config: SolverConfig::Relax(RelaxConfig { mode: Mode::MassSplitting, omega: 1.5, ..relax.clone() }),
+        },
+        Preset {
+            name: "jacobi-cheb",
+            summary: "Chebyshev-accelerated Jacobi (Wang 2015): ρ = 0.99 from the 3rd sweep, ω = 1.5, 10 iterations",
+            config: SolverConfig::Relax(RelaxConfig {
+                mode: Mode::Jacobi,
+                omega: 1.5,
+                chebyshev_rho: 0.99,
+                chebyshev_delay: 3,
+                ..relax.clone()
+            }),
+        },
+        Preset {
             name: "sor",
             summary: "Gauss-Seidel with over-relaxation ω = 1.5, 10 iterations",
             config: SolverConfig::Relax(RelaxConfig { omega: 1.5, ..relax.clone() }),

@@ -28,8 +28,20 @@
 //!         `ω·Δλ / max(nₐ, n_b)`, the share that was applied. The two ends of a row are
 //!         divided by different counts when their particles take part in different numbers of
 //!         rows, so averaged Jacobi conserves linear momentum only where the counts are equal
-//!         (a free tetrahedron, a closed ring), not in general; mass splitting (Tonge 2012)
-//!         would fix that and is not implemented.
+//!         (a free tetrahedron, a closed ring), not in general.
+//!       * **Mass splitting** (Tonge et al. 2012) fixes that: particle `i`, acted on by `nᵢ` rows
+//!         (counted once per scene), is split into `nᵢ` copies of inverse mass `nᵢwᵢ`. Every row
+//!         is solved from the positions at the start of the sweep against its copies,
+//!         `Δλ = (−C − α̃λ)/(Σ nᵢwᵢ|∇ᵢC|² + α̃)`, and averaging the copies again applies
+//!         `Δxᵢ = ω·Σ_rows wᵢ∇ᵢC·Δλ`, with `λ += ω·Δλ`. Each row's corrections are equal and
+//!         opposite in momentum, so linear momentum is conserved exactly.
+//!       * **Chebyshev acceleration** of either Jacobi form (Wang 2015), when `chebyshev_rho`
+//!         `ρ > 0`: after the sweep gives `x̂`, the iterate becomes
+//!         `x_{k+1} = ω_{k+1}(x̂ − x_{k−1}) + x_{k−1}` (particles and multipliers; rigid bodies
+//!         are not extrapolated), with `ω = 1` before the delay `S`, `ω_S = 2/(2 − ρ²)` and
+//!         `ω_{k+1} = 4/(4 − ρ²ω_k)`. `ρ` estimates the spectral radius of the plain
+//!         iteration; too large a `ρ` or too early a start overshoots, and a chain at
+//!         `ρ = 0.99, S = 1` blows up (the `jacobi-cheb` preset starts at `S = 3`).
 //!    3. Stop when the common violation (see `# Residual`) is at most `tolerance`.
 //! 4. Restitution ([`solverlab_core::integrate::apply_restitution`], shared with CG and
 //!    direct): a particle that hit a collider with restitution `e > 0` faster than `2|g|h` gets
@@ -37,7 +49,8 @@
 //!
 //! 6-DoF rigid bodies ([`solverlab_core::rigid`]) get the same loop through extended
 //! position-based dynamics ([`rigid`]): their contacts and joints are corrected in each
-//! iteration after the particle rows, in the same Gauss-Seidel or Jacobi form.
+//! iteration after the particle rows, in the same Gauss-Seidel or Jacobi form (the averaged
+//! Jacobi form under mass splitting too).
 //!
 //! Velocities are `(x − x*)/h` of the projected positions, so friction that holds a particle
 //! also stops its reported velocity, and one that lets it slide reports the slide.
@@ -78,6 +91,10 @@
 //! * M. Macklin, M. Müller, N. Chentanez, "XPBD: Position-Based Simulation of Compliant
 //!   Constrained Dynamics", MIG 2016: compliance and the accumulated multiplier.
 //! * W. H. Press et al., "Numerical Recipes", §19.5: successive over-relaxation.
+//! * R. Tonge, F. Benevolenski, A. Voroshilov, "Mass Splitting for Jitter-Free Parallel Rigid
+//!   Body Simulation", SIGGRAPH 2012: mass splitting.
+//! * H. Wang, "A Chebyshev Semi-Iterative Approach for Accelerating Projective and
+//!   Position-based Dynamics", SIGGRAPH Asia 2015: the Chebyshev weights and their delay.
 
 mod contacts;
 pub(crate) mod rigid;
@@ -103,6 +120,11 @@ pub enum Mode {
     GaussSeidel,
     /// Every projection sees the positions at the start of the sweep.
     Jacobi,
+    /// Jacobi with mass splitting (Tonge et al. 2012; also spelled `mass-splitting`): each
+    /// particle's mass is shared among the rows that act on it, each row is solved against its
+    /// share, and the shares' corrections are summed. Linear momentum is conserved exactly.
+    #[serde(alias = "mass-splitting")]
+    MassSplitting,
 }
 
 /// Settings of the relaxation solver. Every field has a default, so a TOML table may name only
@@ -134,6 +156,13 @@ pub struct RelaxConfig {
     pub stiffness_correction: bool,
     /// XPBD: use each constraint's compliance and accumulate `λ` over the step (default: false).
     pub xpbd: bool,
+    /// Chebyshev semi-iterative acceleration of the Jacobi modes (Wang 2015): the estimated
+    /// spectral radius ρ in [0, 1) of the plain iteration; 0 turns it off (default: 0). Ignored by
+    /// Gauss-Seidel.
+    pub chebyshev_rho: f64,
+    /// The iteration at which the Chebyshev extrapolation starts, at least 1 (default: 5); the
+    /// ones before it are plain.
+    pub chebyshev_delay: u32,
 }
 
 impl Default for RelaxConfig {
@@ -149,6 +178,8 @@ impl Default for RelaxConfig {
             stiffness: 1.0,
             stiffness_correction: false,
             xpbd: false,
+            chebyshev_rho: 0.0,
+            chebyshev_delay: 5,
         }
     }
 }
@@ -161,6 +192,8 @@ impl RelaxConfig {
         // (0, 2) is where relaxation can converge.
         within("omega", self.omega, (0.0, 2.0), (false, false))?;
         non_negative("tolerance", self.tolerance, "m")?;
+        within("chebyshev_rho", self.chebyshev_rho, (0.0, 1.0), (true, false))?;
+        count("chebyshev_delay", self.chebyshev_delay, 1)?;
         within("stiffness", self.stiffness, (0.0, 1.0), (false, true))
     }
 }
@@ -205,6 +238,11 @@ pub struct RelaxSolver {
     dx: Vec<Vec3>,
     count: Vec<u32>,
     dl: Vec<f64>,
+    /// Mass splitting: the number of rows acting on each particle (at least 1).
+    split: Vec<f64>,
+    /// Chebyshev: the positions and multipliers one iteration back, and the current ones.
+    cheb_prev: (Vec<Vec3>, Vec<f64>),
+    cheb_cur: (Vec<Vec3>, Vec<f64>),
     // Restitution scratch.
     predicted: Vec<Vec3>,
     /// The 6-DoF rigid bodies' rows ([`rigid`]).
@@ -231,6 +269,9 @@ impl RelaxSolver {
             dx: Vec::new(),
             count: Vec::new(),
             dl: Vec::new(),
+            split: Vec::new(),
+            cheb_prev: (Vec::new(), Vec::new()),
+            cheb_cur: (Vec::new(), Vec::new()),
             predicted: Vec::new(),
             rigid: rigid::RigidXpbd::default(),
         })
@@ -273,16 +314,20 @@ impl RelaxSolver {
 
     /// Computes `Δλ` of one row and its residual contribution, from the current positions.
     #[inline]
-    fn stick_delta(&self, x: &[Vec3], item: &Item, alpha_tilde: f64, step: u64) -> (Vec3, f64, f64) {
+    fn stick_delta(&self, x: &[Vec3], item: &Item, alpha_tilde: f64, step: u64, split: bool) -> (Vec3, f64, f64) {
         let Item::Stick { a, b, rest, sense, row, .. } = *item else { unreachable!() };
         let (a, b, row) = (a as usize, b as usize, row as usize);
         let seed = self.cfg.seed;
         let r = stick_row(&x[a], &x[b], rest, sense, self.cfg.sqrt_approx, || {
             Rng::new(seed ^ ((row as u64) << 24) ^ step.rotate_left(48)).unit_vector()
         });
-        let denom = self.w[a] + self.w[b] + alpha_tilde;
+        let wsum = match split {
+            true => self.w[a] * self.split[a] + self.w[b] * self.split[b],
+            false => self.w[a] + self.w[b],
+        };
+        let denom = wsum + alpha_tilde;
         let lambda = if self.cfg.xpbd { self.lambda[row] } else { 0.0 };
-        let dl = delta_lambda(r.c, self.w[a] + self.w[b], alpha_tilde, lambda, sense != Sense::Equal);
+        let dl = delta_lambda(r.c, wsum, alpha_tilde, lambda, sense != Sense::Equal);
         (r.normal, dl, (dl * denom).abs())
     }
 
@@ -295,18 +340,20 @@ impl RelaxSolver {
     }
 
     /// The three rows of pin `pin` (starting at multiplier `row`): `C_k = x_k − goal_k`, `∇C = e_k`.
-    /// Returns the residual; adds `w·Δλ·scale` to `out` for each axis and stores `Δλ·scale`.
-    fn pin_rows(&mut self, x: &Vec3, pin: u32, row: u32, time: f64, h: f64, scale: f64) -> (Vec3, f64) {
+    /// Returns `w·Δλ·scale` per axis and the residual, and stores `Δλ·scale`. With `split`, the
+    /// particle's inverse mass in the denominator is multiplied by its row count.
+    fn pin_rows(&mut self, x: &Vec3, pin: u32, row: u32, time: f64, h: f64, scale: f64, split: bool) -> (Vec3, f64) {
         let PinData { a, target, velocity, alpha } = self.pins[pin as usize];
         let row = row as usize;
         let at = self.alpha_tilde(alpha, h);
         let goal = target + velocity * time;
         let mut dx = Vec3::zeros();
         let mut residual: f64 = 0.0;
+        let w = if split { self.w[a] * self.split[a] } else { self.w[a] };
         for k in 0..3 {
             let lambda = if self.cfg.xpbd { self.lambda[row + k] } else { 0.0 };
-            let dl = delta_lambda(x[k] - goal[k], self.w[a], at, lambda, false);
-            residual = residual.max((dl * (self.w[a] + at)).abs());
+            let dl = delta_lambda(x[k] - goal[k], w, at, lambda, false);
+            residual = residual.max((dl * (w + at)).abs());
             self.dl[row + k] = dl * scale;
             dx[k] = self.w[a] * dl * scale;
         }
@@ -326,7 +373,7 @@ impl RelaxSolver {
                         continue;
                     }
                     let at = self.alpha_tilde(alpha, h);
-                    let (n, dl, res) = self.stick_delta(&state.x, &item, at, state.step);
+                    let (n, dl, res) = self.stick_delta(&state.x, &item, at, state.step, false);
                     residual = residual.max(res);
                     let dl = dl * scale;
                     self.lambda[row as usize] += dl;
@@ -335,7 +382,7 @@ impl RelaxSolver {
                 }
                 Item::Pin { pin, row } => {
                     let a = self.pins[pin as usize].a;
-                    let (dx, res) = self.pin_rows(&state.x[a], pin, row, time, h, scale);
+                    let (dx, res) = self.pin_rows(&state.x[a], pin, row, time, h, scale, false);
                     residual = residual.max(res);
                     for k in 0..3 {
                         self.lambda[row as usize + k] += self.dl[row as usize + k];
@@ -364,7 +411,7 @@ impl RelaxSolver {
                         continue;
                     }
                     let at = self.alpha_tilde(alpha, h);
-                    let (n, dl, res) = self.stick_delta(&state.x, &item, at, state.step);
+                    let (n, dl, res) = self.stick_delta(&state.x, &item, at, state.step, false);
                     if dl == 0.0 && sense != Sense::Equal {
                         continue;
                     }
@@ -378,7 +425,7 @@ impl RelaxSolver {
                 }
                 Item::Pin { pin, row } => {
                     let a = self.pins[pin as usize].a;
-                    let (dx, res) = self.pin_rows(&state.x[a], pin, row, time, h, scale);
+                    let (dx, res) = self.pin_rows(&state.x[a], pin, row, time, h, scale, false);
                     residual = residual.max(res);
                     self.dx[a] += dx;
                     self.count[a] += 1;
@@ -403,6 +450,61 @@ impl RelaxSolver {
             }
         }
         residual
+    }
+
+    /// One mass-splitting Jacobi sweep with stiffness `scale`: every row from the positions at
+    /// the start of the sweep, against the split inverse masses `nᵢwᵢ`; the corrections
+    /// `wᵢ∇ᵢC·Δλ` are summed and applied with ω, and `λ += ω·Δλ`. Returns the residual.
+    fn mass_splitting_sweep(&mut self, state: &mut State, h: f64, scale: f64) -> f64 {
+        let mut residual: f64 = 0.0;
+        let time = state.time;
+        self.dx.iter_mut().for_each(|d| *d = Vec3::zeros());
+        for j in 0..self.items.len() {
+            let item = self.items[j];
+            match item {
+                Item::Stick { a, b, alpha, row, .. } => {
+                    let (a, b) = (a as usize, b as usize);
+                    self.dl[row as usize] = 0.0;
+                    if self.w[a] + self.w[b] == 0.0 {
+                        continue;
+                    }
+                    let at = self.alpha_tilde(alpha, h);
+                    let (n, dl, res) = self.stick_delta(&state.x, &item, at, state.step, true);
+                    residual = residual.max(res);
+                    let dl = dl * scale;
+                    self.dl[row as usize] = dl;
+                    self.dx[a] -= n * (self.w[a] * dl);
+                    self.dx[b] += n * (self.w[b] * dl);
+                }
+                Item::Pin { pin, row } => {
+                    let a = self.pins[pin as usize].a;
+                    let (dx, res) = self.pin_rows(&state.x[a], pin, row, time, h, scale, true);
+                    residual = residual.max(res);
+                    self.dx[a] += dx;
+                }
+            }
+        }
+        let omega = self.cfg.omega;
+        for (x, dx) in state.x.iter_mut().zip(&self.dx) {
+            *x += dx * omega;
+        }
+        for (l, dl) in self.lambda.iter_mut().zip(&self.dl) {
+            *l += dl * omega;
+        }
+        residual
+    }
+
+    /// The Chebyshev weight of iteration `it` (1-based) given the previous one (Wang 2015, eq. 12):
+    /// 1 before the delay `S`, `2/(2 − ρ²)` at `S`, then `4/(4 − ρ²ω_{k−1})`.
+    fn chebyshev_weight(&self, it: usize, previous: f64) -> f64 {
+        let (rho, delay) = (self.cfg.chebyshev_rho, self.cfg.chebyshev_delay as usize);
+        if rho == 0.0 || self.cfg.mode == Mode::GaussSeidel || it < delay {
+            1.0
+        } else if it == delay {
+            2.0 / (2.0 - rho * rho)
+        } else {
+            4.0 / (4.0 - rho * rho * previous)
+        }
     }
 }
 
@@ -452,6 +554,14 @@ impl Solver for RelaxSolver {
         self.dx = vec![Vec3::zeros(); scene.particles.len()];
         self.count = vec![0; scene.particles.len()];
         let pairs: Vec<[usize; 2]> = self.items.iter().map(|i| self.particles_of(i)).collect();
+        self.split = vec![0.0; scene.particles.len()];
+        for item in &self.items {
+            match *item {
+                Item::Stick { a, b, .. } => [a as usize, b as usize].iter().for_each(|&p| self.split[p] += 1.0),
+                Item::Pin { pin, .. } => self.split[self.pins[pin as usize].a] += 1.0,
+            }
+        }
+        self.split.iter_mut().for_each(|n| *n = n.max(1.0));
         self.ordering = Ordering::new(self.cfg.order, &pairs, scene.particles.len());
         self.rng = Rng::new(self.cfg.seed);
         Ok(())
@@ -486,7 +596,17 @@ impl Solver for RelaxSolver {
         }
         let mut info = SolveInfo::default();
         let want_violation = observer.wants_violation() || self.cfg.tolerance > 0.0;
+        let chebyshev = self.cfg.chebyshev_rho > 0.0 && self.cfg.mode != Mode::GaussSeidel;
+        if chebyshev {
+            self.cheb_prev.0.clone_from(&state.x);
+            self.cheb_prev.1.clone_from(&self.lambda);
+        }
+        let mut weight = 1.0;
         for it in 1..=n_iter {
+            if chebyshev {
+                self.cheb_cur.0.clone_from(&state.x);
+                self.cheb_cur.1.clone_from(&self.lambda);
+            }
             let mut residual = self.contacts.project(scene, state, &self.w, &self.radius);
             residual = residual.max(match self.cfg.mode {
                 Mode::GaussSeidel => {
@@ -499,10 +619,26 @@ impl Solver for RelaxSolver {
                     r
                 }
                 Mode::Jacobi => self.jacobi_sweep(state, ctx.h, k),
+                Mode::MassSplitting => self.mass_splitting_sweep(state, ctx.h, k),
             });
             if rigid {
-                let jacobi = self.cfg.mode == Mode::Jacobi;
+                let jacobi = self.cfg.mode != Mode::GaussSeidel;
                 residual = residual.max(self.rigid.sweep(scene, &mut state.rigid, jacobi, scale, ctx.h));
+            }
+            if chebyshev {
+                // x_{k+1} = ω (x̂ − x_{k−1}) + x_{k−1} for the particles and their multipliers.
+                weight = self.chebyshev_weight(it, weight);
+                if weight != 1.0 {
+                    for ((x, old), w) in state.x.iter_mut().zip(&self.cheb_prev.0).zip(&self.w) {
+                        if *w > 0.0 {
+                            *x = old + (*x - old) * weight;
+                        }
+                    }
+                    for (l, old) in self.lambda.iter_mut().zip(&self.cheb_prev.1) {
+                        *l = old + (*l - old) * weight;
+                    }
+                }
+                std::mem::swap(&mut self.cheb_prev, &mut self.cheb_cur);
             }
             let violation = want_violation.then(|| self.violation(scene, state, ctx.h));
             (info.iterations, info.outer) = (it, it);
