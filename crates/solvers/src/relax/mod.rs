@@ -314,16 +314,17 @@ impl RelaxSolver {
 
     /// Computes `Δλ` of one row and its residual contribution, from the current positions.
     #[inline]
-    fn stick_delta(&self, x: &[Vec3], item: &Item, alpha_tilde: f64, step: u64, split: bool) -> (Vec3, f64, f64) {
+    /// Under mass splitting the inverse masses in the denominator are multiplied by the row counts.
+    fn stick_delta(&self, x: &[Vec3], item: &Item, alpha_tilde: f64, step: u64) -> (Vec3, f64, f64) {
         let Item::Stick { a, b, rest, sense, row, .. } = *item else { unreachable!() };
         let (a, b, row) = (a as usize, b as usize, row as usize);
         let seed = self.cfg.seed;
         let r = stick_row(&x[a], &x[b], rest, sense, self.cfg.sqrt_approx, || {
             Rng::new(seed ^ ((row as u64) << 24) ^ step.rotate_left(48)).unit_vector()
         });
-        let wsum = match split {
-            true => self.w[a] * self.split[a] + self.w[b] * self.split[b],
-            false => self.w[a] + self.w[b],
+        let wsum = match self.cfg.mode {
+            Mode::MassSplitting => self.w[a] * self.split[a] + self.w[b] * self.split[b],
+            _ => self.w[a] + self.w[b],
         };
         let denom = wsum + alpha_tilde;
         let lambda = if self.cfg.xpbd { self.lambda[row] } else { 0.0 };
@@ -340,16 +341,19 @@ impl RelaxSolver {
     }
 
     /// The three rows of pin `pin` (starting at multiplier `row`): `C_k = x_k − goal_k`, `∇C = e_k`.
-    /// Returns `w·Δλ·scale` per axis and the residual, and stores `Δλ·scale`. With `split`, the
-    /// particle's inverse mass in the denominator is multiplied by its row count.
-    fn pin_rows(&mut self, x: &Vec3, pin: u32, row: u32, time: f64, h: f64, scale: f64, split: bool) -> (Vec3, f64) {
+    /// Returns `w·Δλ·scale` per axis and the residual, and stores `Δλ·scale`. Under mass
+    /// splitting the particle's inverse mass in the denominator is multiplied by its row count.
+    fn pin_rows(&mut self, x: &Vec3, pin: u32, row: u32, time: f64, h: f64, scale: f64) -> (Vec3, f64) {
         let PinData { a, target, velocity, alpha } = self.pins[pin as usize];
         let row = row as usize;
         let at = self.alpha_tilde(alpha, h);
         let goal = target + velocity * time;
         let mut dx = Vec3::zeros();
         let mut residual: f64 = 0.0;
-        let w = if split { self.w[a] * self.split[a] } else { self.w[a] };
+        let w = match self.cfg.mode {
+            Mode::MassSplitting => self.w[a] * self.split[a],
+            _ => self.w[a],
+        };
         for k in 0..3 {
             let lambda = if self.cfg.xpbd { self.lambda[row + k] } else { 0.0 };
             let dl = delta_lambda(x[k] - goal[k], w, at, lambda, false);
@@ -373,7 +377,7 @@ impl RelaxSolver {
                         continue;
                     }
                     let at = self.alpha_tilde(alpha, h);
-                    let (n, dl, res) = self.stick_delta(&state.x, &item, at, state.step, false);
+                    let (n, dl, res) = self.stick_delta(&state.x, &item, at, state.step);
                     residual = residual.max(res);
                     let dl = dl * scale;
                     self.lambda[row as usize] += dl;
@@ -382,7 +386,7 @@ impl RelaxSolver {
                 }
                 Item::Pin { pin, row } => {
                     let a = self.pins[pin as usize].a;
-                    let (dx, res) = self.pin_rows(&state.x[a], pin, row, time, h, scale, false);
+                    let (dx, res) = self.pin_rows(&state.x[a], pin, row, time, h, scale);
                     residual = residual.max(res);
                     for k in 0..3 {
                         self.lambda[row as usize + k] += self.dl[row as usize + k];
@@ -411,7 +415,7 @@ impl RelaxSolver {
                         continue;
                     }
                     let at = self.alpha_tilde(alpha, h);
-                    let (n, dl, res) = self.stick_delta(&state.x, &item, at, state.step, false);
+                    let (n, dl, res) = self.stick_delta(&state.x, &item, at, state.step);
                     if dl == 0.0 && sense != Sense::Equal {
                         continue;
                     }
@@ -425,7 +429,7 @@ impl RelaxSolver {
                 }
                 Item::Pin { pin, row } => {
                     let a = self.pins[pin as usize].a;
-                    let (dx, res) = self.pin_rows(&state.x[a], pin, row, time, h, scale, false);
+                    let (dx, res) = self.pin_rows(&state.x[a], pin, row, time, h, scale);
                     residual = residual.max(res);
                     self.dx[a] += dx;
                     self.count[a] += 1;
@@ -469,7 +473,7 @@ impl RelaxSolver {
                         continue;
                     }
                     let at = self.alpha_tilde(alpha, h);
-                    let (n, dl, res) = self.stick_delta(&state.x, &item, at, state.step, true);
+                    let (n, dl, res) = self.stick_delta(&state.x, &item, at, state.step);
                     residual = residual.max(res);
                     let dl = dl * scale;
                     self.dl[row as usize] = dl;
@@ -478,7 +482,7 @@ impl RelaxSolver {
                 }
                 Item::Pin { pin, row } => {
                     let a = self.pins[pin as usize].a;
-                    let (dx, res) = self.pin_rows(&state.x[a], pin, row, time, h, scale, true);
+                    let (dx, res) = self.pin_rows(&state.x[a], pin, row, time, h, scale);
                     residual = residual.max(res);
                     self.dx[a] += dx;
                 }
