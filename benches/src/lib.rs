@@ -132,7 +132,7 @@ mod tests {
             for _ in 0..3 {
                 match mode {
                     Mode::GaussSeidel => plain_gauss_seidel(&mut plain, &sticks),
-                    Mode::Jacobi => plain_jacobi(&mut plain, &sticks, omega, &mut dx, &mut count),
+                    _ => plain_jacobi(&mut plain, &sticks, omega, &mut dx, &mut count),
                 }
             }
             let mut solver =
