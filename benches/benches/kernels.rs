@@ -13,7 +13,7 @@ use std::time::Instant;
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
 use solverlab_benches::{plain_gauss_seidel, plain_jacobi, PlainSticks};
 use solverlab_core::{NullObserver, Scene, Solver, State, StepContext};
-use solverlab_solvers::{Mode, PgsConfig, PgsSolver, RelaxConfig, RelaxSolver};
+use solverlab_solvers::{Mode, Order, PgsConfig, PgsSolver, RelaxConfig, RelaxSolver};
 
 const ITERATIONS: usize = 10;
 
@@ -84,40 +84,95 @@ fn sweeps(c: &mut Criterion) {
     print_ratios(&scene, &sticks, &state);
 }
 
-/// Times solver and reference in alternation (median of 15 rounds each) and prints the ratios.
+/// A plain reference sweep over positions, with Jacobi's scratch.
+type PlainSweep<'a> = dyn Fn(&mut Vec<[f64; 3]>, &mut Vec<[f64; 3]>, &mut Vec<u32>) + Sync + 'a;
+
+/// The median of `v`.
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+/// Times solver and reference in alternation (median of 15 rounds each) and prints the ratios:
+/// each relaxation mode against the plain loop that does its arithmetic (coloured Gauss-Seidel
+/// against the plain loop over the same coloured order), all on one thread; then coloured
+/// Gauss-Seidel and Jacobi on two threads against one, on a 256 × 256 cloth.
 fn print_ratios(scene: &Scene, sticks: &PlainSticks, state: &State) {
-    let ctx = StepContext { scene, h: scene.dt };
+    let one_thread = rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
     let per = (sticks.len() * ITERATIONS) as f64;
+    let colored = sticks.colored();
     let plain0: Vec<[f64; 3]> = state.x.iter().map(|v| [v.x, v.y, v.z]).collect();
-    for mode in [Mode::GaussSeidel, Mode::Jacobi] {
-        let mut solver = relax(scene, mode);
+    let cases: [(&str, RelaxConfig, &PlainSweep); 3] = [
+        ("Gauss-Seidel (natural order)", RelaxConfig::default(), &|x, _, _| plain_gauss_seidel(x, sticks)),
+        ("Gauss-Seidel (coloured order)", RelaxConfig { order: Order::Colored, ..Default::default() }, &|x, _, _| {
+            plain_gauss_seidel(x, &colored)
+        }),
+        (
+            "Jacobi (averaged, ω = 1.5)",
+            RelaxConfig { mode: Mode::Jacobi, omega: 1.5, ..Default::default() },
+            &|x, dx, c| plain_jacobi(x, sticks, 1.5, dx, c),
+        ),
+    ];
+    for (name, cfg, plain) in cases {
+        let cfg = RelaxConfig { iterations: ITERATIONS as u32, tolerance: 0.0, ..cfg };
+        let mut solver = RelaxSolver::new(cfg, "bench").unwrap();
+        solver.prepare(scene).unwrap();
+        let ctx = StepContext { scene, h: scene.dt };
         let (mut a, mut b) = (Vec::new(), Vec::new());
         let (mut dx, mut count) = (vec![[0.0; 3]; plain0.len()], vec![0u32; plain0.len()]);
-        for _ in 0..15 {
-            let mut st = state.clone();
-            let t = Instant::now();
-            solver.solve(&ctx, &mut st, &mut NullObserver).unwrap();
-            a.push(t.elapsed().as_secs_f64() * 1e9 / per);
-            let mut x = plain0.clone();
-            let t = Instant::now();
-            for _ in 0..ITERATIONS {
-                match mode {
-                    Mode::GaussSeidel => plain_gauss_seidel(&mut x, sticks),
-                    _ => plain_jacobi(&mut x, sticks, 1.5, &mut dx, &mut count),
+        one_thread.install(|| {
+            for _ in 0..15 {
+                let mut st = state.clone();
+                let t = Instant::now();
+                solver.solve(&ctx, &mut st, &mut NullObserver).unwrap();
+                a.push(t.elapsed().as_secs_f64() * 1e9 / per);
+                let mut x = plain0.clone();
+                let t = Instant::now();
+                for _ in 0..ITERATIONS {
+                    plain(&mut x, &mut dx, &mut count);
                 }
+                b.push(t.elapsed().as_secs_f64() * 1e9 / per);
+                std::hint::black_box((&st, &x));
             }
-            b.push(t.elapsed().as_secs_f64() * 1e9 / per);
-            std::hint::black_box((&st, &x));
-        }
-        let median = |v: &mut Vec<f64>| {
-            v.sort_by(f64::total_cmp);
-            v[v.len() / 2]
-        };
-        let (s, p) = (median(&mut a), median(&mut b));
+        });
+        let (s, p) = (median(a), median(b));
         println!(
-            "ratio relax {mode:?} on cloth 128×128 ({} sticks): solver {s:.2} ns, plain loop {p:.2} ns per constraint per iteration, ratio {:.2}",
+            "ratio relax {name} on cloth 128×128 ({} sticks), one thread: solver {s:.2} ns, plain loop {p:.2} ns per constraint per iteration, ratio {:.2}",
             sticks.len(),
             s / p
+        );
+    }
+    let big = cloth(256);
+    let big_state = predicted(&big);
+    let ctx = StepContext { scene: &big, h: big.dt };
+    for (name, cfg) in [
+        ("coloured Gauss-Seidel", RelaxConfig { order: Order::Colored, ..Default::default() }),
+        ("Jacobi", RelaxConfig { mode: Mode::Jacobi, omega: 1.5, ..Default::default() }),
+    ] {
+        let cfg = RelaxConfig { iterations: ITERATIONS as u32, tolerance: 0.0, ..cfg };
+        let mut solver = RelaxSolver::new(cfg, "bench").unwrap();
+        solver.prepare(&big).unwrap();
+        let rows = big.constraints.len() as f64 * ITERATIONS as f64;
+        let mut time = |threads: usize| {
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+            median(
+                (0..11)
+                    .map(|_| {
+                        let mut st = big_state.clone();
+                        pool.install(|| {
+                            let t = Instant::now();
+                            solver.solve(&ctx, &mut st, &mut NullObserver).unwrap();
+                            t.elapsed().as_secs_f64() * 1e9 / rows
+                        })
+                    })
+                    .collect(),
+            )
+        };
+        let (t1, t2) = (time(1), time(2));
+        println!(
+            "threads relax {name} on cloth 256×256 ({} sticks): 1 thread {t1:.2} ns, 2 threads {t2:.2} ns per constraint per iteration, speed-up {:.2}",
+            big.constraints.len(),
+            t1 / t2
         );
     }
 }

@@ -32,6 +32,21 @@ impl PlainSticks {
         s
     }
 
+    /// The same sticks in coloured order (greedy colouring, scene order within a colour), as the
+    /// relaxation solver visits them with `order = "colored"`.
+    pub fn colored(&self) -> Self {
+        let pairs: Vec<[usize; 2]> = self.a.iter().zip(&self.b).map(|(&a, &b)| [a as usize, b as usize]).collect();
+        let colors = solverlab_solvers::order::greedy_coloring(&pairs, self.w.len());
+        let mut idx: Vec<usize> = (0..self.len()).collect();
+        idx.sort_by_key(|&j| colors[j]);
+        PlainSticks {
+            a: idx.iter().map(|&j| self.a[j]).collect(),
+            b: idx.iter().map(|&j| self.b[j]).collect(),
+            rest: idx.iter().map(|&j| self.rest[j]).collect(),
+            w: self.w.clone(),
+        }
+    }
+
     /// Number of sticks.
     pub fn len(&self) -> usize {
         self.rest.len()

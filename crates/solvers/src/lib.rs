@@ -31,7 +31,7 @@ pub use cg::{cg_solver, CgConfig, CgSolver, Preconditioner};
 pub use direct::{direct_solver, DirectConfig, DirectSolver};
 pub use order::Order;
 pub use pgs::{Feedback, PgsConfig, PgsSolver};
-pub use relax::{Mode, RelaxConfig, RelaxSolver};
+pub use relax::{Mode, RelaxConfig, RelaxSolver, PARALLEL_ROWS};
 
 /// A solver setting that is out of range: which one, and why (the field error of
 /// [`solverlab_core::FieldError`], shared with scene invariants).

@@ -391,3 +391,70 @@ fn knees_apart(s: &Scene) {
         }
     }
 }
+
+/// The fast paths (equality sticks only, as arrays, coloured and Jacobi passes in parallel above
+/// `PARALLEL_ROWS` rows) and the general path give bit-identical positions and multipliers, and
+/// so do one, two and three threads. The general path is forced by an at-least stick between
+/// two fixed particles, which never acts.
+#[test]
+fn fast_paths_match_the_general_path_bit_for_bit_for_any_thread_count() {
+    // A grid cloth's structural sticks take four colours of about n²/2 rows each.
+    let n = ((2 * solverlab_solvers::PARALLEL_ROWS) as f64).sqrt().ceil() as usize + 2;
+    for (nx, threads) in [(9, vec![1]), (n, vec![1, 2, 3])] {
+        let fast = scene("cloth", &[&format!("nx={nx}"), &format!("ny={nx}"), "shear=false", "pin=top"]);
+        let mut general = fast.clone();
+        general.constraints.push(Constraint {
+            kind: solverlab_core::Kind::Stick {
+                a: 0,
+                b: nx - 1,
+                rest: 0.0,
+                sense: solverlab_core::model::Sense::AtLeast,
+            },
+            compliance: 0.0,
+        });
+        assert_eq!(general.particles[0].w + general.particles[nx - 1].w, 0.0, "the extra stick joins fixed particles");
+        let mut state = fast.initial_state(0.01);
+        let mut rng = Rng::new(11);
+        for (x, p) in state.x.iter_mut().zip(&fast.particles) {
+            if p.w > 0.0 {
+                *x += rng.unit_vector() * 0.01;
+            }
+        }
+        let configs = [
+            RelaxConfig { tolerance: 0.0, ..Default::default() },
+            RelaxConfig { order: Order::Colored, omega: 1.3, tolerance: 0.0, ..Default::default() },
+            RelaxConfig { order: Order::Reversed, xpbd: true, tolerance: 0.0, ..Default::default() },
+            RelaxConfig { mode: Mode::Jacobi, omega: 1.5, tolerance: 0.0, ..Default::default() },
+            RelaxConfig { mode: Mode::MassSplitting, omega: 1.5, xpbd: true, tolerance: 0.0, ..Default::default() },
+            RelaxConfig {
+                mode: Mode::Jacobi,
+                chebyshev_rho: 0.99,
+                chebyshev_delay: 3,
+                tolerance: 0.0,
+                ..Default::default()
+            },
+        ];
+        for cfg in configs {
+            let run = |s: &Scene, threads: usize| {
+                let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+                pool.install(|| {
+                    let mut st = state.clone();
+                    let mut solver = relax(cfg.clone());
+                    solve_from(&mut solver, s, &mut st, 0.01);
+                    let lambda: Vec<f64> = (0..fast.constraints.len())
+                        .map(|j| solver.multiplier(solverlab_core::rows::constraint_row_id(j, 0)))
+                        .collect();
+                    (st.x, lambda)
+                })
+            };
+            let reference = run(&general, 1);
+            assert!(reference.0 != state.x, "the solve moved something");
+            for &t in &threads {
+                assert!(
+                    run(&fast, t) == reference,
+                    "{cfg:?} on {nx}×{nx} with {t} threads differs from the general path"
+                );
+            }
+        }
+    }
+}

@@ -97,10 +97,13 @@
 //!   Position-based Dynamics", SIGGRAPH Asia 2015: the Chebyshev weights and their delay.
 
 mod contacts;
+mod kernel;
 pub(crate) mod rigid;
 
+pub use kernel::PARALLEL_ROWS;
+
 use serde::{Deserialize, Serialize};
-use solverlab_core::constraint::{delta_lambda, stick_row};
+use solverlab_core::constraint::delta_lambda;
 use solverlab_core::metrics::constraint_violation;
 use solverlab_core::model::{Kind, Scene, Sense, State};
 use solverlab_core::rng::Rng;
@@ -108,7 +111,7 @@ use solverlab_core::rows::{constraint_row_id, decode, RowRef};
 use solverlab_core::solver::{IterationReport, Observer, SolveError, SolveInfo, Solver, StepContext};
 use solverlab_core::Vec3;
 
-use crate::order::{Order, Ordering};
+use crate::order::{greedy_coloring, Order, Ordering};
 use crate::ConfigError;
 
 /// Gauss-Seidel (in place) or Jacobi (simultaneous, averaged).
@@ -247,6 +250,10 @@ pub struct RelaxSolver {
     predicted: Vec<Vec3>,
     /// The 6-DoF rigid bodies' rows ([`rigid`]).
     rigid: rigid::RigidXpbd,
+    /// The fast path's arrays, when every row is an equality stick ([`kernel`]).
+    soa: Option<kernel::StickSoa>,
+    /// The fast path's per-row scratch.
+    buf: Vec<(Vec3, f64)>,
 }
 
 impl RelaxSolver {
@@ -274,6 +281,8 @@ impl RelaxSolver {
             cheb_cur: (Vec::new(), Vec::new()),
             predicted: Vec::new(),
             rigid: rigid::RigidXpbd::default(),
+            soa: None,
+            buf: Vec::new(),
         })
     }
 
@@ -312,24 +321,22 @@ impl RelaxSolver {
         }
     }
 
-    /// Computes `Δλ` of one row and its residual contribution, from the current positions.
+    /// The update of stick item `item` from the current positions ([`kernel::stick_step`]);
+    /// under mass splitting the inverse masses in the denominator are multiplied by the row
+    /// counts.
     #[inline]
-    /// Under mass splitting the inverse masses in the denominator are multiplied by the row counts.
-    fn stick_delta(&self, x: &[Vec3], item: &Item, alpha_tilde: f64, step: u64) -> (Vec3, f64, f64) {
+    fn stick_delta(&self, x: &[Vec3], item: &Item, alpha_tilde: f64, step: u64) -> kernel::StickStep {
         let Item::Stick { a, b, rest, sense, row, .. } = *item else { unreachable!() };
-        let (a, b, row) = (a as usize, b as usize, row as usize);
-        let seed = self.cfg.seed;
-        let r = stick_row(&x[a], &x[b], rest, sense, self.cfg.sqrt_approx, || {
-            Rng::new(seed ^ ((row as u64) << 24) ^ step.rotate_left(48)).unit_vector()
-        });
+        let (a, b) = (a as usize, b as usize);
         let wsum = match self.cfg.mode {
             Mode::MassSplitting => self.w[a] * self.split[a] + self.w[b] * self.split[b],
             _ => self.w[a] + self.w[b],
         };
-        let denom = wsum + alpha_tilde;
-        let lambda = if self.cfg.xpbd { self.lambda[row] } else { 0.0 };
-        let dl = delta_lambda(r.c, wsum, alpha_tilde, lambda, sense != Sense::Equal);
-        (r.normal, dl, (dl * denom).abs())
+        let lambda = if self.cfg.xpbd { self.lambda[row as usize] } else { 0.0 };
+        let seed = self.cfg.seed;
+        kernel::stick_step(&x[a], &x[b], rest, sense, wsum, alpha_tilde, lambda, self.cfg.sqrt_approx, || {
+            kernel::dislocation(seed, row, step)
+        })
     }
 
     fn alpha_tilde(&self, alpha: f64, h: f64) -> f64 {
@@ -377,12 +384,11 @@ impl RelaxSolver {
                         continue;
                     }
                     let at = self.alpha_tilde(alpha, h);
-                    let (n, dl, res) = self.stick_delta(&state.x, &item, at, state.step);
-                    residual = residual.max(res);
-                    let dl = dl * scale;
-                    self.lambda[row as usize] += dl;
-                    state.x[a] -= n * (self.w[a] * dl);
-                    state.x[b] += n * (self.w[b] * dl);
+                    let st = self.stick_delta(&state.x, &item, at, state.step);
+                    residual = residual.max(st.res);
+                    self.lambda[row as usize] += st.dl * scale;
+                    state.x[a] -= st.v * (self.w[a] * scale);
+                    state.x[b] += st.v * (self.w[b] * scale);
                 }
                 Item::Pin { pin, row } => {
                     let a = self.pins[pin as usize].a;
@@ -415,15 +421,14 @@ impl RelaxSolver {
                         continue;
                     }
                     let at = self.alpha_tilde(alpha, h);
-                    let (n, dl, res) = self.stick_delta(&state.x, &item, at, state.step);
-                    if dl == 0.0 && sense != Sense::Equal {
+                    let st = self.stick_delta(&state.x, &item, at, state.step);
+                    if st.dl == 0.0 && sense != Sense::Equal {
                         continue;
                     }
-                    residual = residual.max(res);
-                    let dl = dl * scale;
-                    self.dl[row as usize] = dl;
-                    self.dx[a] -= n * (self.w[a] * dl);
-                    self.dx[b] += n * (self.w[b] * dl);
+                    residual = residual.max(st.res);
+                    self.dl[row as usize] = st.dl * scale;
+                    self.dx[a] -= st.v * (self.w[a] * scale);
+                    self.dx[b] += st.v * (self.w[b] * scale);
                     self.count[a] += 1;
                     self.count[b] += 1;
                 }
@@ -473,12 +478,11 @@ impl RelaxSolver {
                         continue;
                     }
                     let at = self.alpha_tilde(alpha, h);
-                    let (n, dl, res) = self.stick_delta(&state.x, &item, at, state.step);
-                    residual = residual.max(res);
-                    let dl = dl * scale;
-                    self.dl[row as usize] = dl;
-                    self.dx[a] -= n * (self.w[a] * dl);
-                    self.dx[b] += n * (self.w[b] * dl);
+                    let st = self.stick_delta(&state.x, &item, at, state.step);
+                    residual = residual.max(st.res);
+                    self.dl[row as usize] = st.dl * scale;
+                    self.dx[a] -= st.v * (self.w[a] * scale);
+                    self.dx[b] += st.v * (self.w[b] * scale);
                 }
                 Item::Pin { pin, row } => {
                     let a = self.pins[pin as usize].a;
@@ -509,6 +513,57 @@ impl RelaxSolver {
         } else {
             4.0 / (4.0 - rho * rho * previous)
         }
+    }
+}
+
+impl RelaxSolver {
+    /// The fast path's arrays ([`kernel`]): when every row is an equality stick and the order is
+    /// natural, reversed or coloured (Jacobi: any), the sticks that can move, in visiting order.
+    fn fast_arrays(&self, pairs: &[[usize; 2]], n: usize) -> Option<kernel::StickSoa> {
+        let all_equal_sticks = self.items.iter().all(|i| matches!(i, Item::Stick { sense: Sense::Equal, .. }));
+        let jacobi = self.cfg.mode != Mode::GaussSeidel;
+        if !all_equal_sticks || !(jacobi || matches!(self.cfg.order, Order::Natural | Order::Reversed | Order::Colored))
+        {
+            return None;
+        }
+        let mut order: Vec<usize> = (0..self.items.len()).collect();
+        let mut colors = vec![0, 0];
+        if !jacobi && self.cfg.order == Order::Reversed {
+            order.reverse();
+        }
+        let color_of = (!jacobi && self.cfg.order == Order::Colored).then(|| greedy_coloring(pairs, n));
+        if let Some(c) = &color_of {
+            order.sort_by_key(|&j| c[j]); // stable: scene order within a colour, as `Ordering`
+        }
+        let sticks: Vec<(u32, u32, f64, f64, u32)> = order
+            .iter()
+            .filter_map(|&j| match self.items[j] {
+                Item::Stick { a, b, rest, alpha, row, .. } if self.w[a as usize] + self.w[b as usize] != 0.0 => {
+                    Some((a, b, rest, alpha, row))
+                }
+                _ => None,
+            })
+            .collect();
+        if let Some(c) = &color_of {
+            let movable = order.iter().filter(|&&j| {
+                let [a, b] = pairs[j];
+                self.w[a] + self.w[b] != 0.0
+            });
+            let mut counts = vec![0usize; c.iter().max().map_or(0, |m| m + 1)];
+            for &j in movable {
+                counts[c[j]] += 1;
+            }
+            colors = std::iter::once(0)
+                .chain(counts.iter().scan(0, |acc, k| {
+                    *acc += k;
+                    Some(*acc)
+                }))
+                .collect();
+        } else {
+            colors[1] = sticks.len();
+        }
+        let split = (self.cfg.mode == Mode::MassSplitting).then_some(self.split.as_slice());
+        Some(kernel::StickSoa::new(&sticks, colors, &self.w, split, n, self.cfg.omega))
     }
 }
 
@@ -566,6 +621,7 @@ impl Solver for RelaxSolver {
             }
         }
         self.split.iter_mut().for_each(|n| *n = n.max(1.0));
+        self.soa = self.fast_arrays(&pairs, scene.particles.len());
         self.ordering = Ordering::new(self.cfg.order, &pairs, scene.particles.len());
         self.rng = Rng::new(self.cfg.seed);
         Ok(())
@@ -593,6 +649,9 @@ impl Solver for RelaxSolver {
             self.predicted.clone_from(&state.x);
         }
         self.lambda.iter_mut().for_each(|l| *l = 0.0);
+        if let (Some(soa), true) = (self.soa.as_mut(), self.cfg.xpbd) {
+            soa.set_step(ctx.h);
+        }
         self.contacts.begin_step(scene, state, &self.w, &self.radius);
         let rigid = scene.has_rigid();
         if rigid {
@@ -612,8 +671,27 @@ impl Solver for RelaxSolver {
                 self.cheb_cur.1.clone_from(&self.lambda);
             }
             let mut residual = self.contacts.project(scene, state, &self.w, &self.radius);
-            residual = residual.max(match self.cfg.mode {
-                Mode::GaussSeidel => {
+            residual = residual.max(match (self.cfg.mode, self.soa.take()) {
+                (mode, Some(soa)) => {
+                    let mut sweep = kernel::Sweep {
+                        w: &self.w,
+                        lambda: &mut self.lambda,
+                        scale: if mode == Mode::GaussSeidel { scale } else { k },
+                        sqrt_approx: self.cfg.sqrt_approx,
+                        seed: self.cfg.seed,
+                        step: state.step,
+                    };
+                    let (x, buf, dx) = (&mut state.x, &mut self.buf, &mut self.dx);
+                    let r = match (mode, self.cfg.xpbd) {
+                        (Mode::GaussSeidel, true) => kernel::gauss_seidel::<true>(&soa, x, &mut sweep, buf),
+                        (Mode::GaussSeidel, false) => kernel::gauss_seidel::<false>(&soa, x, &mut sweep, buf),
+                        (_, true) => kernel::jacobi::<true>(&soa, x, &mut sweep, dx, buf),
+                        (_, false) => kernel::jacobi::<false>(&soa, x, &mut sweep, dx, buf),
+                    };
+                    self.soa = Some(soa);
+                    r
+                }
+                (Mode::GaussSeidel, None) => {
                     let mut ordering = std::mem::take(&mut self.ordering);
                     let mut r = 0.0f64;
                     for pass in ordering.passes(&mut self.rng) {
@@ -622,8 +700,8 @@ impl Solver for RelaxSolver {
                     self.ordering = ordering;
                     r
                 }
-                Mode::Jacobi => self.jacobi_sweep(state, ctx.h, k),
-                Mode::MassSplitting => self.mass_splitting_sweep(state, ctx.h, k),
+                (Mode::Jacobi, None) => self.jacobi_sweep(state, ctx.h, k),
+                (Mode::MassSplitting, None) => self.mass_splitting_sweep(state, ctx.h, k),
             });
             if rigid {
                 let jacobi = self.cfg.mode != Mode::GaussSeidel;
