@@ -201,6 +201,84 @@ fn analytic_incline(file: &ExperimentFile, theta_max: f64) -> Series {
     Series { label: "Coulomb".into(), points, style: LineStyle::Dashed }
 }
 
+/// The legend name of `row`'s series: the first series column's value, then `column = value`
+/// for each further one (a sweep column a series does not have, empty, stays out of its name).
+fn series_name(row: &[String], sc: &[usize], series_cols: &[String]) -> String {
+    sc.iter()
+        .enumerate()
+        .filter(|&(k, &c)| k == 0 || !row[c].is_empty())
+        .map(|(k, &c)| if k == 0 { row[c].clone() } else { format!("{} = {}", series_cols[k], row[c]) })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// One series of a drawn figure, for the report: its legend name, its colour and the runs whose
+/// rows it draws.
+pub struct SeriesRuns {
+    /// Legend name (without a fitted slope).
+    pub name: String,
+    /// Colour as sRGB.
+    pub colour: (u8, u8, u8),
+    /// Run indices.
+    pub runs: BTreeSet<usize>,
+}
+
+/// The series of figure `spec` drawn from the CSVs in `dir`, numbered as `lines` and `profile`
+/// colour them: in order of first appearance in each panel, the palette's colour by number. A
+/// colour that stands for different series in different panels lists the first panel's name and
+/// the runs of all. Snapshot figures have no series.
+pub fn series_runs(spec: &FigureSpec, dir: &Path) -> Result<Vec<SeriesRuns>, String> {
+    if spec.kind == FigureKind::Snapshots {
+        return Ok(Vec::new());
+    }
+    let mut table = Table::read(&dir.join(format!("{}.csv", spec.table)))?;
+    if spec.table == "steps" {
+        table.derive_steps();
+    }
+    let series_cols: Vec<String> = match spec.kind {
+        FigureKind::Profile => vec!["label".into()],
+        _ => spec.series.as_ref().map(OneOrMany::list).unwrap_or_else(|| vec!["label".into()]),
+    };
+    let sc: Vec<usize> = series_cols.iter().filter_map(|c| table.col(c)).collect();
+    let (Some(rc), false) = (table.col("run"), sc.is_empty()) else { return Ok(Vec::new()) };
+    let pc = spec.panels.as_deref().and_then(|p| table.col(p)).filter(|_| spec.kind == FigureKind::Lines);
+    let mut panels: BTreeMap<String, Vec<(String, BTreeSet<usize>)>> = BTreeMap::new();
+    for row in table.rows.iter().filter(|r| keep(&table, spec, r)) {
+        let panel = panels.entry(pc.map(|c| row[c].clone()).unwrap_or_default()).or_default();
+        let name = series_name(row, &sc, &series_cols);
+        let run = row[rc].parse().unwrap_or(usize::MAX);
+        match panel.iter_mut().find(|(n, _)| *n == name) {
+            Some((_, runs)) => {
+                runs.insert(run);
+            }
+            None => panel.push((name, BTreeSet::from([run]))),
+        }
+    }
+    let mut out: Vec<SeriesRuns> = Vec::new();
+    for panel in panels.into_values() {
+        for (index, (name, runs)) in panel.into_iter().enumerate() {
+            match out.get_mut(index) {
+                Some(s) => s.runs.extend(runs),
+                None => out.push(SeriesRuns {
+                    name,
+                    colour: solverlab_plot::PALETTE[index % solverlab_plot::PALETTE.len()],
+                    runs,
+                }),
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The figure files `spec` writes, SVG first: `NAME.svg`, or one `NAME-frameF.svg` per snapshot
+/// frame.
+pub fn svg_files(spec: &FigureSpec) -> Vec<String> {
+    match spec.kind {
+        FigureKind::Snapshots => spec.at.iter().map(|f| format!("{}-frame{f}.svg", spec.name)).collect(),
+        _ => vec![format!("{}.svg", spec.name)],
+    }
+}
+
 fn lines(spec: &FigureSpec, table: &Table, file: &ExperimentFile) -> Figure {
     let ys = spec.y.as_ref().map(OneOrMany::list).unwrap_or_default();
     let series_cols = spec.series.as_ref().map(OneOrMany::list).unwrap_or_else(|| vec!["label".into()]);
@@ -227,14 +305,7 @@ fn lines(spec: &FigureSpec, table: &Table, file: &ExperimentFile) -> Figure {
                         continue;
                     }
                 }
-                let name = sc
-                    .iter()
-                    .enumerate()
-                    // A sweep column a series does not have (empty) stays out of its name.
-                    .filter(|&(k, &c)| k == 0 || !row[c].is_empty())
-                    .map(|(k, &c)| if k == 0 { row[c].clone() } else { format!("{} = {}", series_cols[k], row[c]) })
-                    .collect::<Vec<_>>()
-                    .join(", ");
+                let name = series_name(row, &sc, &series_cols);
                 if !groups.contains_key(&name) {
                     order.push(name.clone());
                 }
@@ -465,9 +536,13 @@ fn snapshots(spec: &FigureSpec, dir: &Path, out: &Path) -> Result<Vec<PathBuf>, 
     Ok(written)
 }
 
-/// The frames whose positions the snapshot figures need.
+/// The frames whose positions are recorded: those the snapshot figures need, and every
+/// `positions_every`-th.
 pub fn position_frames(file: &ExperimentFile) -> Vec<u64> {
     let mut frames = BTreeSet::new();
+    if let Some(n) = file.positions_every {
+        frames.extend((0..=file.frames).step_by(n.max(1) as usize));
+    }
     for f in file.figures.iter().filter(|f| f.kind == FigureKind::Snapshots) {
         frames.extend(f.at.iter().copied());
         if f.animate {

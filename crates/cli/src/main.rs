@@ -7,6 +7,7 @@ mod assemble;
 mod export;
 mod figures;
 mod output;
+mod report;
 mod results;
 mod runner;
 mod simulate;
@@ -121,6 +122,22 @@ enum Command {
         /// Runs at a time (default: the experiment's `jobs`, else one per core).
         #[arg(long, allow_negative_numbers = true, value_parser = at_least_one_usize)]
         jobs: Option<usize>,
+        /// Also write report.html (see `solverlab report`) into the output folder.
+        #[arg(long)]
+        report: bool,
+    },
+    /// Write a self-contained HTML page of an experiment's results: description, provenance,
+    /// figures, the runs table and a 3-D replay of every run side by side. It loads nothing
+    /// from the network.
+    Report {
+        /// The results directory (as `solverlab run` writes it).
+        dir: PathBuf,
+        /// Where to write report.html (default: DIR).
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Size budget of the replay data in MB; frames are decimated evenly to fit (default 20).
+        #[arg(long, default_value_t = report::BUDGET_MB, value_parser = positive_mb)]
+        max_mb: f64,
     },
     /// Combine shard folders (`run --shard I/N`) into the folder an unsharded run writes, and
     /// draw its figures.
@@ -305,8 +322,20 @@ fn run(cli: Cli) -> Result<(), CliError> {
             print_out(&text);
             Ok(())
         }
-        Command::Run { experiment: Some(experiment), out, all: false, shard, resume, jobs, .. } => {
-            run_experiment(&experiment, out, shard, resume, jobs)
+        Command::Run { experiment: Some(experiment), out, all: false, shard, resume, jobs, report, .. } => {
+            let out = run_experiment(&experiment, out, shard, resume, jobs)?;
+            if report {
+                let bytes = report::write(&out, &out, report::BUDGET_MB)?;
+                eprintln!("wrote {} ({:.1} MB)", out.join("report.html").display(), bytes as f64 / 1e6);
+            }
+            Ok(())
+        }
+        Command::Report { dir, out, max_mb } => {
+            let out = out.unwrap_or_else(|| dir.clone());
+            output_dir(&out)?;
+            let bytes = report::write(&dir, &out, max_mb)?;
+            eprintln!("wrote {} ({:.1} MB)", out.join("report.html").display(), bytes as f64 / 1e6);
+            Ok(())
         }
         Command::Merge { dirs, out } => {
             let first = dirs.first().cloned().unwrap_or_default();
@@ -388,7 +417,7 @@ fn run_experiment(
     shard: Option<(usize, usize)>,
     resume: bool,
     jobs: Option<usize>,
-) -> Result<(), CliError> {
+) -> Result<PathBuf, CliError> {
     let exp = spec::Experiment::load(experiment)?;
     let out = out.unwrap_or_else(|| spec::default_out(&exp.file.name));
     output_dir(&out)?;
@@ -503,7 +532,7 @@ fn run_experiment(
     for f in &failed {
         eprintln!("note: {f}");
     }
-    Ok(())
+    Ok(out)
 }
 
 /// A count of at least `min`, or a message saying what the value must be.
@@ -525,6 +554,14 @@ fn at_least_one_usize(s: &str) -> Result<usize, String> {
 
 fn at_least_zero(s: &str) -> Result<u64, String> {
     count(s, 0).map(|v| v as u64)
+}
+
+fn positive_mb(s: &str) -> Result<f64, String> {
+    let v: f64 = s.trim().parse().map_err(|_| format!("{s} is not a number"))?;
+    match v > 0.0 && v.is_finite() {
+        true => Ok(v),
+        false => Err(format!("{v} must be a positive number of megabytes")),
+    }
 }
 
 fn substeps(s: &str) -> Result<u32, String> {

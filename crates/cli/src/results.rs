@@ -110,8 +110,16 @@ impl<'a> RunWriter<'a> {
         prefix.iter().cloned().chain(rest).collect()
     }
 
-    /// Commits the streamed tables (steps, trace, positions, forces, bodies, contacts).
+    /// Commits the streamed tables (steps, trace, positions, forces, bodies, contacts), with
+    /// shapes.csv when bodies were recorded.
     fn commit_streams(self) -> std::io::Result<()> {
+        if self.bodies.is_some() && self.scene.has_rigid() {
+            let mut shapes = self.table("shapes.csv", &SHAPE_COLUMNS)?;
+            for row in shape_rows(self.scene) {
+                shapes.row(Self::row(&self.prefix.1, row))?;
+            }
+            shapes.commit()?;
+        }
         for t in [self.steps, self.trace, self.positions]
             .into_iter()
             .chain(self.forces)

@@ -39,6 +39,9 @@ pub struct ExperimentFile {
     pub record_every: Option<u64>,
     /// Keep only the first N iterations of each (outer) solve in trace.csv (default: all).
     pub trace_iterations: Option<usize>,
+    /// Record positions (positions.csv, with bodies.csv and contacts.csv) every Nth frame, for
+    /// replays in `solverlab report` (default: only the frames the snapshot figures draw).
+    pub positions_every: Option<u64>,
     /// Write every Nth frame's constraint forces to forces.csv (default: none).
     pub forces_every: Option<u64>,
     /// Frames at the start of each run left out of the timing statistics (default 0).
@@ -222,6 +225,12 @@ impl ExperimentFile {
         }
         if file.record_every == Some(0) {
             return Err(bad("record_every", "must be at least 1".into()));
+        }
+        if file.positions_every == Some(0) {
+            return Err(bad(
+                "positions_every",
+                "must be at least 1 (leave it out to record only the snapshot frames)".into(),
+            ));
         }
         if file.forces_every == Some(0) {
             return Err(bad("forces_every", "must be at least 1 (leave it out for no forces.csv)".into()));

@@ -107,6 +107,32 @@ pub const POSITION_COLUMNS: [&str; 5] = ["frame", "particle", "x", "y", "z"];
 /// that figures can colour sticks by stretch from the CSVs alone.
 pub const STICK_COLUMNS: [&str; 4] = ["run", "a", "b", "rest"];
 
+/// Columns of `shapes.csv`, written beside `bodies.csv` for scenes with rigid bodies: each rigid
+/// body's shape (numbered as in `bodies.csv`), with its half extents for a box, its radius for a
+/// sphere, and its radius and half height for a capsule (m; the others empty).
+pub const SHAPE_COLUMNS: [&str; 7] = ["body", "shape", "hx", "hy", "hz", "radius", "half_height"];
+
+/// The `shapes.csv` rows of a scene.
+pub fn shape_rows(scene: &Scene) -> Vec<Vec<String>> {
+    use solverlab_core::rigid::Shape;
+    let n = scene.bodies.len();
+    scene
+        .rigid
+        .iter()
+        .enumerate()
+        .map(|(k, body)| {
+            let e = String::new;
+            let (h, r, hh) = match body.shape {
+                Shape::Box { half } => ([num(half.x), num(half.y), num(half.z)], e(), e()),
+                Shape::Sphere { radius } => ([e(), e(), e()], num(radius), e()),
+                Shape::Capsule { radius, half_height } => ([e(), e(), e()], num(radius), num(half_height)),
+            };
+            let [hx, hy, hz] = h;
+            vec![(n + k).to_string(), body.shape.name().to_string(), hx, hy, hz, r, hh]
+        })
+        .collect()
+}
+
 /// The tables a `[[figure]]` may draw from.
 pub const FIGURE_TABLES: [&str; 6] = ["steps", "runs", "trace", "convergence", "frozen_trace", "forces"];
 

@@ -1,0 +1,211 @@
+//! `solverlab report`: a self-contained page per experiment. The page's content and its bad
+//! inputs are tested here on every run; the replay itself is tested in a real browser
+//! (`report_replays_in_headless_chromium`, ignored by default because it needs Debian's
+//! `chromium`; `.ci/run` installs it and runs it).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn solverlab(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_solverlab")).args(args).output().expect("runs")
+}
+
+fn tmp(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("solverlab-report-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// A chain and a rigid stack under two solvers, positions every 2nd frame, one figure.
+const EXPERIMENT: &str = r#"
+# A small experiment for the report tests.
+#
+# Two scenes, two solvers.
+name = "reported"
+frames = 30
+positions_every = 2
+
+[[scene]]
+name = "chain"
+set = { links = 6 }
+
+[[scene]]
+name = "rigid-stack"
+set = { boxes = 3 }
+
+[[solver]]
+label = "GS"
+preset = "gs"
+
+[[solver]]
+label = "PGS"
+preset = "pgs"
+
+[[figure]]
+name = "violation"
+x = "frame"
+y = "violation"
+logy = true
+"#;
+
+/// Runs the experiment with `--report` into `dir/out`.
+fn reported(dir: &Path, text: &str) -> PathBuf {
+    let file = dir.join("exp.toml");
+    std::fs::write(&file, text).unwrap();
+    let out = dir.join("out");
+    let o = solverlab(&["run", s(&file), "--out", s(&out), "--report"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    out
+}
+
+/// The JSON data embedded in a report.
+fn embedded(html: &str) -> serde_json::Value {
+    let start = html.find("id=\"solverlab-data\">").unwrap() + "id=\"solverlab-data\">".len();
+    let end = start + html[start..].find("</script>").unwrap();
+    serde_json::from_str(&html[start..end].replace("<\\/", "</")).unwrap()
+}
+
+#[test]
+fn the_report_is_one_self_contained_page_with_every_part() {
+    let d = tmp("page");
+    let out = reported(&d, EXPERIMENT);
+    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+    // Nothing is fetched: no external script, style, image or font.
+    for needle in ["<script src", "<link", "src=\"http", "href=\"http", "@import", "url(http"] {
+        assert!(!html.contains(needle), "the page must not load `{needle}`");
+    }
+    assert!(html.contains("A small experiment for the report tests."), "the description");
+    assert!(html.contains(env!("CARGO_PKG_VERSION")) && html.contains("Resolved settings"), "provenance");
+    assert_eq!(html.matches("<tr data-run=").count(), 4, "runs.csv as a table");
+    assert!(html.contains("data-figure=\"violation\"><figcaption>") && html.contains("<svg"), "figures inline");
+    let data = embedded(&html);
+    let series = data["figures"][0]["series"].as_array().unwrap();
+    assert_eq!(series.len(), 2, "one series per solver label");
+    assert_eq!(series[0]["colour"], "#0072b2");
+    assert_eq!(series[0]["runs"], serde_json::json!([0, 2]), "GS is runs 0 and 2");
+    let replay = &data["replay"];
+    assert_eq!(replay["panels"].as_array().unwrap().len(), 4, "one panel per run");
+    assert_eq!(replay["frames"].as_array().unwrap().len(), 16, "frames 0, 2, …, 30");
+    let chain = &replay["panels"][0];
+    assert_eq!(chain["particles"], 7);
+    assert!(chain["sticks"].as_str().unwrap().len() > 10);
+    let stack = &replay["panels"][2];
+    assert_eq!(stack["shapes"].as_array().unwrap().len(), 3, "the rigid boxes' shapes");
+    assert_eq!(stack["shapes"][0]["kind"], "box");
+    assert!(stack["contacts"].is_array(), "contacts when contacts.csv exists");
+
+    // A tight budget decimates the frames and says so.
+    let o = solverlab(&["report", s(&out), "--out", s(&d.join("small")), "--max-mb", "0.01"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let small = std::fs::read_to_string(d.join("small/report.html")).unwrap();
+    let note = embedded(&small)["replay"]["note"].as_str().unwrap().to_string();
+    assert!(note.contains("decimated"), "{note}");
+    assert!(embedded(&small)["replay"]["frames"].as_array().unwrap().len() < 16);
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn bad_folders_get_exit_2_and_no_positions_get_a_note() {
+    let d = tmp("bad");
+    let o = solverlab(&["report", s(&d)]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("not an experiment's results folder"), "{}", stderr(&o));
+    assert!(!d.join("report.html").exists());
+
+    let out = reported(&d, &EXPERIMENT.replace("positions_every = 2\n", ""));
+    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(embedded(&html)["replay"].is_null());
+    assert!(html.contains("No positions were recorded"), "the replay is replaced by a note");
+
+    std::fs::remove_file(out.join("positions.csv")).unwrap();
+    std::fs::remove_file(out.join("report.html")).unwrap();
+    let o = solverlab(&["report", s(&out)]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("no positions.csv"), "{}", stderr(&o));
+    assert!(!out.join("report.html").exists(), "nothing written");
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+/// Chromium, if installed.
+fn chromium() -> Option<PathBuf> {
+    ["/usr/bin/chromium", "/usr/bin/chromium-browser"].iter().map(PathBuf::from).find(|p| p.exists())
+}
+
+fn headless(args: &[&str]) -> Output {
+    let browser = chromium().expect("Debian's chromium: apt-get install chromium (.ci/run does)");
+    let profile = std::env::temp_dir().join(format!("solverlab-chromium-{}", std::process::id()));
+    Command::new(browser)
+        .args(["--headless=new", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--no-first-run"])
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .args(args)
+        .output()
+        .expect("chromium runs")
+}
+
+/// Renders `url` to a PNG and returns its pixels, with the page's width and height.
+fn screenshot(url: &str, path: &Path) -> image::RgbaImage {
+    let _ = std::fs::remove_file(path);
+    let o = headless(&[
+        "--window-size=1200,900",
+        "--virtual-time-budget=3000",
+        &format!("--screenshot={}", path.display()),
+        url,
+    ]);
+    assert!(path.exists(), "no screenshot: {}", stderr(&o));
+    image::open(path).unwrap().to_rgba8()
+}
+
+#[test]
+#[ignore = "needs Debian's chromium; .ci/run installs it and runs this test"]
+fn report_replays_in_headless_chromium() {
+    let d = tmp("browser");
+    let out = reported(&d, EXPERIMENT);
+    let url = format!("file://{}", out.join("report.html").display());
+
+    // The page loads without errors, and the replay advances when played.
+    let o = headless(&[
+        "--virtual-time-budget=6000",
+        "--enable-logging=stderr",
+        "--v=0",
+        "--dump-dom",
+        &format!("{url}#selftest"),
+    ]);
+    let dom = String::from_utf8_lossy(&o.stdout);
+    let start = dom.find("id=\"selftest-result\">").expect("the self-test ran") + "id=\"selftest-result\">".len();
+    let result: serde_json::Value = serde_json::from_str(&dom[start..start + dom[start..].find('<').unwrap()]).unwrap();
+    assert_eq!(result["errors"], serde_json::json!([]), "console errors: {result}");
+    assert_eq!(result["advanced"], true, "the replay advances when played: {result}");
+    assert_eq!(result["nonblank"], true, "the first panel is drawn: {result}");
+    assert_eq!(result["ok"], true, "{result}");
+    let console: Vec<&str> = std::str::from_utf8(&o.stderr)
+        .unwrap_or_default()
+        .lines()
+        .filter(|l| l.contains("CONSOLE") && l.contains("report.html"))
+        .collect();
+    assert!(console.is_empty(), "the page logged: {console:?}");
+
+    // Screenshots of the viewer at the first and the last frame: drawn, and different.
+    let first = screenshot(&format!("{url}#frame=0&only=replay"), &d.join("first.png"));
+    let last = screenshot(&format!("{url}#frame=15&only=replay"), &d.join("last.png"));
+    assert_eq!(first.dimensions(), last.dimensions());
+    // The panels lie below the controls; compare that band only (the frame label differs too).
+    let (w, h) = first.dimensions();
+    let band = |img: &image::RgbaImage| -> Vec<[u8; 4]> {
+        (h / 5..h).flat_map(|y| (0..w).map(move |x| (x, y))).map(|(x, y)| img.get_pixel(x, y).0).collect()
+    };
+    let (a, b) = (band(&first), band(&last));
+    let drawn = a.iter().filter(|p| p[0] < 200 || p[1] < 200 || p[2] < 200).count();
+    assert!(drawn > 2000, "the viewer is not blank: {drawn} dark pixels");
+    let changed = a.iter().zip(&b).filter(|(p, q)| p != q).count();
+    assert!(changed > 500, "frames 0 and 30 look the same: {changed} pixels differ");
+    let _ = std::fs::remove_dir_all(&d);
+}
