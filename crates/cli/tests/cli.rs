@@ -1,21 +1,11 @@
 //! The `solverlab` command as a user meets it: outputs, exit codes, bad input.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod common;
 
-fn solverlab(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_solverlab")).args(args).output().expect("runs")
-}
+use std::path::Path;
+use std::process::Command;
 
-fn tmp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("solverlab-cli-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    d
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
+use common::{solverlab, stderr};
 
 fn csv_rows(path: &Path) -> Vec<Vec<String>> {
     let mut r = csv::Reader::from_path(path).unwrap();
@@ -24,7 +14,7 @@ fn csv_rows(path: &Path) -> Vec<Vec<String>> {
 
 #[test]
 fn simulate_writes_the_four_files_with_the_documented_columns() {
-    let out = tmp("ok");
+    let out = common::absent("cli", "ok");
     let o = solverlab(&[
         "simulate",
         "--scene",
@@ -73,7 +63,7 @@ fn simulate_writes_the_four_files_with_the_documented_columns() {
 
 #[test]
 fn the_same_run_twice_gives_identical_positions_and_hash() {
-    let (a, b) = (tmp("det-a"), tmp("det-b"));
+    let (a, b) = (common::absent("cli", "det-a"), common::absent("cli", "det-b"));
     for d in [&a, &b] {
         let o = solverlab(&[
             "simulate",
@@ -102,7 +92,7 @@ fn the_same_run_twice_gives_identical_positions_and_hash() {
 }
 
 fn assert_bad_input(args: &[&str], expected: &[&str]) {
-    let out = tmp("bad");
+    let out = common::absent("cli", "bad");
     let mut full: Vec<&str> = args.to_vec();
     let out_s = out.to_str().unwrap().to_string();
     full.extend(["--out", &out_s]);
@@ -166,7 +156,7 @@ fn bad_input_is_named_exits_2_and_writes_nothing() {
 /// file is left as it was.
 #[test]
 fn an_output_path_that_is_a_file_is_refused() {
-    let dir = tmp("outfile");
+    let dir = common::absent("cli", "outfile");
     std::fs::create_dir_all(&dir).unwrap();
     let file = dir.join("results.txt");
     std::fs::write(&file, "keep me").unwrap();
@@ -191,7 +181,7 @@ fn an_output_path_that_is_a_file_is_refused() {
 #[test]
 fn spelled_out_names_are_aliases() {
     let run = |solver: &str, name: &str| {
-        let out = tmp(name);
+        let out = common::absent("cli", name);
         let o = solverlab(&[
             "simulate",
             "--scene",
@@ -215,7 +205,7 @@ fn spelled_out_names_are_aliases() {
 /// names the frame, the solver and the quantity, and keeps the rows before it.
 #[test]
 fn a_blown_up_run_exits_1_and_names_the_quantity() {
-    let out = tmp("blowup");
+    let out = common::absent("cli", "blowup");
     let o = solverlab(&[
         "simulate",
         "--scene",
@@ -237,7 +227,7 @@ fn a_blown_up_run_exits_1_and_names_the_quantity() {
 
 #[test]
 fn a_malformed_scene_file_is_named_with_its_field() {
-    let dir = tmp("file");
+    let dir = common::absent("cli", "file");
     std::fs::create_dir_all(&dir).unwrap();
     let file = dir.join("bad.toml");
     std::fs::write(&file, "name = \"x\"\n[[particle]]\nx = [0.0, 0.0, 0.0]\n[[particle]]\nx = [1.0, 0.0, 0.0]\n[[constraint]]\ntype = \"distance\"\na = 0\nb = 5\n").unwrap();
@@ -249,7 +239,7 @@ fn a_malformed_scene_file_is_named_with_its_field() {
 
 #[test]
 fn a_diverging_run_exits_1_names_frame_and_solver_and_keeps_the_rows() {
-    let out = tmp("diverge");
+    let out = common::absent("cli", "diverge");
     let o = solverlab(&[
         "simulate",
         "--scene",
@@ -277,7 +267,7 @@ fn a_diverging_run_exits_1_names_frame_and_solver_and_keeps_the_rows() {
 
 #[test]
 fn every_builtin_exports_to_a_file_that_simulates_like_the_builtin() {
-    let dir = tmp("export");
+    let dir = common::absent("cli", "export");
     std::fs::create_dir_all(&dir).unwrap();
     for name in [
         "particles-in-box",
@@ -359,7 +349,7 @@ fn mtx(path: &Path) -> (usize, usize, Vec<(usize, usize, f64)>, bool) {
 
 #[test]
 fn export_system_writes_a_consistent_matrix_market_system() {
-    let out = tmp("export-system");
+    let out = common::absent("cli", "export-system");
     let o = solverlab(&[
         "export-system",
         "--scene",
@@ -421,7 +411,7 @@ fn export_system_writes_a_consistent_matrix_market_system() {
 
 #[test]
 fn export_system_selects_an_outer_iteration_and_refuses_one_that_did_not_run() {
-    let out = tmp("export-outer");
+    let out = common::absent("cli", "export-outer");
     let args = |outer: &str| {
         vec![
             "export-system".to_string(),
@@ -452,7 +442,7 @@ fn export_system_selects_an_outer_iteration_and_refuses_one_that_did_not_run() {
 #[test]
 fn a_direct_solve_that_cannot_reach_its_tolerance_says_why_in_meta_json() {
     // The default cloth has shear sticks: more rows than degrees of freedom.
-    let out = tmp("direct-notes");
+    let out = common::absent("cli", "direct-notes");
     let o = solverlab(&[
         "simulate",
         "--scene",
@@ -484,7 +474,7 @@ fn export_system_refuses_a_solver_without_an_explicit_system() {
 
 #[test]
 fn simulate_writes_body_centres_and_orientations_for_box_scenes() {
-    let out = tmp("bodies");
+    let out = common::absent("cli", "bodies");
     let o = solverlab(&[
         "simulate",
         "--scene",
@@ -518,7 +508,7 @@ fn simulate_writes_body_centres_and_orientations_for_box_scenes() {
     let col = header.split(',').position(|c| c == "in_place").unwrap();
     assert!(steps.iter().all(|r| r[col] == "1"), "a resting three-box stack stays in place for 4 frames");
     // Scenes without bodies get no bodies.csv.
-    let out2 = tmp("no-bodies");
+    let out2 = common::absent("cli", "no-bodies");
     let o = solverlab(&["simulate", "--scene", "chain", "--frames", "2", "--out", out2.to_str().unwrap()]);
     assert!(o.status.success() && !out2.join("bodies.csv").exists());
 }
@@ -530,7 +520,7 @@ fn simulate_writes_body_centres_and_orientations_for_box_scenes() {
 #[test]
 fn an_interrupted_simulate_leaves_no_temporary_file() {
     for signal in ["-INT", "-TERM"] {
-        let out = tmp(&format!("interrupt{signal}"));
+        let out = common::absent("cli", &format!("interrupt{signal}"));
         std::fs::create_dir_all(&out).unwrap();
         std::fs::write(out.join("steps.csv"), "earlier run\n").unwrap();
         let child = Command::new(env!("CARGO_BIN_EXE_solverlab"))

@@ -1,19 +1,12 @@
 //! `solverlab run` and `solverlab plot`: parsing, sweep expansion, frozen-state convergence,
 //! figures from CSVs, determinism, and bad experiment files.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-fn solverlab(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_solverlab")).args(args).output().expect("runs")
-}
-
-fn tmp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("solverlab-exp-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
+use common::solverlab;
 
 fn write_experiment(dir: &Path, text: &str) -> PathBuf {
     let p = dir.join("exp.toml");
@@ -74,7 +67,7 @@ logy = true
 
 #[test]
 fn the_sweep_expands_to_the_cartesian_product_with_one_column_per_key() {
-    let d = tmp("sweep");
+    let d = common::tmp("exp", "sweep");
     let (o, out) = run(&d, SMALL);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let (h, rows) = table(&out.join("runs.csv"));
@@ -118,7 +111,7 @@ fn without(path: &Path, drop: &[&str]) -> Vec<Vec<String>> {
 
 #[test]
 fn two_runs_of_an_experiment_give_identical_csvs_apart_from_timings() {
-    let (a, b) = (tmp("det-a"), tmp("det-b"));
+    let (a, b) = (common::tmp("exp", "det-a"), common::tmp("exp", "det-b"));
     let text = SMALL.replace("frames = 20", "frames = 15") + "\n[convergence]\nframe = 10\n";
     let (oa, outa) = run(&a, &text);
     let (ob, outb) = run(&b, &text);
@@ -140,7 +133,7 @@ fn two_runs_of_an_experiment_give_identical_csvs_apart_from_timings() {
 
 #[test]
 fn plot_redraws_identical_figures_from_the_csvs_alone() {
-    let d = tmp("plot");
+    let d = common::tmp("exp", "plot");
     let (o, out) = run(&d, SMALL);
     assert!(o.status.success());
     let before = std::fs::read(out.join("violation.svg")).unwrap();
@@ -157,7 +150,7 @@ fn plot_redraws_identical_figures_from_the_csvs_alone() {
 fn frozen_state_convergence_starts_every_solver_from_the_same_state() {
     // One stick: the projection of the bob onto its circle is unique, so every position solver
     // that starts from the same frozen state must land on the direct solver's answer.
-    let d = tmp("frozen");
+    let d = common::tmp("exp", "frozen");
     let text = r#"
 name = "frozen"
 frames = 30
@@ -195,7 +188,7 @@ preset = "direct"
 }
 
 fn bad(text: &str, expected: &[&str]) {
-    let d = tmp("bad");
+    let d = common::tmp("exp", "bad");
     let (o, out) = run(&d, text);
     assert_eq!(o.status.code(), Some(2), "{}", String::from_utf8_lossy(&o.stderr));
     let e = String::from_utf8_lossy(&o.stderr);
@@ -234,7 +227,7 @@ fn bad_experiment_files_are_rejected_before_anything_runs() {
 
 #[test]
 fn an_interrupted_run_leaves_no_file_behind() {
-    let d = tmp("interrupt");
+    let d = common::tmp("exp", "interrupt");
     let text = r#"
 name = "long"
 frames = 200000

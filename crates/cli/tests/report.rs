@@ -3,27 +3,12 @@
 //! (`report_replays_in_headless_chromium`, ignored by default because it needs Debian's
 //! `chromium`; `.ci/run` installs it and runs it).
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-fn solverlab(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_solverlab")).args(args).output().expect("runs")
-}
-
-fn tmp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("solverlab-report-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
+use common::{s, solverlab, stderr};
 
 /// A chain and a rigid stack under two solvers, positions every 2nd frame, one figure.
 const EXPERIMENT: &str = r#"
@@ -76,7 +61,7 @@ fn embedded(html: &str) -> serde_json::Value {
 
 #[test]
 fn the_report_is_one_self_contained_page_with_every_part() {
-    let d = tmp("page");
+    let d = common::tmp("report", "page");
     let out = reported(&d, EXPERIMENT);
     let html = std::fs::read_to_string(out.join("report.html")).unwrap();
     // Nothing is fetched: no external script, style, image or font.
@@ -115,7 +100,7 @@ fn the_report_is_one_self_contained_page_with_every_part() {
 
 #[test]
 fn bad_folders_get_exit_2_and_no_positions_get_a_note() {
-    let d = tmp("bad");
+    let d = common::tmp("report", "bad");
     let o = solverlab(&["report", s(&d)]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("not an experiment's results folder"), "{}", stderr(&o));
@@ -167,7 +152,7 @@ fn screenshot(url: &str, path: &Path) -> image::RgbaImage {
 #[test]
 #[ignore = "needs Debian's chromium; .ci/run installs it and runs this test"]
 fn report_replays_in_headless_chromium() {
-    let d = tmp("browser");
+    let d = common::tmp("report", "browser");
     let out = reported(&d, EXPERIMENT);
     let url = format!("file://{}", out.join("report.html").display());
 

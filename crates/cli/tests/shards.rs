@@ -4,27 +4,12 @@
 //! exit 2 and nothing overwritten.
 
 use std::collections::BTreeSet;
+mod common;
+
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Command;
 
-fn solverlab(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_solverlab")).args(args).output().expect("runs")
-}
-
-fn tmp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("solverlab-shards-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
+use common::{s, solverlab, stderr};
 
 /// Columns that hold wall-clock times: the only ones allowed to differ between two runs.
 const TIMING: [&str; 8] = [
@@ -121,7 +106,7 @@ at = [0, 12]
 
 #[test]
 fn three_shard_processes_merge_into_the_tables_of_the_whole_run() {
-    let d = tmp("merge");
+    let d = common::tmp("shards", "merge");
     let file = d.join("sweep.toml");
     std::fs::write(&file, SWEEP).unwrap();
 
@@ -214,7 +199,7 @@ fn three_shard_processes_merge_into_the_tables_of_the_whole_run() {
 
 #[test]
 fn a_run_killed_midway_and_resumed_equals_an_uninterrupted_run() {
-    let d = tmp("resume");
+    let d = common::tmp("shards", "resume");
     // Three short runs, then a long one; one run at a time, so the kill lands in the last.
     let text = r#"
 name = "resumable"

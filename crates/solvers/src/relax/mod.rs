@@ -404,8 +404,11 @@ impl RelaxSolver {
         residual
     }
 
-    /// One Jacobi sweep with stiffness `scale` (ω is applied in the averaging); returns the
-    /// residual.
+    /// One Jacobi sweep with stiffness `scale`, averaged or with mass splitting (the rows'
+    /// denominators follow the mode, [`RelaxSolver::stick_delta`]): every row from the positions
+    /// at the start of the sweep, its corrections summed per particle, then averaged,
+    /// `x += ω·Σ/nᵢ` and `λ += ω·Δλ/max(n_a, n_b)` (`nᵢ`: rows that acted on particle `i`), or
+    /// under mass splitting `x += ω·Σ` and `λ += ω·Δλ`. Returns the residual.
     fn jacobi_sweep(&mut self, state: &mut State, h: f64, scale: f64) -> f64 {
         let mut residual: f64 = 0.0;
         let time = state.time;
@@ -442,14 +445,15 @@ impl RelaxSolver {
             }
         }
         let omega = self.cfg.omega;
+        let split = self.cfg.mode == Mode::MassSplitting;
         for i in 0..state.x.len() {
             if self.count[i] > 0 {
-                state.x[i] += self.dx[i] * (omega / self.count[i] as f64);
+                state.x[i] += self.dx[i] * if split { omega } else { omega / self.count[i] as f64 };
             }
         }
         for item in &self.items {
             let [a, b] = self.particles_of(item);
-            let share = omega / self.count[a].max(self.count[b]).max(1) as f64;
+            let share = if split { omega } else { omega / self.count[a].max(self.count[b]).max(1) as f64 };
             let (row, rows) = match *item {
                 Item::Stick { row, .. } => (row as usize, 1),
                 Item::Pin { row, .. } => (row as usize, 3),
@@ -457,47 +461,6 @@ impl RelaxSolver {
             for r in row..row + rows {
                 self.lambda[r] += self.dl[r] * share;
             }
-        }
-        residual
-    }
-
-    /// One mass-splitting Jacobi sweep with stiffness `scale`: every row from the positions at
-    /// the start of the sweep, against the split inverse masses `nᵢwᵢ`; the corrections
-    /// `wᵢ∇ᵢC·Δλ` are summed and applied with ω, and `λ += ω·Δλ`. Returns the residual.
-    fn mass_splitting_sweep(&mut self, state: &mut State, h: f64, scale: f64) -> f64 {
-        let mut residual: f64 = 0.0;
-        let time = state.time;
-        self.dx.iter_mut().for_each(|d| *d = Vec3::zeros());
-        for j in 0..self.items.len() {
-            let item = self.items[j];
-            match item {
-                Item::Stick { a, b, alpha, row, .. } => {
-                    let (a, b) = (a as usize, b as usize);
-                    self.dl[row as usize] = 0.0;
-                    if self.w[a] + self.w[b] == 0.0 {
-                        continue;
-                    }
-                    let at = self.alpha_tilde(alpha, h);
-                    let st = self.stick_delta(&state.x, &item, at, state.step);
-                    residual = residual.max(st.res);
-                    self.dl[row as usize] = st.dl * scale;
-                    self.dx[a] -= st.v * (self.w[a] * scale);
-                    self.dx[b] += st.v * (self.w[b] * scale);
-                }
-                Item::Pin { pin, row } => {
-                    let a = self.pins[pin as usize].a;
-                    let (dx, res) = self.pin_rows(&state.x[a], pin, row, time, h, scale);
-                    residual = residual.max(res);
-                    self.dx[a] += dx;
-                }
-            }
-        }
-        let omega = self.cfg.omega;
-        for (x, dx) in state.x.iter_mut().zip(&self.dx) {
-            *x += dx * omega;
-        }
-        for (l, dl) in self.lambda.iter_mut().zip(&self.dl) {
-            *l += dl * omega;
         }
         residual
     }
@@ -700,8 +663,7 @@ impl Solver for RelaxSolver {
                     self.ordering = ordering;
                     r
                 }
-                (Mode::Jacobi, None) => self.jacobi_sweep(state, ctx.h, k),
-                (Mode::MassSplitting, None) => self.mass_splitting_sweep(state, ctx.h, k),
+                (_, None) => self.jacobi_sweep(state, ctx.h, k),
             });
             if rigid {
                 let jacobi = self.cfg.mode != Mode::GaussSeidel;

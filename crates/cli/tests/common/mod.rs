@@ -1,0 +1,37 @@
+//! What the CLI's integration tests share: running the binary and a fresh temporary folder.
+
+#![allow(dead_code)] // each test file uses its own subset
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// Runs `solverlab ARGS…` to the end.
+pub fn solverlab(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_solverlab")).args(args).output().expect("runs")
+}
+
+/// A fresh, empty folder `solverlab-GROUP-PID-NAME` in the system's temporary folder.
+pub fn tmp(group: &str, name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("solverlab-{group}-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// What a run printed on stderr.
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// A path as text.
+pub fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+/// Like [`tmp`], but the folder does not exist yet (for commands that must create it, or must
+/// write nothing).
+pub fn absent(group: &str, name: &str) -> PathBuf {
+    let d = tmp(group, name);
+    std::fs::remove_dir(&d).unwrap();
+    d
+}
