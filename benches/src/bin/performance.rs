@@ -1,0 +1,190 @@
+//! The `performance` experiment: ns per constraint per iteration for every family and thread
+//! count on one cloth, next to the plain loops and the machine's memory bandwidth, all measured
+//! in one run (the machine is shared, so only ratios within a run compare).
+//!
+//! ```sh
+//! cargo run --release -p solverlab-benches --bin performance
+//! ```
+//!
+//! writes `results/performance/performance.csv` and the figure `results/performance/ns_per_row.svg`
+//! (and `.png`). Columns: `scene`, `rows` (sticks), `family`, `solver`, `threads`,
+//! `ns_per_row_iteration` (the median of 11 solves of 10 sweeps; PGS and CG: the marginal cost of
+//! one more sweep or CG iteration, which leaves out gathering and preparing), `plain_ns` (the
+//! plain loop doing the same arithmetic, one thread; empty where there is none), `ratio` (solver
+//! over plain loop), `memory_floor_ns` (the time to stream the sweep's arrays once at the
+//! measured bandwidth, per row) and `bandwidth_gb_s` (a large array copy, read plus write).
+
+use std::io::Write;
+use std::path::Path;
+
+use solverlab_benches::{median_seconds, plain_gauss_seidel, plain_jacobi, PlainSticks};
+use solverlab_core::{NullObserver, Scene, State, StepContext};
+use solverlab_solvers::cg::ForcingKind;
+use solverlab_solvers::{build, preset, CgConfig, Order, PgsConfig, RelaxConfig, SolverConfig};
+
+const SWEEPS: usize = 10;
+
+/// A predicted state: one Verlet step of gravity, so that every stick has work to do.
+fn predicted(scene: &Scene) -> State {
+    let mut state = scene.initial_state(scene.dt);
+    solverlab_core::integrate::predict(scene, &[], &mut state, scene.dt);
+    state
+}
+
+/// The median time (s) of one solve of `config` from `state`, in a pool of `threads`.
+fn solve_time(scene: &Scene, state: &State, config: &SolverConfig, threads: usize) -> f64 {
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().expect("a thread pool");
+    pool.install(|| {
+        let mut solver = build(config, "performance").expect("valid settings");
+        solver.prepare(scene).expect("prepares");
+        let ctx = StepContext { scene, h: scene.dt };
+        median_seconds(|| {
+            let mut st = state.clone();
+            solver.solve(&ctx, &mut st, &mut NullObserver).expect("solves");
+            std::hint::black_box(&st);
+        })
+    })
+}
+
+/// Copy bandwidth (GB/s, bytes read plus written) of a 256 MB array.
+fn bandwidth() -> f64 {
+    let n = 32 << 20;
+    let src: Vec<f64> = (0..n).map(|i| i as f64).collect();
+    let mut dst = vec![0.0f64; n];
+    let t = median_seconds(|| {
+        dst.copy_from_slice(&src);
+        std::hint::black_box(&dst);
+    });
+    (2 * n * 8) as f64 / t / 1e9
+}
+
+struct Row {
+    family: &'static str,
+    solver: String,
+    threads: usize,
+    ns: f64,
+    plain: Option<f64>,
+}
+
+fn main() -> Result<(), String> {
+    let scene = solverlab_scenes::resolve("cloth", &["nx=256".into(), "ny=256".into()]).map_err(|e| e.to_string())?;
+    let state = predicted(&scene);
+    let sticks = PlainSticks::from_scene(&scene);
+    let rows = sticks.len();
+    let per = |seconds: f64, sweeps: usize| seconds * 1e9 / (rows * sweeps) as f64;
+    let plain0: Vec<[f64; 3]> = state.x.iter().map(|v| [v.x, v.y, v.z]).collect();
+    let colored = sticks.colored();
+    let plain_time = |f: &mut dyn FnMut(&mut Vec<[f64; 3]>)| {
+        per(
+            median_seconds(|| {
+                let mut x = plain0.clone();
+                for _ in 0..SWEEPS {
+                    f(&mut x);
+                }
+                std::hint::black_box(&x);
+            }),
+            SWEEPS,
+        )
+    };
+    let plain_gs = plain_time(&mut |x| plain_gauss_seidel(x, &sticks));
+    let plain_colored = plain_time(&mut |x| plain_gauss_seidel(x, &colored));
+    let (mut dx, mut count) = (vec![[0.0; 3]; plain0.len()], vec![0u32; plain0.len()]);
+    let plain_jac = plain_time(&mut |x| plain_jacobi(x, &sticks, 1.5, &mut dx, &mut count));
+    eprintln!("plain loops: Gauss-Seidel {plain_gs:.2} ns, coloured {plain_colored:.2} ns, Jacobi {plain_jac:.2} ns");
+
+    let relax = |name: &str| match preset(name).expect("a preset").config {
+        SolverConfig::Relax(r) => RelaxConfig { iterations: SWEEPS as u32, tolerance: 0.0, ..r },
+        _ => unreachable!("a relaxation preset"),
+    };
+    let relax_cases: [(&str, RelaxConfig, Option<f64>); 6] = [
+        ("gs (natural)", relax("gs"), Some(plain_gs)),
+        ("gs (coloured)", RelaxConfig { order: Order::Colored, ..relax("gs") }, Some(plain_colored)),
+        ("xpbd", relax("xpbd"), Some(plain_gs)),
+        ("jacobi", relax("jacobi"), Some(plain_jac)),
+        ("jacobi-split", relax("jacobi-split"), Some(plain_jac)),
+        ("jacobi-cheb", relax("jacobi-cheb"), Some(plain_jac)),
+    ];
+    let mut out = Vec::new();
+    for threads in [1, 2] {
+        for (name, cfg, plain) in &relax_cases {
+            let ns = per(solve_time(&scene, &state, &SolverConfig::Relax(cfg.clone()), threads), SWEEPS);
+            eprintln!("{name}, {threads} thread(s): {ns:.2} ns");
+            out.push(Row { family: "relax", solver: name.to_string(), threads, ns, plain: *plain });
+        }
+        // PGS: the marginal cost of one sweep, (t(30) − t(10)) / 20.
+        let pgs = |k: u32| SolverConfig::Pgs(PgsConfig { iterations: k, tolerance: 0.0, ..PgsConfig::default() });
+        let ns = per(solve_time(&scene, &state, &pgs(30), threads) - solve_time(&scene, &state, &pgs(10), threads), 20);
+        eprintln!("pgs, {threads} thread(s): {ns:.2} ns");
+        out.push(Row { family: "pgs", solver: "pgs (one sweep)".into(), threads, ns, plain: None });
+        // CG: the marginal cost of one CG iteration in one Newton step.
+        let cg = |k: u32| {
+            SolverConfig::Cg(CgConfig {
+                outer_iterations: 1,
+                tolerance: 0.0,
+                forcing: ForcingKind::Fixed,
+                cg_tolerance: 1e-300,
+                cg_max_iterations: k,
+                cg_budget: k,
+                warm_start: 0.0,
+                ..CgConfig::default()
+            })
+        };
+        let ns = per(solve_time(&scene, &state, &cg(60), threads) - solve_time(&scene, &state, &cg(20), threads), 40);
+        eprintln!("cg, {threads} thread(s): {ns:.2} ns");
+        out.push(Row { family: "cg", solver: "cg (one CG iteration)".into(), threads, ns, plain: None });
+    }
+
+    let gbs = bandwidth();
+    // One sweep streams the positions (read and written) and each row's data (two u32 indices,
+    // the rest length, the inverse-mass sum, the multiplier row and the multiplier).
+    let bytes = (scene.particles.len() * 24 * 2 + rows * (4 + 4 + 8 + 8 + 4 + 8 * 2)) as f64;
+    let floor = bytes / (gbs * 1e9) * 1e9 / rows as f64;
+    eprintln!("bandwidth {gbs:.1} GB/s; memory floor {floor:.2} ns per row per sweep");
+
+    let dir = Path::new("results/performance");
+    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let mut csv = String::from(
+        "scene,rows,family,solver,threads,ns_per_row_iteration,plain_ns,ratio,memory_floor_ns,bandwidth_gb_s\n",
+    );
+    for r in &out {
+        let (plain, ratio) = match r.plain {
+            Some(p) => (format!("{p:?}"), format!("{:?}", r.ns / p)),
+            None => (String::new(), String::new()),
+        };
+        csv += &format!(
+            "cloth 256×256,{rows},{},{},{},{:?},{plain},{ratio},{floor:?},{gbs:?}\n",
+            r.family, r.solver, r.threads, r.ns
+        );
+    }
+    let tmp = dir.join(".performance.csv.tmp");
+    let mut f = std::fs::File::create(&tmp).map_err(|e| format!("{}: {e}", tmp.display()))?;
+    f.write_all(csv.as_bytes()).and_then(|_| f.sync_all()).map_err(|e| format!("{}: {e}", tmp.display()))?;
+    std::fs::rename(&tmp, dir.join("performance.csv")).map_err(|e| format!("{}: {e}", dir.display()))?;
+
+    // The figure: ns per row per iteration against threads, one series per solver, with the plain
+    // loops and the memory floor as flat lines.
+    use solverlab_plot::{Axis, Figure, LineStyle, Panel, Series};
+    let mut series: Vec<Series> = Vec::new();
+    for r in out.iter().filter(|r| r.threads == 1) {
+        let points = out.iter().filter(|q| q.solver == r.solver).map(|q| (q.threads as f64, q.ns)).collect();
+        series.push(Series { label: r.solver.clone(), points, style: LineStyle::LineAndPoints });
+    }
+    for (label, v) in [("plain Gauss-Seidel loop", plain_gs), ("plain Jacobi loop", plain_jac), ("memory floor", floor)] {
+        series.push(Series { label: label.into(), points: vec![(1.0, v), (2.0, v)], style: LineStyle::Dashed });
+    }
+    let figure = Figure {
+        title: format!("ns per row per iteration, cloth 256×256 ({rows} sticks), {gbs:.1} GB/s copy bandwidth"),
+        panels: vec![Panel {
+            title: "every family, one and two threads".into(),
+            x: Axis { label: "threads".into(), log: false, range: Some((0.8, 2.2)) },
+            y: Axis { label: "ns per row per iteration".into(), log: true, range: None },
+            series,
+        }],
+        columns: 1,
+        panel_width: 800,
+        ..Figure::default()
+    };
+    let written = solverlab_plot::write_figure(&figure, &dir.join("ns_per_row")).map_err(|e| e.to_string())?;
+    eprintln!("wrote {} and {} figure files", dir.join("performance.csv").display(), written.len());
+    Ok(())
+}
