@@ -111,11 +111,11 @@ fn main() -> Result<(), String> {
             eprintln!("{name}, {threads} thread(s): {ns:.2} ns");
             out.push(Row { family: "relax", solver: name.to_string(), threads, ns, plain: *plain });
         }
-        // PGS: the marginal cost of one sweep, (t(30) − t(10)) / 20.
+        // PGS: the marginal cost of one iteration (a biased and a split sweep), (t(30) − t(10)) / 20.
         let pgs = |k: u32| SolverConfig::Pgs(PgsConfig { iterations: k, tolerance: 0.0, ..PgsConfig::default() });
         let ns = per(solve_time(&scene, &state, &pgs(30), threads) - solve_time(&scene, &state, &pgs(10), threads), 20);
         eprintln!("pgs, {threads} thread(s): {ns:.2} ns");
-        out.push(Row { family: "pgs", solver: "pgs (one sweep)".into(), threads, ns, plain: None });
+        out.push(Row { family: "pgs", solver: "pgs (one iteration)".into(), threads, ns, plain: None });
         // CG: the marginal cost of one CG iteration in one Newton step.
         let cg = |k: u32| {
             SolverConfig::Cg(CgConfig {
@@ -169,7 +169,8 @@ fn main() -> Result<(), String> {
         let points = out.iter().filter(|q| q.solver == r.solver).map(|q| (q.threads as f64, q.ns)).collect();
         series.push(Series { label: r.solver.clone(), points, style: LineStyle::LineAndPoints });
     }
-    for (label, v) in [("plain Gauss-Seidel loop", plain_gs), ("plain Jacobi loop", plain_jac), ("memory floor", floor)] {
+    for (label, v) in [("plain Gauss-Seidel loop", plain_gs), ("plain Jacobi loop", plain_jac), ("memory floor", floor)]
+    {
         series.push(Series { label: label.into(), points: vec![(1.0, v), (2.0, v)], style: LineStyle::Dashed });
     }
     let figure = Figure {

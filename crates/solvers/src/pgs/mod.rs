@@ -348,7 +348,8 @@ impl PgsSolver {
         let mut worst = constraint_violation(scene, &self.x_end, state.time, h, &lambda);
         for r in p.vrows.iter().filter(|r| r.lo == 0.0 && r.id >> 63 == 1) {
             // Contact normal rows (ids with the top bit; tangent rows are unbounded), linearised from the start of the step: C + h·J(v + v_p).
-            let travel: f64 = (0..r.n).map(|k| r.j[k].dot(&(p.v[r.p[k]] + p.vp[r.p[k]]))).sum::<f64>() * h;
+            let travel: f64 =
+                (0..r.n as usize).map(|k| r.j[k].dot(&(p.v[r.p[k] as usize] + p.vp[r.p[k] as usize]))).sum::<f64>() * h;
             worst = worst.max(-(r.c + travel));
         }
         worst
@@ -361,6 +362,9 @@ impl Solver for PgsSolver {
     }
 
     fn prepare(&mut self, scene: &Scene) -> Result<(), SolveError> {
+        if scene.particles.len() > u32::MAX as usize {
+            return Err(SolveError::new("pgs", "more than 2³² particles"));
+        }
         self.w = scene.inverse_masses();
         self.prepared.v = vec![Vec3::zeros(); scene.particles.len()];
         self.warm.clear();
@@ -504,7 +508,7 @@ impl PgsSolver {
                 .map(|it| match *it {
                     Item::Single(r) | Item::Friction { normal: r, .. } => {
                         let row = &self.prepared.vrows[r];
-                        [row.p[0], row.p[if row.n == 2 { 1 } else { 0 }]]
+                        [row.p[0] as usize, row.p[if row.n == 2 { 1 } else { 0 }] as usize]
                     }
                 })
                 .collect();

@@ -8,16 +8,20 @@ use crate::order::Ordering;
 use solverlab_core::rng::Rng;
 
 /// One prepared velocity row.
+///
+/// Laid out (`repr(C)`) with what a sweep reads first: the scalars, then the particle indices
+/// and the gradients, of which a two-particle row uses the first two; what only preparation,
+/// warm starting and restitution read comes last. A sweep over sticks then touches three cache
+/// lines per row instead of the whole row.
 #[derive(Clone, Copy, Debug)]
+#[repr(C)]
 pub(super) struct VRow {
-    pub id: u64,
-    pub n: usize,
-    pub p: [usize; ROW_PARTICLES],
-    pub j: [Vec3; ROW_PARTICLES],
     /// Effective mass `1/(K + γ)`; 0 when nothing can move.
     pub m: f64,
-    pub mass_scale: f64,
-    pub impulse_scale: f64,
+    /// Accumulated impulse (N·s).
+    pub lambda: f64,
+    /// Accumulated pseudo impulse of the split sweeps (N·s).
+    pub split_lambda: f64,
     /// Bias of the biased sweeps (m/s).
     pub bias: f64,
     /// Bias of the relax sweeps: the speculative part and `∂C/∂t` only.
@@ -25,20 +29,29 @@ pub(super) struct VRow {
     /// Baumgarte bias of the split (pseudo-velocity) sweeps; the row takes part in them when
     /// `split` is set.
     pub split_bias: f64,
+    pub mass_scale: f64,
+    pub impulse_scale: f64,
+    pub lo: f64,
+    pub hi: f64,
+    pub n: u32,
     pub split: bool,
     /// A compliant row: its soft coefficients are physics, kept in the relax sweeps too.
     pub compliant: bool,
-    pub lo: f64,
-    pub hi: f64,
-    /// Accumulated impulse (N·s).
-    pub lambda: f64,
-    /// Accumulated pseudo impulse of the split sweeps (N·s).
-    pub split_lambda: f64,
+    pub p: [u32; ROW_PARTICLES],
+    pub j: [Vec3; ROW_PARTICLES],
+    pub id: u64,
     /// `J v` before warm starting, for restitution.
     pub vn0: f64,
     pub restitution: f64,
     /// The position-level `C` at the start of the step (m), for the linearised penetration.
     pub c: f64,
+}
+
+impl VRow {
+    /// The particles and gradients in use.
+    fn parts(&self) -> impl Iterator<Item = (usize, &Vec3)> {
+        self.p[..self.n as usize].iter().map(|&i| i as usize).zip(&self.j)
+    }
 }
 
 /// What a sweep visits: one row, or the two tangent rows of a contact (`t1`, `t1 + 1`) limited by
@@ -81,14 +94,13 @@ pub(super) struct Rows {
 }
 
 fn apply(v: &mut [Vec3], w: &[f64], row: &VRow, dl: f64) {
-    for k in 0..row.n {
-        let i = row.p[k];
-        v[i] += row.j[k] * (w[i] * dl);
+    for (i, j) in row.parts() {
+        v[i] += j * (w[i] * dl);
     }
 }
 
 fn jv(v: &[Vec3], row: &VRow) -> f64 {
-    (0..row.n).map(|k| row.j[k].dot(&v[row.p[k]])).sum()
+    row.parts().map(|(i, j)| j.dot(&v[i])).sum()
 }
 
 impl Rows {
@@ -119,8 +131,8 @@ impl Rows {
             let k = row.w_grad2(w);
             let mut vr = VRow {
                 id: row.id,
-                n: row.n,
-                p: row.particles,
+                n: row.n as u32,
+                p: row.particles.map(|i| i as u32),
                 j: row.grad,
                 m: 0.0,
                 mass_scale: 1.0,
@@ -246,7 +258,7 @@ impl Rows {
             for &it in order {
                 match self.items[it] {
                     Item::Single(r) => {
-                        let row = self.vrows[r];
+                        let row = &mut self.vrows[r];
                         if row.m == 0.0 || (pass == Pass::Split && !row.split) {
                             continue;
                         }
@@ -258,16 +270,16 @@ impl Rows {
                             Pass::Relax => (&mut self.v, row.lambda, row.relax_bias, 1.0, 0.0),
                             Pass::Split => (&mut self.vp, row.split_lambda, row.split_bias, 1.0, 0.0),
                         };
-                        let raw = -row.m * ms * (jv(v, &row) + bias) - is * lambda;
+                        let raw = -row.m * ms * (jv(v, row) + bias) - is * lambda;
                         let target = (lambda + raw).clamp(row.lo, row.hi);
                         let res = (target - lambda).abs() / (row.m * ms);
                         let new = (lambda + omega * (target - lambda)).clamp(row.lo, row.hi);
                         let dl = new - lambda;
-                        apply(v, w, &row, dl);
+                        apply(v, w, row, dl);
                         if pass == Pass::Split {
-                            self.vrows[r].split_lambda = new;
+                            row.split_lambda = new;
                         } else {
-                            self.vrows[r].lambda = new;
+                            row.lambda = new;
                         }
                         max = max.max(res);
                         sum2 += res * res;
