@@ -9,7 +9,8 @@
 //! writes `results/performance/performance.csv` and the figure `results/performance/ns_per_row.svg`
 //! (and `.png`). Columns: `scene`, `rows` (sticks), `family`, `solver`, `threads`,
 //! `ns_per_row_iteration` (the median of 11 solves of 10 sweeps; PGS and CG: the marginal cost of
-//! one more sweep or CG iteration, which leaves out gathering and preparing), `plain_ns` (the
+//! one more iteration, a biased and a split sweep, or one more CG iteration, which leaves out
+//! gathering, preparing and assembling), `plain_ns` (the
 //! plain loop doing the same arithmetic, one thread; empty where there is none), `ratio` (solver
 //! over plain loop), `memory_floor_ns` (the time to stream the sweep's arrays once at the
 //! measured bandwidth, per row) and `bandwidth_gb_s` (a large array copy, read plus write).
@@ -129,7 +130,7 @@ fn main() -> Result<(), String> {
                 ..CgConfig::default()
             })
         };
-        let ns = per(solve_time(&scene, &state, &cg(60), threads) - solve_time(&scene, &state, &cg(20), threads), 40);
+        let ns = per(solve_time(&scene, &state, &cg(120), threads) - solve_time(&scene, &state, &cg(20), threads), 100);
         eprintln!("cg, {threads} thread(s): {ns:.2} ns");
         out.push(Row { family: "cg", solver: "cg (one CG iteration)".into(), threads, ns, plain: None });
     }

@@ -200,8 +200,43 @@ pub struct Pcg {
     scratch: Vec<f64>,
 }
 
+/// Systems of at least this many rows run CG's products and vector updates on every core
+/// (rayon). Their dot products are then summed in fixed chunks of [`DOT_CHUNK`] (in parallel,
+/// the chunks' sums in order), so the numbers are the same for any thread count; smaller systems
+/// sum in one pass on one core.
+pub const PARALLEL_ROWS: usize = 65_536;
+
+/// The chunk of a large system's dot products.
+const DOT_CHUNK: usize = 4096;
+
+/// Whether a system of `n` rows is large enough for every core.
+pub(crate) fn parallel(n: usize) -> bool {
+    n >= PARALLEL_ROWS && rayon::current_num_threads() > 1
+}
+
 fn dot(a: &[f64], b: &[f64]) -> f64 {
-    a.iter().zip(b).map(|(x, y)| x * y).sum()
+    use rayon::prelude::*;
+    if a.len() < PARALLEL_ROWS {
+        return a.iter().zip(b).map(|(x, y)| x * y).sum();
+    }
+    let partial = |(a, b): (&[f64], &[f64])| -> f64 { a.iter().zip(b).map(|(x, y)| x * y).sum() };
+    let sums: Vec<f64> = if parallel(a.len()) {
+        a.par_chunks(DOT_CHUNK).zip(b.par_chunks(DOT_CHUNK)).map(partial).collect()
+    } else {
+        a.chunks(DOT_CHUNK).zip(b.chunks(DOT_CHUNK)).map(partial).collect()
+    };
+    sums.iter().sum()
+}
+
+/// `out[i] = f(out[i], a[i], b[i])` for every `i`, on every core for a large system (the same
+/// numbers either way).
+fn update(out: &mut [f64], a: &[f64], b: &[f64], f: impl Fn(f64, f64, f64) -> f64 + Sync + Send) {
+    use rayon::prelude::*;
+    if parallel(out.len()) {
+        out.par_iter_mut().zip(a).zip(b).with_min_len(4096).for_each(|((o, a), b)| *o = f(*o, *a, *b));
+    } else {
+        out.iter_mut().zip(a).zip(b).for_each(|((o, a), b)| *o = f(*o, *a, *b));
+    }
 }
 
 impl Pcg {
@@ -254,9 +289,7 @@ impl Pcg {
         let precondition = |ic: &Option<Ic0>, r: &[f64], z: &mut [f64]| match (self.preconditioner, ic) {
             (Preconditioner::None, _) => z.copy_from_slice(r),
             (Preconditioner::Jacobi, _) | (Preconditioner::Ic0, None) => {
-                for ((zi, ri), d) in z.iter_mut().zip(r).zip(diag) {
-                    *zi = if *d > 0.0 { ri / d } else { *ri };
-                }
+                update(z, r, diag, |_, r, d| if d > 0.0 { r / d } else { r })
             }
             (Preconditioner::Ic0, Some(ic)) => ic.apply(r, z),
         };
@@ -267,9 +300,7 @@ impl Pcg {
         loop {
             // (Re)start from the true residual.
             apply(x, &mut q);
-            for i in 0..n {
-                r[i] = b[i] - q[i];
-            }
+            update(&mut r, b, &q, |_, b, q| b - q);
             r_norm = dot(&r, &r).sqrt();
             if r_norm <= target || iterations >= cap || breakdown {
                 break;
@@ -285,10 +316,8 @@ impl Pcg {
                     break;
                 }
                 let a = rz / pq;
-                for i in 0..n {
-                    x[i] += a * p[i];
-                    r[i] -= a * q[i];
-                }
+                update(x, &p, &p, |x, p, _| x + a * p);
+                update(&mut r, &q, &q, |r, q, _| r - a * q);
                 iterations += 1;
                 r_norm = dot(&r, &r).sqrt();
                 monitor(iterations, r_norm / b_norm, x);
@@ -299,9 +328,7 @@ impl Pcg {
                 let rz_new = dot(&r, &z);
                 let beta = rz_new / rz;
                 rz = rz_new;
-                for i in 0..n {
-                    p[i] = z[i] + beta * p[i];
-                }
+                update(&mut p, &z, &z, |p, z, _| z + beta * p);
             }
         }
         LinearInfo { iterations, residual: r_norm / b_norm, converged: r_norm <= target, breakdown }

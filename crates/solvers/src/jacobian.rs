@@ -166,15 +166,22 @@ impl System {
     }
 }
 
-/// `y = M x` for a CSR matrix: one pass over the nonzeros.
+/// `y = M x` for a CSR matrix: one pass over the nonzeros, by rows on every core from
+/// [`crate::cg::PARALLEL_ROWS`] rows (each row's sum in the same order: the same numbers).
 pub fn csr_mul(m: &CsrMatrix<f64>, x: &[f64], y: &mut [f64]) {
+    use rayon::prelude::*;
     let (offsets, cols, values) = (m.row_offsets(), m.col_indices(), m.values());
-    for (i, yi) in y.iter_mut().enumerate() {
+    let row = |(i, yi): (usize, &mut f64)| {
         let mut s = 0.0;
         for idx in offsets[i]..offsets[i + 1] {
             s += values[idx] * x[cols[idx]];
         }
         *yi = s;
+    };
+    if crate::cg::parallel(y.len()) {
+        y.par_iter_mut().enumerate().with_min_len(4096).for_each(row);
+    } else {
+        y.iter_mut().enumerate().for_each(row);
     }
 }
 

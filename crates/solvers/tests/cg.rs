@@ -298,3 +298,31 @@ fn the_captured_system_is_the_one_solved() {
     assert!(r <= 1e-7 * bn, "{r:e} vs {bn:e}");
     assert!(sys.warm_start.iter().any(|&l| l != 0.0), "the second frame is warm-started");
 }
+
+/// Systems of at least `cg::PARALLEL_ROWS` rows run CG's products and vector updates on every
+/// core, with dot products summed in fixed chunks: the solution is the same bit for bit on one,
+/// two and three threads, and still meets `‖b − Ax‖ ≤ tol·‖b‖`.
+#[test]
+fn a_large_cg_solve_is_the_same_on_any_number_of_threads() {
+    let n = solverlab_solvers::cg::PARALLEL_ROWS + 1000;
+    let mut rng = Rng::new(77);
+    let a = random_spd(n, &mut rng);
+    let b: Vec<f64> = (0..n).map(|_| rng.next_f64() - 0.5).collect();
+    let solve = |threads: usize| {
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+        pool.install(|| {
+            let mut x = vec![0.0; n];
+            let info = Pcg::new(1e-10, 0, Preconditioner::Jacobi).solve_csr(&a, &b, &mut x, &mut NullObserver);
+            (x, info.iterations)
+        })
+    };
+    let (x1, iterations) = solve(1);
+    let mut ax = vec![0.0; n];
+    csr_mul(&a, &x1, &mut ax);
+    let r: f64 = ax.iter().zip(&b).map(|(p, q)| (p - q) * (p - q)).sum::<f64>().sqrt();
+    let bn: f64 = b.iter().map(|v| v * v).sum::<f64>().sqrt();
+    assert!(iterations > 3 && r <= 1e-10 * bn * 1.0001, "{iterations} iterations, residual {r} against {bn}");
+    for threads in [2, 3] {
+        assert!(solve(threads) == (x1.clone(), iterations), "{threads} threads differ from one");
+    }
+}
