@@ -59,7 +59,17 @@ fn bandwidth() -> f64 {
     (2 * n * 8) as f64 / t / 1e9
 }
 
+/// A CSV field, quoted when it holds a comma or a quote.
+fn quoted(field: &str) -> String {
+    match field.contains([',', '"']) {
+        true => format!("\"{}\"", field.replace('"', "\"\"")),
+        false => field.to_string(),
+    }
+}
+
 struct Row {
+    scene: String,
+    rows: usize,
     family: &'static str,
     solver: String,
     threads: usize,
@@ -73,6 +83,7 @@ fn main() -> Result<(), String> {
     let sticks = PlainSticks::from_scene(&scene);
     let rows = sticks.len();
     let per = |seconds: f64, sweeps: usize| seconds * 1e9 / (rows * sweeps) as f64;
+    let scene_name = "cloth 256×256".to_string();
     let plain0: Vec<[f64; 3]> = state.x.iter().map(|v| [v.x, v.y, v.z]).collect();
     let colored = sticks.colored();
     let plain_time = |f: &mut dyn FnMut(&mut Vec<[f64; 3]>)| {
@@ -110,13 +121,29 @@ fn main() -> Result<(), String> {
         for (name, cfg, plain) in &relax_cases {
             let ns = per(solve_time(&scene, &state, &SolverConfig::Relax(cfg.clone()), threads), SWEEPS);
             eprintln!("{name}, {threads} thread(s): {ns:.2} ns");
-            out.push(Row { family: "relax", solver: name.to_string(), threads, ns, plain: *plain });
+            out.push(Row {
+                scene: scene_name.clone(),
+                rows,
+                family: "relax",
+                solver: name.to_string(),
+                threads,
+                ns,
+                plain: *plain,
+            });
         }
         // PGS: the marginal cost of one iteration (a biased and a split sweep), (t(30) − t(10)) / 20.
         let pgs = |k: u32| SolverConfig::Pgs(PgsConfig { iterations: k, tolerance: 0.0, ..PgsConfig::default() });
         let ns = per(solve_time(&scene, &state, &pgs(30), threads) - solve_time(&scene, &state, &pgs(10), threads), 20);
         eprintln!("pgs, {threads} thread(s): {ns:.2} ns");
-        out.push(Row { family: "pgs", solver: "pgs (one iteration)".into(), threads, ns, plain: None });
+        out.push(Row {
+            scene: scene_name.clone(),
+            rows,
+            family: "pgs",
+            solver: "pgs (one iteration)".into(),
+            threads,
+            ns,
+            plain: None,
+        });
         // CG: the marginal cost of one CG iteration in one Newton step.
         let cg = |k: u32| {
             SolverConfig::Cg(CgConfig {
@@ -132,7 +159,35 @@ fn main() -> Result<(), String> {
         };
         let ns = per(solve_time(&scene, &state, &cg(120), threads) - solve_time(&scene, &state, &cg(20), threads), 100);
         eprintln!("cg, {threads} thread(s): {ns:.2} ns");
-        out.push(Row { family: "cg", solver: "cg (one CG iteration)".into(), threads, ns, plain: None });
+        out.push(Row {
+            scene: scene_name.clone(),
+            rows,
+            family: "cg",
+            solver: "cg (one CG iteration)".into(),
+            threads,
+            ns,
+            plain: None,
+        });
+    }
+
+    // A cloth of about a million sticks: coloured Gauss-Seidel, 10 sweeps a frame.
+    let big = solverlab_scenes::resolve("cloth", &["nx=708".into(), "ny=708".into(), "shear=false".into()])
+        .map_err(|e| e.to_string())?;
+    let big_state = predicted(&big);
+    let big_rows = big.constraints.len();
+    for threads in [1, 2] {
+        let cfg = SolverConfig::Relax(RelaxConfig { order: Order::Colored, ..relax("gs") });
+        let t = solve_time(&big, &big_state, &cfg, threads);
+        eprintln!("gs (coloured) on {big_rows} sticks, {threads} thread(s): {:.1} ms per frame", t * 1e3);
+        out.push(Row {
+            scene: "cloth 708×708".into(),
+            rows: big_rows,
+            family: "relax",
+            solver: "gs (coloured; 10⁶ sticks)".into(),
+            threads,
+            ns: t * 1e9 / (big_rows * SWEEPS) as f64,
+            plain: None,
+        });
     }
 
     let gbs = bandwidth();
@@ -153,8 +208,13 @@ fn main() -> Result<(), String> {
             None => (String::new(), String::new()),
         };
         csv += &format!(
-            "cloth 256×256,{rows},{},{},{},{:?},{plain},{ratio},{floor:?},{gbs:?}\n",
-            r.family, r.solver, r.threads, r.ns
+            "{},{},{},{},{},{:?},{plain},{ratio},{floor:?},{gbs:?}\n",
+            quoted(&r.scene),
+            r.rows,
+            r.family,
+            quoted(&r.solver),
+            r.threads,
+            r.ns
         );
     }
     let tmp = dir.join(".performance.csv.tmp");
