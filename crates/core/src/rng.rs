@@ -5,6 +5,14 @@
 //! Flood, "Fast splittable pseudorandom number generators", OOPSLA 2014) passes BigCrush and needs
 //! one `u64` of state.
 
+/// SplitMix64's output function: every input bit reaches every output bit. Also the hash of
+/// [`crate::rows::IdMap`].
+pub fn mix64(mut z: u64) -> u64 {
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
 /// A SplitMix64 generator.
 #[derive(Clone, Debug)]
 pub struct Rng {
@@ -20,10 +28,7 @@ impl Rng {
     /// The next 64 random bits.
     pub fn next_u64(&mut self) -> u64 {
         self.state = self.state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.state;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
+        mix64(self.state)
     }
 
     /// A uniform number in `[0, 1)` with 53 random bits.

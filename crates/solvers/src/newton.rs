@@ -76,7 +76,7 @@
 //! * M. Macklin, M. Müller, N. Chentanez, "XPBD", 2016: compliance `α̃ = α/h²` and the
 //!   multiplier's force `λ/h²`.
 
-use std::collections::HashMap;
+use solverlab_core::rows::IdMap;
 
 use solverlab_core::constraint::coulomb_friction;
 use solverlab_core::metrics::{row_violation, violation};
@@ -192,12 +192,12 @@ pub struct Newton<L: Linear> {
     rows: Vec<Row>,
     sys: System,
     /// Multipliers of the previous step, by row id.
-    previous: HashMap<u64, f64>,
+    previous: IdMap<f64>,
     /// Multipliers accumulated in this step, by row id.
-    current: HashMap<u64, f64>,
+    current: IdMap<f64>,
     /// Friction of this step's contacts, by normal row id: (normal, tangential multiplier).
-    friction: HashMap<u64, (Vec3, Vec3)>,
-    previous_friction: HashMap<u64, (Vec3, Vec3)>,
+    friction: IdMap<(Vec3, Vec3)>,
+    previous_friction: IdMap<(Vec3, Vec3)>,
     predicted: Vec<Vec3>,
     capture: Option<usize>,
     captured: Option<LinearSystem>,
@@ -217,7 +217,7 @@ pub struct Newton<L: Linear> {
 }
 
 /// A row's multiplier in `map` by id (0 for a row that is not there).
-fn lookup(map: &HashMap<u64, f64>) -> impl Fn(u64) -> f64 + '_ {
+fn lookup(map: &IdMap<f64>) -> impl Fn(u64) -> f64 + '_ {
     |id| map.get(&id).copied().unwrap_or(0.0)
 }
 
@@ -256,10 +256,10 @@ impl<L: Linear> Newton<L> {
             w: Vec::new(),
             rows: Vec::new(),
             sys: System::default(),
-            previous: HashMap::new(),
-            current: HashMap::new(),
-            friction: HashMap::new(),
-            previous_friction: HashMap::new(),
+            previous: IdMap::default(),
+            current: IdMap::default(),
+            friction: IdMap::default(),
+            previous_friction: IdMap::default(),
             predicted: Vec::new(),
             capture: None,
             captured: None,
@@ -327,7 +327,7 @@ impl<L: Linear> Newton<L> {
         let h = ctx.h;
         let alpha_tilde = |r: &Row| r.compliance / (h * h);
         let mut inner = 0;
-        let mut previous_round: Option<HashMap<u64, f64>> = None;
+        let mut previous_round: Option<IdMap<f64>> = None;
         let want_violation = observer.wants_violation();
         for round in 0..=self.settings.active_set_iterations {
             let diag_mean = if self.rows.is_empty() {
@@ -382,13 +382,13 @@ impl<L: Linear> Newton<L> {
             let guess = dl.clone();
             let info = {
                 let Self { linear, sys, rows, current, rigid, particles, .. } = self;
-                let (sys, rows, current, rigid): (&System, &Vec<Row>, &HashMap<u64, f64>, &RigidRows) =
+                let (sys, rows, current, rigid): (&System, &Vec<Row>, &IdMap<f64>, &RigidRows) =
                     (sys, rows, current, rigid);
                 let n = *particles;
-                let row_of: HashMap<u64, usize> = if want_violation {
+                let row_of: IdMap<usize> = if want_violation {
                     rows.iter().enumerate().map(|(i, r)| (r.id, i)).collect()
                 } else {
-                    HashMap::new()
+                    IdMap::default()
                 };
                 let mut scratch = Vec::new();
                 let mut monitor = |iteration: usize, residual: f64, dl: &[f64]| {

@@ -31,6 +31,8 @@ pub struct Ordering {
     forward: Vec<usize>,
     backward: Vec<usize>,
     colors: usize,
+    /// `Colored`: where each colour starts in `forward`, then its length.
+    color_starts: Vec<usize>,
 }
 
 impl Ordering {
@@ -38,6 +40,7 @@ impl Ordering {
     /// repeats it), over `n_particles` particles.
     pub fn new(order: Order, pairs: &[[usize; 2]], n_particles: usize) -> Self {
         let natural: Vec<usize> = (0..pairs.len()).collect();
+        let mut color_starts = Vec::new();
         let (forward, colors) = match order {
             Order::Natural | Order::Symmetric | Order::Shuffled => (natural, 0),
             Order::Reversed => (natural.into_iter().rev().collect(), 0),
@@ -46,11 +49,24 @@ impl Ordering {
                 let count = colors.iter().copied().max().map_or(0, |c| c + 1);
                 let mut idx = natural;
                 idx.sort_by_key(|&j| colors[j]); // stable: scene order within a colour
+                color_starts = (0..count).map(|c| idx.partition_point(|&j| colors[j] < c)).collect();
+                color_starts.push(idx.len());
                 (idx, count)
             }
         };
         let backward = if order == Order::Symmetric { forward.iter().rev().copied().collect() } else { Vec::new() };
-        Self { order, forward, backward, colors }
+        Self { order, forward, backward, colors, color_starts }
+    }
+
+    /// The forward pass (`Shuffled`: as last drawn).
+    pub fn forward(&self) -> &[usize] {
+        &self.forward
+    }
+
+    /// `Colored`: the colours as ranges of the one pass [`Ordering::passes`] gives; empty for
+    /// the other orders.
+    pub fn color_ranges(&self) -> impl Iterator<Item = std::ops::Range<usize>> + '_ {
+        self.color_starts.windows(2).map(|w| w[0]..w[1])
     }
 
     /// The number of colours (for `Colored`; 0 otherwise).

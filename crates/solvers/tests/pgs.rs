@@ -211,3 +211,39 @@ fn compliant_spring_oscillates_at_its_natural_frequency_under_pgs() {
     let expected = std::f64::consts::TAU * (1.0f64 * 0.001).sqrt();
     assert!((period - expected).abs() < 0.02 * expected, "period {period} s, expected {expected} s");
 }
+
+/// Coloured PGS sweeps over `PARALLEL_ROWS` rows or more run each colour on every core; one,
+/// two and three threads give bit-identical states and multipliers, for the biased and split
+/// sweeps (`pgs`) and the soft ones (`soft-step`).
+#[test]
+fn colored_sweeps_give_bit_identical_results_for_any_thread_count_cloth() {
+    // A grid cloth's structural sticks take four colours of about n²/2 rows each.
+    let n = ((2 * solverlab_solvers::PARALLEL_ROWS) as f64).sqrt().ceil() as usize + 2;
+    let s = scene("cloth", &[&format!("nx={n}"), &format!("ny={n}"), "shear=false", "pin=top"]);
+    assert!(s.constraints.len() >= solverlab_solvers::PARALLEL_ROWS);
+    for name in ["pgs", "soft-step"] {
+        let SolverConfig::Pgs(cfg) = preset(name).unwrap().config else { panic!("{name} is a PGS preset") };
+        let cfg = PgsConfig { order: solverlab_solvers::Order::Colored, tolerance: 0.0, ..cfg };
+        let run = |threads: usize| {
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+            pool.install(|| {
+                let mut solver = pgs(cfg.clone());
+                let mut sim = Simulation::new(&s, &mut solver, s.dt, 1).unwrap();
+                for _ in 0..3 {
+                    sim.step_frame(&mut NullObserver).unwrap();
+                }
+                let x = sim.state.x.clone();
+                drop(sim);
+                let mut lambda = Vec::new();
+                solver.multipliers(&mut lambda);
+                (x, lambda)
+            })
+        };
+        let reference = run(1);
+        assert!(reference.0 != s.initial_state(s.dt).x, "{name}: the cloth moved");
+        assert!(!reference.1.is_empty(), "{name}: the sticks pulled");
+        for threads in [2, 3] {
+            assert!(run(threads) == reference, "{name} with {threads} threads differs from one thread");
+        }
+    }
+}

@@ -21,7 +21,8 @@
 //!      `s_m = a₂/(1 + a₂)`, `s_i = 1/(1 + a₂)` (Catto, Solver2D 2024; Box2D v3), with joint
 //!      (`joint_hertz`, `joint_damping_ratio`) and contact (`contact_hertz`, …) settings;
 //!    * moving pin targets add `∂C/∂t` to `b`.
-//! 4. Warm start: `λ = warm_start · λ_previous` matched by row id, applied as `v += W Jᵀ λ`.
+//! 4. Warm start: `λ = warm_start · λ_previous` matched by row id (by position while the set of
+//!    rows stays the same), applied as `v += W Jᵀ λ`.
 //! 5. `iterations` sweeps in the chosen [`Order`]: each row's `Δλ` (scaled by SOR `ω`) is added
 //!    to the accumulated `λ`, which is clamped (`λₙ ≥ 0`; the tangent pair to the disk
 //!    `|λₜ| ≤ μ·λₙ`); the clamped change is applied, `v += W Jᵀ Δλ`. Friction rows of a contact are
@@ -31,7 +32,10 @@
 //!    momentum (Catto 2006; Bullet's split impulse); equality rows start every step from their
 //!    last pseudo impulses times `warm_start`, contacts from zero. Stop when the common violation at
 //!    `x* + h·(v + v_p)` is at most `tolerance`, or the own residual at most
-//!    `velocity_tolerance`.
+//!    `velocity_tolerance`. Coloured sweeps of at least [`crate::PARALLEL_ROWS`] rows on at most
+//!    two particles each, without friction, run colour by colour on every core: the updates of
+//!    a colour are computed in parallel and applied in the colour's order, so the numbers are
+//!    those of one thread.
 //! 6. Positions: `x = x̂ + h·(v − v₀ + v_p)`, which is `x* + h·(v + v_p)`; unconstrained particles
 //!    keep `x̂` exactly, so without constraints the trajectory is the relax solver's.
 //! 7. `relax_iterations` relax sweeps (rigid rows unbiased, `b` = speculative part only,
@@ -91,7 +95,7 @@
 //!   split impulse.
 //! * Constraint tutorial (seed 004 in `shared/seeds/`): PGS equals sequential impulses.
 
-use std::collections::HashMap;
+use solverlab_core::rows::IdMap;
 
 pub(crate) mod joints;
 mod rigid;
@@ -299,16 +303,21 @@ pub struct PgsSolver {
     w: Vec<f64>,
     rows: Vec<Row>,
     prepared: Rows,
+    /// The ids of the last step's rows, in prepared order.
     item_ids: Vec<u64>,
-    /// Prepared row index of each id, rebuilt when the ids change.
-    row_index: HashMap<u64, usize>,
+    /// Prepared row index of each id of `item_ids`, rebuilt when the ids change.
+    row_index: IdMap<usize>,
     ordering: Ordering,
     rng: Rng,
     v0: Vec<Vec3>,
     x_end: Vec<Vec3>,
-    warm: HashMap<u64, f64>,
-    /// The split (pseudo) impulses of the last step, by row id.
-    warm_split: HashMap<u64, f64>,
+    /// The impulses of the last step's rows (N·s), in the order of `item_ids`.
+    warm: Vec<f64>,
+    /// The split (pseudo) impulses of the last step's rows (N·s), NaN for rows without one.
+    warm_split: Vec<f64>,
+    /// Scratch: the speculative reach of each particle, and the velocities before relaxation.
+    speeds: Vec<f64>,
+    v_solved: Vec<Vec3>,
     h: f64,
     rigid: rigid::RigidSi,
 }
@@ -325,13 +334,15 @@ impl PgsSolver {
             rows: Vec::new(),
             prepared: Rows::default(),
             item_ids: Vec::new(),
-            row_index: HashMap::new(),
+            row_index: IdMap::default(),
             ordering: Ordering::default(),
             rng,
             v0: Vec::new(),
             x_end: Vec::new(),
-            warm: HashMap::new(),
-            warm_split: HashMap::new(),
+            warm: Vec::new(),
+            warm_split: Vec::new(),
+            speeds: Vec::new(),
+            v_solved: Vec::new(),
             h: 1.0,
             rigid: rigid::RigidSi::default(),
         })
@@ -370,6 +381,7 @@ impl Solver for PgsSolver {
         self.warm.clear();
         self.warm_split.clear();
         self.item_ids.clear();
+        self.row_index.clear();
         self.rng = Rng::new(self.cfg.seed);
         self.rigid.reset();
         Ok(())
@@ -399,12 +411,13 @@ impl Solver for PgsSolver {
     }
 
     fn multiplier(&self, id: u64) -> f64 {
-        self.warm.get(&id).map_or(0.0, |l| l * self.h)
+        self.row_index.get(&id).and_then(|&k| self.warm.get(k)).map_or(0.0, |l| l * self.h)
     }
 
     fn multipliers(&self, out: &mut Vec<(u64, f64)>) {
         out.clear();
-        out.extend(self.warm.iter().filter(|(_, l)| **l != 0.0).map(|(id, l)| (*id, l * self.h)));
+        let pairs = self.item_ids.iter().zip(&self.warm);
+        out.extend(pairs.filter(|(_, l)| **l != 0.0).map(|(id, l)| (*id, l * self.h)));
         out.sort_unstable_by_key(|e| e.0);
     }
 
@@ -489,18 +502,23 @@ impl PgsSolver {
         self.prepared.vp.resize(n, Vec3::zeros());
         // 2–3. Rows at the start-of-step positions, with speculative margins.
         let slop = self.cfg.slop;
-        let speeds: Vec<f64> = self.prepared.v.iter().map(|v| v.norm() * h + slop).collect();
-        let max_speed = speeds.iter().copied().fold(slop, f64::max);
+        self.speeds.clear();
+        self.speeds.extend(self.prepared.v.iter().map(|v| v.norm() * h + slop));
+        let max_speed = self.speeds.iter().copied().fold(slop, f64::max);
         let mut rows = std::mem::take(&mut self.rows);
+        let speeds = &self.speeds;
         gather_rows(scene, &state.x_prev, state.time - h, 2.0 * max_speed, |i| speeds[i], &mut rows);
         self.rows = rows;
         self.prepared.prepare(&self.rows, &self.w, &self.cfg, h);
-        for r in 0..self.prepared.vrows.len() {
+        for k in 0..self.prepared.bouncy.len() {
+            let r = self.prepared.bouncy[k];
             self.prepared.vrows[r].vn0 = self.prepared.jv(r);
         }
-        // The order is rebuilt only when the set of rows changes.
-        let ids: Vec<u64> = self.prepared.vrows.iter().map(|r| r.id).collect();
-        if ids != self.item_ids {
+        // The order is rebuilt only when the set of rows changes; so is the index by which the
+        // warm start finds the last step's impulses (the same rows: by position).
+        let same_rows = self.prepared.ids == self.item_ids;
+        let mut previous_index = None;
+        if !same_rows {
             let pairs: Vec<[usize; 2]> = self
                 .prepared
                 .items
@@ -513,18 +531,25 @@ impl PgsSolver {
                 })
                 .collect();
             self.ordering = Ordering::new(self.cfg.order, &pairs, scene.particles.len());
-            self.row_index = ids.iter().enumerate().map(|(k, id)| (*id, k)).collect();
-            self.item_ids = ids;
+            let index = self.prepared.ids.iter().enumerate().map(|(k, id)| (*id, k)).collect();
+            previous_index = Some(std::mem::replace(&mut self.row_index, index));
+            self.item_ids.clone_from(&self.prepared.ids);
         }
         // 4. Warm start.
         if self.cfg.warm_start > 0.0 {
             for r in 0..self.prepared.vrows.len() {
-                if let Some(&l) = self.warm.get(&self.prepared.vrows[r].id) {
-                    let l = l * self.cfg.warm_start;
-                    self.prepared.vrows[r].lambda = l;
-                    self.prepared.apply(&self.w, r, l);
-                }
-                if let Some(&l) = self.warm_split.get(&self.prepared.vrows[r].id) {
+                // The last step's position of this row, if it had one.
+                let k = match &previous_index {
+                    None => Some(r),
+                    Some(index) => index.get(&self.prepared.vrows[r].id).copied(),
+                };
+                let Some(k) = k.filter(|&k| k < self.warm.len()) else { continue };
+                let l = self.warm[k];
+                let l = l * self.cfg.warm_start;
+                self.prepared.vrows[r].lambda = l;
+                self.prepared.apply(&self.w, r, l);
+                let l = self.warm_split[k];
+                if !l.is_nan() {
                     // Equality rows only: a contact's pseudo impulse from the last step would
                     // push a body that no longer penetrates clear of the surface, where it
                     // floats without friction.
@@ -539,7 +564,7 @@ impl PgsSolver {
         // 5. Biased (and split) sweeps.
         let mut info = SolveInfo::default();
         let want_violation = observer.wants_violation() || self.cfg.tolerance > 0.0;
-        let split = self.prepared.vrows.iter().any(|r| r.split);
+        let split = self.prepared.any_split;
         let n_iter = self.cfg.iterations as usize;
         let omega = self.cfg.omega;
         for it in 1..=n_iter {
@@ -567,11 +592,13 @@ impl PgsSolver {
             state.x[i] += (p.v[i] - self.v0[i] + p.vp[i]) * h;
         }
         // 7. Relax and restitution change velocities only.
-        let v_solved = p.v.clone();
+        self.v_solved.clone_from(&p.v);
+        let v_solved = &self.v_solved;
         for _ in 0..self.cfg.relax_iterations {
             p.sweep(Pass::Relax, &self.w, omega, &mut self.ordering, &mut self.rng);
         }
-        for r in 0..p.vrows.len() {
+        for k in 0..p.bouncy.len() {
+            let r = p.bouncy[k];
             let row = p.vrows[r];
             let approached = row.vn0 < -self.cfg.restitution_threshold;
             if row.restitution > 0.0 && row.m > 0.0 && approached && row.lambda > 0.0 {
@@ -580,14 +607,15 @@ impl PgsSolver {
                 p.apply(&self.w, r, new - row.lambda);
             }
         }
-        for (((xp, v), vs), vp) in state.x_prev.iter_mut().zip(&p.v).zip(&v_solved).zip(&p.vp) {
+        for (((xp, v), vs), vp) in state.x_prev.iter_mut().zip(&p.v).zip(v_solved).zip(&p.vp) {
             *xp += (vs - v + vp) * h;
         }
         // 8. Keep the impulses for the next warm start.
+        // (In the order of `item_ids`, which are this step's ids.)
         self.warm.clear();
-        self.warm.extend(p.vrows.iter().map(|r| (r.id, r.lambda)));
+        self.warm.extend(p.vrows.iter().map(|r| r.lambda));
         self.warm_split.clear();
-        self.warm_split.extend(p.vrows.iter().filter(|r| r.split).map(|r| (r.id, r.split_lambda)));
+        self.warm_split.extend(p.vrows.iter().map(|r| if r.split { r.split_lambda } else { f64::NAN }));
         Ok(info)
     }
 }

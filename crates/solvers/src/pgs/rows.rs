@@ -82,11 +82,51 @@ pub(super) fn soft(hz: f64, zeta: f64, h: f64) -> (f64, f64, f64) {
     (omega / a1, a2 / (1.0 + a2), 1.0 / (1.0 + a2))
 }
 
+// Coloured sweeps over at least `PARALLEL_ROWS` rows (the relaxation family's threshold) run
+// each colour on every core (rayon): the rows of a colour share no particle, so each row's
+// update reads only velocities no other row of the colour writes. The numbers are the same as
+// one row after the other, for any thread count.
+use crate::PARALLEL_ROWS;
+
+/// The smallest piece of a parallel colour one thread takes.
+const CHUNK: usize = 1024;
+
+/// One row's update in a sweep, before it is applied: the new accumulated impulse, the applied
+/// change and the natural residual (see the module docs of `pgs`). `None` for a row the pass
+/// skips.
+#[inline(always)]
+fn row_update(row: &VRow, v: &[Vec3], vp: &[Vec3], pass: Pass, omega: f64) -> Option<(f64, f64, f64)> {
+    if row.m == 0.0 || (pass == Pass::Split && !row.split) {
+        return None;
+    }
+    let (v, lambda, bias, ms, is) = match pass {
+        Pass::Biased => (v, row.lambda, row.bias, row.mass_scale, row.impulse_scale),
+        Pass::Relax if row.compliant => (v, row.lambda, row.bias, row.mass_scale, row.impulse_scale),
+        Pass::Relax => (v, row.lambda, row.relax_bias, 1.0, 0.0),
+        Pass::Split => (vp, row.split_lambda, row.split_bias, 1.0, 0.0),
+    };
+    let raw = -row.m * ms * (jv(v, row) + bias) - is * lambda;
+    let target = (lambda + raw).clamp(row.lo, row.hi);
+    let res = (target - lambda).abs() / (row.m * ms);
+    let new = (lambda + omega * (target - lambda)).clamp(row.lo, row.hi);
+    Some((new, new - lambda, res))
+}
+
 /// The prepared rows of one step and the velocities they act on.
 #[derive(Default)]
 pub(super) struct Rows {
     pub vrows: Vec<VRow>,
     pub items: Vec<Item>,
+    /// The rows' ids, in order (for the warm start's match with the last step).
+    pub ids: Vec<u64>,
+    /// The rows with restitution, the only ones whose `vn0` is read.
+    pub bouncy: Vec<usize>,
+    /// Whether any row takes part in the split sweeps.
+    pub any_split: bool,
+    /// Whether every row acts on at most two particles (cloths, chains, ragdolls of sticks).
+    pub pair_rows: bool,
+    /// Scratch of the parallel coloured sweep.
+    updates: Vec<Update>,
     /// Velocities (m/s).
     pub v: Vec<Vec3>,
     /// Pseudo velocities of the split sweeps (m/s).
@@ -123,6 +163,10 @@ impl Rows {
     pub fn prepare(&mut self, rows: &[Row], w: &[f64], cfg: &PgsConfig, h: f64) {
         self.vrows.clear();
         self.items.clear();
+        self.ids.clear();
+        self.bouncy.clear();
+        self.any_split = false;
+        self.pair_rows = true;
         let (contact_hz, joint_hz) = cfg.soft_hertz(h);
         let (joint_rate, joint_ms, joint_is) = soft(joint_hz.max(1e-12), cfg.joint_damping_ratio, h);
         let (contact_rate, contact_ms, contact_is) = soft(contact_hz.max(1e-12), cfg.contact_damping_ratio, h);
@@ -196,6 +240,8 @@ impl Rows {
                 vr.lo = 0.0;
             }
             let normal = self.vrows.len();
+            self.any_split |= vr.split;
+            self.pair_rows &= vr.n <= 2;
             match row.contact {
                 Some(info) if info.friction > 0.0 && vr.m > 0.0 => {
                     // Two tangent rows, then the normal row. The row's gradient on
@@ -227,7 +273,11 @@ impl Rows {
                         });
                     }
                     vr.restitution = info.restitution;
+                    if vr.restitution > 0.0 {
+                        self.bouncy.push(normal + 2);
+                    }
                     self.vrows.push(vr);
+                    self.ids.extend([row.id + 1, row.id + 2, row.id]);
                     // The normal row first, so that even the first sweep's friction limit is the
                     // normal impulse of that sweep (a sweep that ends on the tolerance has then
                     // applied friction too).
@@ -236,7 +286,11 @@ impl Rows {
                 }
                 _ => {
                     vr.restitution = row.contact.map_or(0.0, |i| i.restitution);
+                    if vr.restitution > 0.0 {
+                        self.bouncy.push(normal);
+                    }
                     self.vrows.push(vr);
+                    self.ids.push(row.id);
                     self.items.push(Item::Single(normal));
                 }
             }
@@ -253,33 +307,22 @@ impl Rows {
         ordering: &mut Ordering,
         rng: &mut Rng,
     ) -> (f64, f64, usize, f64) {
+        if self.parallel(ordering) {
+            return self.colored_sweep(pass, w, omega, ordering);
+        }
         let (mut max, mut sum2, mut count, mut dl2) = (0.0f64, 0.0, 0usize, 0.0);
         for order in ordering.passes(rng) {
             for &it in order {
                 match self.items[it] {
                     Item::Single(r) => {
                         let row = &mut self.vrows[r];
-                        if row.m == 0.0 || (pass == Pass::Split && !row.split) {
-                            continue;
-                        }
-                        let (v, lambda, bias, ms, is) = match pass {
-                            Pass::Biased => (&mut self.v, row.lambda, row.bias, row.mass_scale, row.impulse_scale),
-                            Pass::Relax if row.compliant => {
-                                (&mut self.v, row.lambda, row.bias, row.mass_scale, row.impulse_scale)
-                            }
-                            Pass::Relax => (&mut self.v, row.lambda, row.relax_bias, 1.0, 0.0),
-                            Pass::Split => (&mut self.vp, row.split_lambda, row.split_bias, 1.0, 0.0),
-                        };
-                        let raw = -row.m * ms * (jv(v, row) + bias) - is * lambda;
-                        let target = (lambda + raw).clamp(row.lo, row.hi);
-                        let res = (target - lambda).abs() / (row.m * ms);
-                        let new = (lambda + omega * (target - lambda)).clamp(row.lo, row.hi);
-                        let dl = new - lambda;
-                        apply(v, w, row, dl);
+                        let Some((new, dl, res)) = row_update(row, &self.v, &self.vp, pass, omega) else { continue };
                         if pass == Pass::Split {
                             row.split_lambda = new;
+                            apply(&mut self.vp, w, row, dl);
                         } else {
                             row.lambda = new;
+                            apply(&mut self.v, w, row, dl);
                         }
                         max = max.max(res);
                         sum2 += res * res;
@@ -317,6 +360,71 @@ impl Rows {
                 }
             }
         }
+        (max, sum2, count, dl2)
+    }
+}
+
+/// A row's update in a parallel colour: the impulse, its change, the residual, and the change of
+/// velocity of its first two particles (`W Jᵀ Δλ`).
+type Update = Option<(f64, f64, f64, [Vec3; 2])>;
+
+impl Rows {
+    /// Whether a sweep in `ordering` runs colour by colour on every core: coloured, large, on
+    /// more than one thread, and every row on at most two particles without friction pairs
+    /// (cloths, chains, ragdolls of sticks and pins).
+    fn parallel(&self, ordering: &Ordering) -> bool {
+        ordering.colors() > 0
+            && self.vrows.len() >= PARALLEL_ROWS
+            && rayon::current_num_threads() > 1
+            && self.items.len() == self.vrows.len()
+            && self.pair_rows
+    }
+
+    /// One coloured sweep, colour by colour: the rows' updates in parallel from the velocities
+    /// before the colour (which no row of it changes for another), then the impulses and
+    /// velocities written in the colour's order, so that everything, the statistics included,
+    /// is what the one-by-one sweep gives.
+    fn colored_sweep(&mut self, pass: Pass, w: &[f64], omega: f64, ordering: &Ordering) -> (f64, f64, usize, f64) {
+        use rayon::prelude::*;
+        let (mut max, mut sum2, mut count, mut dl2) = (0.0f64, 0.0, 0usize, 0.0);
+        let order = ordering.forward();
+        let mut buf = std::mem::take(&mut self.updates);
+        for range in ordering.color_ranges() {
+            let rows = &order[range];
+            let (vrows, v, vp) = (&self.vrows, &self.v, &self.vp);
+            rows.par_iter()
+                .with_min_len(CHUNK)
+                .map(|&it| {
+                    let Item::Single(r) = self.items[it] else {
+                        unreachable!("parallel sweeps have no friction pairs")
+                    };
+                    let row = &vrows[r];
+                    row_update(row, v, vp, pass, omega).map(|(new, dl, res)| {
+                        let dv = |k: usize| row.j[k] * (w[row.p[k] as usize] * dl);
+                        (new, dl, res, [dv(0), if row.n == 2 { dv(1) } else { Vec3::zeros() }])
+                    })
+                })
+                .collect_into_vec(&mut buf);
+            let target = if pass == Pass::Split { &mut self.vp } else { &mut self.v };
+            for (&it, update) in rows.iter().zip(&buf) {
+                let Item::Single(r) = self.items[it] else { unreachable!("checked by `parallel`") };
+                let Some((new, dl, res, dv)) = *update else { continue };
+                let row = &mut self.vrows[r];
+                if pass == Pass::Split {
+                    row.split_lambda = new;
+                } else {
+                    row.lambda = new;
+                }
+                for (k, d) in dv.iter().enumerate().take(row.n as usize) {
+                    target[row.p[k] as usize] += d;
+                }
+                max = max.max(res);
+                sum2 += res * res;
+                count += 1;
+                dl2 += dl * dl;
+            }
+        }
+        self.updates = buf;
         (max, sum2, count, dl2)
     }
 }

@@ -22,7 +22,7 @@
 //! colliders, one over the step's pairs and body contacts, one over the rows that pushed
 //! (friction). Per step: one broadphase for pairs and one box-contact search for bodies.
 
-use std::collections::HashMap;
+use solverlab_core::rows::IdMap;
 
 use solverlab_core::bodies::BoxContact;
 use solverlab_core::constraint::{coulomb_friction, delta_lambda, for_each_contact, stick_row, Contact};
@@ -55,7 +55,7 @@ struct Slot {
 #[derive(Debug, Default)]
 pub(super) struct Contacts {
     slots: Vec<Slot>,
-    index: HashMap<u64, u32>,
+    index: IdMap<u32>,
     pairs: Vec<(usize, usize)>,
     pair_lambda: Vec<f64>,
     bodies: Vec<BoxContact>,
