@@ -188,18 +188,28 @@ pub fn sphere_contact(k: usize, s: &Sphere, x: &Vec3, r: f64) -> Contact {
     }
 }
 
+/// `s` times the unit vector along `axis` (0, 1 or 2; anything above 1 is z), with +0 in the
+/// other components.
+#[inline(always)]
+fn axis_vector(axis: usize, s: f64) -> Vec3 {
+    match axis {
+        0 => Vec3::new(s, 0.0, 0.0),
+        1 => Vec3::new(0.0, s, 0.0),
+        _ => Vec3::new(0.0, 0.0, s),
+    }
+}
+
 /// Box face `f` (particles inside): lower faces `C = x_k − (min_k + r)`, `∇C = e_k`; upper faces
 /// `C = (max_k − r) − x_k`, `∇C = −e_k`.
 #[inline]
 pub fn box_face_contact(f: usize, b: &BoxCollider, x: &Vec3, r: f64) -> Contact {
     let axis = f / 2;
-    let mut n = Vec3::zeros();
-    let c = if f.is_multiple_of(2) {
-        n[axis] = 1.0;
-        x[axis] - (b.min[axis] + r)
+    // The axis vector by value (not written through a variable index), so that the caller can
+    // keep it in registers.
+    let (n, c) = if f.is_multiple_of(2) {
+        (axis_vector(axis, 1.0), x[axis] - (b.min[axis] + r))
     } else {
-        n[axis] = -1.0;
-        (b.max[axis] - r) - x[axis]
+        (axis_vector(axis, -1.0), (b.max[axis] - r) - x[axis])
     };
     Contact { normal: n, c, friction: b.friction, restitution: b.restitution, collider: ColliderRef::BoxFace(f as u8) }
 }
@@ -215,9 +225,7 @@ pub fn block_contact(k: usize, b: &Block, x: &Vec3, r: f64) -> Contact {
         let above = x[axis] - b.max[axis] - r;
         let (d, sign) = if below >= above { (below, -1.0) } else { (above, 1.0) };
         if d > best.0 {
-            let mut n = Vec3::zeros();
-            n[axis] = sign;
-            best = (d, n);
+            best = (d, axis_vector(axis, sign));
         }
     }
     Contact {
@@ -226,6 +234,71 @@ pub fn block_contact(k: usize, b: &Block, x: &Vec3, r: f64) -> Contact {
         friction: b.friction,
         restitution: b.restitution,
         collider: ColliderRef::Block(k as u32),
+    }
+}
+
+/// The row of one collider of `scene` for a particle at `x` with radius `r`, exactly as
+/// [`for_each_contact`] gives it; `None` if the scene has no such collider. For callers that find
+/// a particle's nearby colliders once and evaluate them again as the particle moves.
+#[inline]
+pub fn collider_contact(scene: &Scene, collider: ColliderRef, x: &Vec3, r: f64) -> Option<Contact> {
+    match collider {
+        ColliderRef::BoxFace(f) => scene.bounds.as_ref().map(|b| box_face_contact(f as usize, b, x, r)),
+        ColliderRef::Plane(k) => scene.planes.get(k as usize).map(|p| plane_contact(k as usize, p, x, r)),
+        ColliderRef::Sphere(k) => scene.spheres.get(k as usize).map(|s| sphere_contact(k as usize, s, x, r)),
+        ColliderRef::Block(k) => scene.blocks.get(k as usize).map(|b| block_contact(k as usize, b, x, r)),
+    }
+}
+
+/// A flat collider (a box face or a plane) as an affine row, for callers that evaluate the same
+/// collider many times: [`FlatCollider::c`] gives the bits [`collider_contact`] gives, up to the
+/// sign of a zero `C`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct FlatCollider {
+    /// The unit normal, `∇C`.
+    pub normal: Vec3,
+    /// Planes: the offset; box faces: the lower bound, or minus the upper one.
+    pub offset: f64,
+    /// Whether this is a plane (`C = (n·x − offset) − r`) or a box face (`C = n·x − (offset + r)`).
+    pub plane: bool,
+    /// Coulomb friction coefficient μ.
+    pub friction: f64,
+}
+
+impl FlatCollider {
+    /// `C` for a particle of radius `r` at `x` (m). For an upper box face this is
+    /// `−x − (r − max)`, the same number as `(max − r) − x`: IEEE subtraction is exactly
+    /// antisymmetric and addition commutative.
+    #[inline(always)]
+    pub fn c(&self, x: &Vec3, r: f64) -> f64 {
+        if self.plane {
+            (self.normal.dot(x) - self.offset) - r
+        } else {
+            self.normal.dot(x) - (self.offset + r)
+        }
+    }
+}
+
+/// The row of a flat collider of `scene` (see [`FlatCollider`]); `None` for curved colliders
+/// (spheres and blocks, whose normal depends on `x`) and for colliders the scene lacks.
+pub fn flat_collider(scene: &Scene, collider: ColliderRef) -> Option<FlatCollider> {
+    match collider {
+        ColliderRef::BoxFace(f) => scene.bounds.as_ref().map(|b| {
+            let axis = f as usize / 2;
+            let (normal, offset) = if f.is_multiple_of(2) {
+                (axis_vector(axis, 1.0), b.min[axis])
+            } else {
+                (axis_vector(axis, -1.0), -b.max[axis])
+            };
+            FlatCollider { normal, offset, plane: false, friction: b.friction }
+        }),
+        ColliderRef::Plane(k) => scene.planes.get(k as usize).map(|p| FlatCollider {
+            normal: p.normal.normalize(),
+            offset: p.offset,
+            plane: true,
+            friction: p.friction,
+        }),
+        ColliderRef::Sphere(_) | ColliderRef::Block(_) => None,
     }
 }
 
@@ -319,6 +392,35 @@ pub fn coulomb_friction(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A flat collider's affine row gives exactly the bits of the contact function it stands
+    /// for, at random points, radii and walls (the relaxation solver relies on it: its results
+    /// must not depend on which of the two it evaluates).
+    #[test]
+    fn flat_colliders_give_the_contact_functions_bits() {
+        use crate::model::{BoxCollider, Plane};
+        let mut rng = crate::rng::Rng::new(5);
+        let mut value = |scale: f64| (rng.next_f64() - 0.5) * scale;
+        for _ in 0..2000 {
+            let mut scene = Scene::new("flat");
+            let min = Vec3::new(value(3.0), value(3.0), value(3.0));
+            let max = min + Vec3::new(1.0 + value(1.0).abs(), 0.7, 2.0 + value(0.3));
+            scene.bounds = Some(BoxCollider { min, max, friction: 0.3, restitution: 0.0 });
+            let normal = Vec3::new(value(1.0), value(1.0), value(1.0));
+            scene.planes.push(Plane { normal, offset: value(2.0), friction: 0.1, restitution: 0.0 });
+            let x = Vec3::new(value(7.0), value(7.0), value(7.0));
+            let r = value(0.2).abs();
+            let colliders = (0..6).map(ColliderRef::BoxFace).chain([ColliderRef::Plane(0)]);
+            for collider in colliders {
+                let full = collider_contact(&scene, collider, &x, r).unwrap();
+                let flat = flat_collider(&scene, collider).unwrap();
+                assert_eq!(flat.c(&x, r), full.c, "{collider:?} at {x:?}, r = {r}");
+                assert_eq!((flat.normal, flat.friction), (full.normal, full.friction));
+            }
+        }
+        assert!(flat_collider(&Scene::new("empty"), ColliderRef::Plane(0)).is_none());
+        assert!(flat_collider(&Scene::new("empty"), ColliderRef::Sphere(0)).is_none());
+    }
 
     fn fd_gradient(f: impl Fn(&Vec3, &Vec3) -> f64, xa: &Vec3, xb: &Vec3) -> (Vec3, Vec3) {
         let h = 1e-6;

@@ -23,6 +23,17 @@ fn pinned_runs_give_the_pinned_state_hashes() {
         ("rigid-stack", "pgs", 30, 0xe06bae62e6cdf103),
         ("rigid-stack", "xpbd", 30, 0xe62c3c9279e932c2),
         ("rigid-ragdoll", "soft-step", 30, 0xe127a12734aeb49a),
+        // The relaxation family against every kind of collider: box faces, planes, blocks
+        // (stairs), embedded points, particle pairs and box bodies.
+        ("particles-in-box", "gs", 120, 0xddfc09f76ad782ca),
+        ("stick-in-box", "gs", 120, 0x987db664a526d79d),
+        ("ragdoll", "jacobi", 120, 0x396296cb76ea3ad4),
+        ("ragdoll-stairs", "gs", 200, 0xf7d3f4d89cae3c58),
+        ("embedded-box", "gs", 120, 0x202636c91bb063ea),
+        ("tetrahedron", "sor", 120, 0x89861efe5836a0d9),
+        ("balls", "xpbd", 120, 0xc1e47283d4cab5bf),
+        ("incline", "gs", 120, 0xa09d945a1cd8d6e5),
+        ("box-stack", "gs", 60, 0xcc5e84baf49df43f),
     ];
     let mut wrong = Vec::new();
     for (scene, solver, frames, expected) in cases {

@@ -2,11 +2,17 @@
 //! position-level Coulomb friction, for particles against colliders, particle pairs, embedded
 //! points and box bodies.
 //!
-//! Per step, [`Contacts::begin_step`] finds the candidates that are expensive to find (pairs of
-//! particles with radii by the uniform-grid broadphase, box-body contacts by their separating
-//! axes) once, at the predicted positions, within one step's travel; collider contacts of single
-//! particles and embedded points cost a few dot products and are found again in every
-//! iteration. Per iteration, [`Contacts::project`] pushes out every penetrating row,
+//! Per step, [`Contacts::begin_step`] finds every candidate once, at the predicted positions:
+//! pairs of particles with radii by the uniform-grid broadphase (within one radius), box-body
+//! contacts by their separating axes (within the step's largest travel of a body particle), and
+//! the colliders near each movable particle and embedded point (`C` within twice the step's
+//! largest travel of any movable particle, at least 0.1 mm). The iterations evaluate only these
+//! candidates, at the current positions (so a sphere's or a block's normal follows the particle),
+//! and allocate nothing. A collider that a projection carries a particle into from farther away
+//! than that reach is met in the next step, as a velocity solver's speculative contact would be;
+//! [`Contacts::penetration`], the contact part of the stopping test and of the reported
+//! violation, checks every collider, so such a miss is never hidden. Per iteration,
+//! [`Contacts::project`] pushes out every penetrating row,
 //!
 //! ```text
 //! Δλₙ = −C / K,   K = Σ wₖcₖ²,   xₖ += wₖ cₖ n Δλₙ,   λₙ += Δλₙ
@@ -18,14 +24,18 @@
 //! displacement fits in the cone `μλₙ`, dynamic beyond it). Contacts only push; `λₙ` is the
 //! total push of the step, so `λₙ/h²` is the contact force in newtons.
 //!
-//! Loops per iteration: one pass over movable particles × colliders, one over embedded points ×
-//! colliders, one over the step's pairs and body contacts, one over the rows that pushed
-//! (friction). Per step: one broadphase for pairs and one box-contact search for bodies.
+//! Loops per iteration: one pass over the near colliders of particles and of embedded points,
+//! one over the step's pairs and body contacts, one over the rows that pushed (friction). Per
+//! step: one pass over movable particles × colliders, one broadphase for pairs and one
+//! box-contact search for bodies.
 
 use solverlab_core::rows::IdMap;
 
 use solverlab_core::bodies::BoxContact;
-use solverlab_core::constraint::{coulomb_friction, delta_lambda, for_each_contact, stick_row, Contact};
+use solverlab_core::constraint::{
+    collider_contact, coulomb_friction, delta_lambda, flat_collider, for_each_contact, stick_row, ColliderRef,
+    FlatCollider,
+};
 use solverlab_core::rows::{body_row_id, contact_row_id, embedded_row_id, pair_row_id, tangents};
 use solverlab_core::{Scene, Sense, State, Vec3};
 
@@ -59,7 +69,31 @@ pub(super) struct Contacts {
     pairs: Vec<(usize, usize)>,
     pair_lambda: Vec<f64>,
     bodies: Vec<BoxContact>,
-    found: Vec<Contact>,
+    /// The step's colliders near each movable particle, by particle, in collider order.
+    near: Vec<Near>,
+    /// The step's colliders near each embedded point, by point, in collider order.
+    near_embedded: Vec<Near>,
+    /// The scene's flat colliders by collider code (`None` for curved ones).
+    flats: Vec<Option<FlatCollider>>,
+}
+
+/// A collider near a particle or an embedded point in this step (12 bytes: the iterations
+/// stream through these).
+#[derive(Clone, Copy, Debug)]
+struct Near {
+    /// The particle or the embedded point.
+    of: u32,
+    collider: ColliderRef,
+}
+
+/// `C`, the normal and μ of `near` at `x`, for a point of radius `r`: flat colliders from their
+/// row in `flats` (indexed by collider code), curved ones evaluated.
+#[inline(always)]
+fn eval(scene: &Scene, flats: &[Option<FlatCollider>], near: Near, x: &Vec3, r: f64) -> Option<(f64, Vec3, f64)> {
+    match flats.get(near.collider.code() as usize) {
+        Some(Some(f)) => Some((f.c(x, r), f.normal, f.friction)),
+        _ => collider_contact(scene, near.collider, x, r).map(|c| (c.c, c.normal, c.friction)),
+    }
 }
 
 impl Contacts {
@@ -77,6 +111,35 @@ impl Contacts {
         }
         self.pair_lambda.clear();
         self.pair_lambda.resize(self.pairs.len(), 0.0);
+        self.near.clear();
+        self.near_embedded.clear();
+        if scene.has_colliders() {
+            let travel = (0..state.x.len())
+                .filter(|&i| w[i] > 0.0)
+                .map(|i| (state.x[i] - state.x_prev[i]).norm())
+                .fold(1e-4, f64::max);
+            let reach = 2.0 * travel;
+            self.flats.clear();
+            let codes = (0..6).map(ColliderRef::BoxFace).chain((0..scene.planes.len() as u32).map(ColliderRef::Plane));
+            for collider in codes {
+                let code = collider.code() as usize;
+                if self.flats.len() <= code {
+                    self.flats.resize(code + 1, None);
+                }
+                self.flats[code] = flat_collider(scene, collider);
+            }
+            for (i, x) in state.x.iter().enumerate().filter(|(i, _)| w[*i] > 0.0) {
+                for_each_contact(scene, x, radius[i], reach, |c| {
+                    self.near.push(Near { of: i as u32, collider: c.collider })
+                });
+            }
+            for (e, point) in scene.embedded.iter().enumerate() {
+                let p = point.position(&state.x);
+                for_each_contact(scene, &p, 0.0, reach, |c| {
+                    self.near_embedded.push(Near { of: e as u32, collider: c.collider })
+                });
+            }
+        }
         self.bodies.clear();
         if !scene.bodies.is_empty() {
             // Within the step's largest travel of a body particle (at least 0.1 mm).
@@ -106,26 +169,27 @@ impl Contacts {
     /// then one of friction. Returns the deepest penetration met (m).
     pub(super) fn project(&mut self, scene: &Scene, state: &mut State, w: &[f64], radius: &[f64]) -> f64 {
         let mut worst: f64 = 0.0;
-        if scene.has_colliders() {
-            for i in 0..state.x.len() {
-                if w[i] == 0.0 {
+        // A particle's near colliders, each evaluated where the particle stood when its turn came
+        // (the penetrating ones are its rows), then pushed out of one after the other.
+        let mut k = 0;
+        while k < self.near.len() {
+            let i = self.near[k].of as usize;
+            let start = state.x[i];
+            while k < self.near.len() && self.near[k].of as usize == i {
+                let near = self.near[k];
+                k += 1;
+                let Some((c, normal, mu)) = eval(scene, &self.flats, near, &start, radius[i]) else { continue };
+                if c > 0.0 {
                     continue;
                 }
-                let mut found = std::mem::take(&mut self.found);
-                found.clear();
-                for_each_contact(scene, &state.x[i], radius[i], 0.0, |c| found.push(c));
-                let start = state.x[i];
-                for c in &found {
-                    // Re-evaluated at the moving x: an earlier face may already have pushed it.
-                    let depth = -(c.c + c.normal.dot(&(state.x[i] - start)));
-                    if depth > 0.0 {
-                        state.x[i] += c.normal * depth;
-                        worst = worst.max(depth);
-                        self.slot(contact_row_id(i, c.collider, 0), On::Particle(i), c.normal, c.friction).lambda_n +=
-                            depth / w[i];
-                    }
+                // Re-evaluated at the moving x: an earlier face may already have pushed it.
+                let depth = -(c + normal.dot(&(state.x[i] - start)));
+                if depth > 0.0 {
+                    state.x[i] += normal * depth;
+                    worst = worst.max(depth);
+                    self.slot(contact_row_id(i, near.collider, 0), On::Particle(i), normal, mu).lambda_n +=
+                        depth / w[i];
                 }
-                self.found = found;
             }
         }
         for (k, &(i, j)) in self.pairs.iter().enumerate() {
@@ -139,18 +203,24 @@ impl Contacts {
                 self.pair_lambda[k] += dl;
             }
         }
-        for (e, point) in scene.embedded.iter().enumerate() {
+        let mut n = 0;
+        while n < self.near_embedded.len() {
+            let e = self.near_embedded[n].of as usize;
+            let point = &scene.embedded[e];
             let count = point.count;
             let k: f64 = (0..count).map(|m| w[point.particles[m]] * point.weights[m] * point.weights[m]).sum();
-            if k == 0.0 {
-                continue;
-            }
-            let mut found = std::mem::take(&mut self.found);
-            found.clear();
             let p = point.position(&state.x);
-            for_each_contact(scene, &p, 0.0, 0.0, |c| found.push(c));
-            for c in &found {
-                let depth = -c.normal.dot(&(point.position(&state.x) - p)) - c.c;
+            while n < self.near_embedded.len() && self.near_embedded[n].of as usize == e {
+                let near = self.near_embedded[n];
+                n += 1;
+                if k == 0.0 {
+                    continue;
+                }
+                let Some((c, normal, mu)) = eval(scene, &self.flats, near, &p, 0.0) else { continue };
+                if c > 0.0 {
+                    continue;
+                }
+                let depth = -normal.dot(&(point.position(&state.x) - p)) - c;
                 if depth <= 0.0 {
                     continue;
                 }
@@ -158,11 +228,10 @@ impl Contacts {
                 let dl = depth / k;
                 for m in 0..count {
                     let i = point.particles[m];
-                    state.x[i] += c.normal * (w[i] * point.weights[m] * dl);
+                    state.x[i] += normal * (w[i] * point.weights[m] * dl);
                 }
-                self.slot(embedded_row_id(e, c.collider, 0), On::Embedded(e), c.normal, c.friction).lambda_n += dl;
+                self.slot(embedded_row_id(e, near.collider, 0), On::Embedded(e), normal, mu).lambda_n += dl;
             }
-            self.found = found;
         }
         for b in 0..self.bodies.len() {
             let contact = self.bodies[b];
