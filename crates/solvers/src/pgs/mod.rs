@@ -108,7 +108,7 @@ use solverlab_core::rows::{constraint_row_id, gather_rows, Row};
 use solverlab_core::solver::{IterationReport, Observer, SolveError, SolveInfo, Solver, StepContext};
 use solverlab_core::{Scene, State, Vec3};
 
-use rows::{Item, Pass, Rows};
+use rows::{Item, Pass, Rows, Warm};
 
 use crate::order::{Order, Ordering};
 use crate::ConfigError;
@@ -509,16 +509,19 @@ impl PgsSolver {
         let speeds = &self.speeds;
         gather_rows(scene, &state.x_prev, state.time - h, 2.0 * max_speed, |i| speeds[i], &mut rows);
         self.rows = rows;
-        self.prepared.prepare(&self.rows, &self.w, &self.cfg, h);
-        for k in 0..self.prepared.bouncy.len() {
-            let r = self.prepared.bouncy[k];
-            self.prepared.vrows[r].vn0 = self.prepared.jv(r);
-        }
+        // 4. The warm start, row by row as they are prepared.
+        let warm = Warm {
+            ids: &self.item_ids,
+            index: &self.row_index,
+            lambda: &self.warm,
+            split: &self.warm_split,
+            factor: self.cfg.warm_start,
+        };
+        let warm = (self.cfg.warm_start > 0.0).then_some(&warm);
+        self.prepared.prepare(&self.rows, &self.w, &self.cfg, h, &self.v0, warm);
         // The order is rebuilt only when the set of rows changes; so is the index by which the
-        // warm start finds the last step's impulses (the same rows: by position).
-        let same_rows = self.prepared.ids == self.item_ids;
-        let mut previous_index = None;
-        if !same_rows {
+        // next warm start finds these rows' impulses (the same rows: by position).
+        if self.prepared.ids != self.item_ids {
             let pairs: Vec<[usize; 2]> = self
                 .prepared
                 .items
@@ -531,35 +534,8 @@ impl PgsSolver {
                 })
                 .collect();
             self.ordering = Ordering::new(self.cfg.order, &pairs, scene.particles.len());
-            let index = self.prepared.ids.iter().enumerate().map(|(k, id)| (*id, k)).collect();
-            previous_index = Some(std::mem::replace(&mut self.row_index, index));
+            self.row_index = self.prepared.ids.iter().enumerate().map(|(k, id)| (*id, k)).collect();
             self.item_ids.clone_from(&self.prepared.ids);
-        }
-        // 4. Warm start.
-        if self.cfg.warm_start > 0.0 {
-            for r in 0..self.prepared.vrows.len() {
-                // The last step's position of this row, if it had one.
-                let k = match &previous_index {
-                    None => Some(r),
-                    Some(index) => index.get(&self.prepared.vrows[r].id).copied(),
-                };
-                let Some(k) = k.filter(|&k| k < self.warm.len()) else { continue };
-                let l = self.warm[k];
-                let l = l * self.cfg.warm_start;
-                self.prepared.vrows[r].lambda = l;
-                self.prepared.apply(&self.w, r, l);
-                let l = self.warm_split[k];
-                if !l.is_nan() {
-                    // Equality rows only: a contact's pseudo impulse from the last step would
-                    // push a body that no longer penetrates clear of the surface, where it
-                    // floats without friction.
-                    if self.prepared.vrows[r].split && self.prepared.vrows[r].lo == f64::NEG_INFINITY {
-                        let l = l * self.cfg.warm_start;
-                        self.prepared.vrows[r].split_lambda = l;
-                        self.prepared.apply_split(&self.w, r, l);
-                    }
-                }
-            }
         }
         // 5. Biased (and split) sweeps.
         let mut info = SolveInfo::default();
@@ -612,10 +588,13 @@ impl PgsSolver {
         }
         // 8. Keep the impulses for the next warm start.
         // (In the order of `item_ids`, which are this step's ids.)
+        // One pass over the rows for both.
         self.warm.clear();
-        self.warm.extend(p.vrows.iter().map(|r| r.lambda));
         self.warm_split.clear();
-        self.warm_split.extend(p.vrows.iter().map(|r| if r.split { r.split_lambda } else { f64::NAN }));
+        for r in &p.vrows {
+            self.warm.push(r.lambda);
+            self.warm_split.push(if r.split { r.split_lambda } else { f64::NAN });
+        }
         Ok(info)
     }
 }

@@ -1,6 +1,6 @@
 //! The prepared velocity rows of the PGS solver and the sweeps over them.
 
-use solverlab_core::rows::{tangents, Row, RowKind, ROW_PARTICLES};
+use solverlab_core::rows::{tangents, IdMap, Row, RowKind, ROW_PARTICLES};
 use solverlab_core::Vec3;
 
 use super::{Feedback, PgsConfig};
@@ -112,6 +112,20 @@ fn row_update(row: &VRow, v: &[Vec3], vp: &[Vec3], pass: Pass, omega: f64) -> Op
     Some((new, new - lambda, res))
 }
 
+/// The last step's impulses, for the warm start.
+pub(super) struct Warm<'a> {
+    /// The last step's row ids, in order.
+    pub ids: &'a [u64],
+    /// The position of each of `ids`.
+    pub index: &'a IdMap<usize>,
+    /// The impulses (N·s), in the order of `ids`.
+    pub lambda: &'a [f64],
+    /// The pseudo impulses (N·s), NaN for rows without one.
+    pub split: &'a [f64],
+    /// The warm-start factor.
+    pub factor: f64,
+}
+
 /// The prepared rows of one step and the velocities they act on.
 #[derive(Default)]
 pub(super) struct Rows {
@@ -159,8 +173,10 @@ impl Rows {
         apply(&mut self.vp, w, &self.vrows[r], dl);
     }
 
-    /// Builds the velocity rows of this step from the gathered position rows (step 3).
-    pub fn prepare(&mut self, rows: &[Row], w: &[f64], cfg: &PgsConfig, h: f64) {
+    /// Builds the velocity rows of this step from the gathered position rows (step 3), and warm
+    /// starts each as it is built (step 4), while it is in cache: `v0` are the velocities before
+    /// any warm start (`J v0` is a bouncy row's approach speed), `warm` the last step's impulses.
+    pub fn prepare(&mut self, rows: &[Row], w: &[f64], cfg: &PgsConfig, h: f64, v0: &[Vec3], warm: Option<&Warm>) {
         self.vrows.clear();
         self.items.clear();
         self.ids.clear();
@@ -294,6 +310,34 @@ impl Rows {
                     self.items.push(Item::Single(normal));
                 }
             }
+            for r in normal..self.vrows.len() {
+                if self.vrows[r].restitution > 0.0 {
+                    self.vrows[r].vn0 = jv(v0, &self.vrows[r]);
+                }
+                if let Some(warm) = warm {
+                    self.warm_start(r, w, warm);
+                }
+            }
+        }
+    }
+
+    /// Starts row `r` from the last step's impulses times `warm.factor`, applied to the
+    /// velocities; equality rows also from their pseudo impulses. A contact's pseudo impulse from
+    /// the last step would push a body that no longer penetrates clear of the surface, where it
+    /// floats without friction.
+    fn warm_start(&mut self, r: usize, w: &[f64], warm: &Warm) {
+        let id = self.ids[r];
+        // The last step's position of this row: the same position while the rows stay the same.
+        let k = if warm.ids.get(r) == Some(&id) { Some(r) } else { warm.index.get(&id).copied() };
+        let Some(k) = k.filter(|&k| k < warm.lambda.len()) else { return };
+        let l = warm.lambda[k] * warm.factor;
+        self.vrows[r].lambda = l;
+        self.apply(w, r, l);
+        let l = warm.split[k];
+        if !l.is_nan() && self.vrows[r].split && self.vrows[r].lo == f64::NEG_INFINITY {
+            let l = l * warm.factor;
+            self.vrows[r].split_lambda = l;
+            self.apply_split(w, r, l);
         }
     }
 
