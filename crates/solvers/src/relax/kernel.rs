@@ -10,14 +10,19 @@
 //! (monomorphised), and nothing is dispatched per row:
 //!
 //! * Gauss-Seidel in natural or reversed order: one pass over the arrays;
-//! * coloured Gauss-Seidel: colour by colour; each colour computes its rows' corrections (no two
-//!   rows of a colour share a particle) and then applies them, both in parallel above
-//!   [`PARALLEL_ROWS`] rows. Rows of one colour are independent, so the result is the same for
-//!   any thread count, and the same as visiting the colour's rows one by one;
-//! * Jacobi (averaged or mass splitting): every row's correction from the positions at the start
-//!   of the sweep, then each particle gathers its rows' corrections in row order (the order a
-//!   sequential scatter adds them in), both in parallel above [`PARALLEL_ROWS`] rows; again the
-//!   same for any thread count.
+//! * coloured Gauss-Seidel: colour by colour; above [`PARALLEL_ROWS`] rows a colour's rows are
+//!   grouped by the block of particles that holds both their ends, the blocks run in parallel,
+//!   each on its own slices of the positions and the multipliers, and the few rows that straddle
+//!   two blocks follow on one thread. No two rows of a colour share a particle, so the result is
+//!   the same for any thread count, and the same as visiting the colour's rows one by one;
+//! * Jacobi (averaged or mass splitting): every row's correction and multiplier from the
+//!   positions at the start of the sweep, then each particle gathers its rows' corrections in row
+//!   order (the order a sequential scatter adds them in), both in parallel above
+//!   [`PARALLEL_ROWS`] rows; again the same for any thread count.
+//!
+//! The solver stores the fast path's multipliers in its visiting order (row `k` of the arrays is
+//! `lambda[k]`), so that every parallel pass writes them as slices and nothing runs on one thread
+//! but the straddling rows.
 
 use rayon::prelude::*;
 use solverlab_core::constraint::delta_lambda;
@@ -109,7 +114,9 @@ pub(super) struct StickSoa {
     pub rest: Vec<f64>,
     /// Compliance α (m/N).
     pub alpha: Vec<f64>,
-    /// Multiplier row.
+    /// The row's multiplier row in scene order, which seeds the dislocation of coinciding
+    /// particles. Its multiplier is `lambda[k]`: the solver stores the fast path's multipliers
+    /// in visiting order.
     pub row: Vec<u32>,
     /// `α/h²` of the current step (XPBD only).
     pub at: Vec<f64>,
@@ -249,9 +256,9 @@ pub(super) struct Sweep<'a> {
     pub step: u64,
 }
 
-/// A block of the parallel coloured sweep: its first particle, its positions, its rows' scratch
-/// and its rows.
-type Block<'a> = (usize, &'a mut [Vec3], &'a mut [(Vec3, f64)], std::ops::Range<usize>);
+/// A block of the parallel coloured sweep: its first particle, its positions, its rows'
+/// multipliers and its rows.
+type Block<'a> = (usize, &'a mut [Vec3], &'a mut [f64], std::ops::Range<usize>);
 
 /// Whether a pass over `rows` rows runs on every core.
 fn parallel(rows: usize) -> bool {
@@ -265,33 +272,28 @@ fn gauss_seidel_rows<const XPBD: bool>(
     x: &mut [Vec3],
     sw: &mut Sweep,
 ) -> f64 {
-    let (seed, step) = (sw.seed, sw.step);
+    let (seed, step, scale, w) = (sw.seed, sw.step, sw.scale, sw.w);
     let mut residual: f64 = 0.0;
-    for k in range {
+    let lambda = &mut sw.lambda[range.clone()];
+    for (k, l) in range.zip(lambda.iter_mut()) {
         let (a, b) = (s.a[k] as usize, s.b[k] as usize);
-        let row = s.row[k] as usize;
-        let (at, lambda) = if XPBD { (s.at[k], sw.lambda[row]) } else { (0.0, 0.0) };
-        let st = stick_step(&x[a], &x[b], s.rest[k], Sense::Equal, s.wsum[k], at, lambda, sw.sqrt_approx, || {
+        let (at, lk) = if XPBD { (s.at[k], *l) } else { (0.0, 0.0) };
+        let st = stick_step(&x[a], &x[b], s.rest[k], Sense::Equal, s.wsum[k], at, lk, sw.sqrt_approx, || {
             dislocation(seed, s.row[k], step)
         });
         residual = residual.max(st.res);
-        sw.lambda[row] += st.dl * sw.scale;
-        x[a] -= st.v * (sw.w[a] * sw.scale);
-        x[b] += st.v * (sw.w[b] * sw.scale);
+        *l += st.dl * scale;
+        x[a] -= st.v * (w[a] * scale);
+        x[b] += st.v * (w[b] * scale);
     }
     residual
 }
 
 /// One Gauss-Seidel pass over `s` in its order, colour by colour; returns the residual. A colour
 /// of at least [`PARALLEL_ROWS`] rows runs its particle blocks on every core, each block on its
-/// own slice of the positions, then the rows that straddle two blocks: the same numbers as one
-/// row after the other, since no two rows of a colour share a particle.
-pub(super) fn gauss_seidel<const XPBD: bool>(
-    s: &StickSoa,
-    x: &mut [Vec3],
-    sw: &mut Sweep,
-    buf: &mut Vec<(Vec3, f64)>,
-) -> f64 {
+/// own slices of the positions and of the multipliers, then the rows that straddle two blocks:
+/// the same numbers as one row after the other, since no two rows of a colour share a particle.
+pub(super) fn gauss_seidel<const XPBD: bool>(s: &StickSoa, x: &mut [Vec3], sw: &mut Sweep) -> f64 {
     let (seed, step) = (sw.seed, sw.step);
     if s.parts.is_empty() {
         return gauss_seidel_rows::<XPBD>(s, 0..s.len(), x, sw);
@@ -299,34 +301,31 @@ pub(super) fn gauss_seidel<const XPBD: bool>(
     let mut residual: f64 = 0.0;
     for c in 0..s.colors.len() - 1 {
         let range = s.colors[c]..s.colors[c + 1];
-        let rows = range.len();
-        if !parallel(rows) {
+        if !parallel(range.len()) {
             residual = residual.max(gauss_seidel_rows::<XPBD>(s, range, x, sw));
             continue;
         }
-        // The blocks in parallel, each on its own slice of the positions; then the rows that
-        // straddle two blocks. Every row reads and writes only its own particles and multiplier.
+        // The blocks in parallel, each on its own slices; then the rows that straddle two
+        // blocks. Every row reads and writes only its own particles and multiplier.
         let parts = &s.parts[c];
         let (n, count) = (x.len(), parts.len() - 1);
-        buf.resize(rows, (Vec3::zeros(), 0.0));
-        let mut blocks: Vec<Block> = Vec::new();
-        let (mut xs, mut bs) = (&mut x[..], &mut buf[..parts[count] - range.start]);
+        let mut blocks: Vec<Block> = Vec::with_capacity(count);
+        let (mut xs, mut ls) = (&mut x[..], &mut sw.lambda[parts[0]..parts[count]]);
         for j in 0..count {
             let first = StickSoa::block_start(j, count, n);
             let (head, tail) = xs.split_at_mut(StickSoa::block_start(j + 1, count, n) - first);
-            let (bhead, btail) = bs.split_at_mut(parts[j + 1] - parts[j]);
-            blocks.push((first, head, bhead, parts[j]..parts[j + 1]));
-            (xs, bs) = (tail, btail);
+            let (lhead, ltail) = ls.split_at_mut(parts[j + 1] - parts[j]);
+            blocks.push((first, head, lhead, parts[j]..parts[j + 1]));
+            (xs, ls) = (tail, ltail);
         }
         let (w, scale, sqrt_approx) = (sw.w, sw.scale, sw.sqrt_approx);
-        let lambda: &[f64] = sw.lambda;
         let r = blocks
             .into_par_iter()
-            .map(|(first, xs, out, rows)| {
+            .map(|(first, xs, lambda, rows)| {
                 let mut residual: f64 = 0.0;
-                for (k, o) in rows.zip(out.iter_mut()) {
+                for (k, l) in rows.zip(lambda.iter_mut()) {
                     let (a, b) = (s.a[k] as usize, s.b[k] as usize);
-                    let (at, l) = if XPBD { (s.at[k], lambda[s.row[k] as usize]) } else { (0.0, 0.0) };
+                    let (at, lk) = if XPBD { (s.at[k], *l) } else { (0.0, 0.0) };
                     let st = stick_step(
                         &xs[a - first],
                         &xs[b - first],
@@ -334,12 +333,12 @@ pub(super) fn gauss_seidel<const XPBD: bool>(
                         Sense::Equal,
                         s.wsum[k],
                         at,
-                        l,
+                        lk,
                         sqrt_approx,
                         || dislocation(seed, s.row[k], step),
                     );
                     residual = residual.max(st.res);
-                    *o = (Vec3::zeros(), st.dl);
+                    *l += st.dl * scale;
                     xs[a - first] -= st.v * (w[a] * scale);
                     xs[b - first] += st.v * (w[b] * scale);
                 }
@@ -347,9 +346,6 @@ pub(super) fn gauss_seidel<const XPBD: bool>(
             })
             .reduce(|| 0.0, f64::max);
         residual = residual.max(r);
-        for k in parts[0]..parts[count] {
-            sw.lambda[s.row[k] as usize] += buf[k - range.start].1 * sw.scale;
-        }
         residual = residual.max(gauss_seidel_rows::<XPBD>(s, parts[count]..range.end, x, sw));
     }
     residual
@@ -365,7 +361,7 @@ pub(super) fn jacobi<const XPBD: bool>(
     x: &mut [Vec3],
     sw: &mut Sweep,
     dx: &mut [Vec3],
-    buf: &mut Vec<(Vec3, f64)>,
+    buf: &mut Vec<Vec3>,
 ) -> f64 {
     let n = s.len();
     let (scale, sqrt_approx, seed, step) = (sw.scale, sw.sqrt_approx, sw.seed, sw.step);
@@ -374,8 +370,7 @@ pub(super) fn jacobi<const XPBD: bool>(
         let mut residual: f64 = 0.0;
         for k in 0..n {
             let (a, b) = (s.a[k] as usize, s.b[k] as usize);
-            let row = s.row[k] as usize;
-            let (at, l) = if XPBD { (s.at[k], sw.lambda[row]) } else { (0.0, 0.0) };
+            let (at, l) = if XPBD { (s.at[k], sw.lambda[k]) } else { (0.0, 0.0) };
             let st = stick_step(&x[a], &x[b], s.rest[k], Sense::Equal, s.wsum[k], at, l, sqrt_approx, || {
                 dislocation(seed, s.row[k], step)
             });
@@ -383,7 +378,7 @@ pub(super) fn jacobi<const XPBD: bool>(
             dx[a] -= st.v * (sw.w[a] * scale);
             dx[b] += st.v * (sw.w[b] * scale);
             // λ is read only by its own row, so it may change during the sweep.
-            sw.lambda[row] += st.dl * scale * s.share[k];
+            sw.lambda[k] += st.dl * scale * s.share[k];
         }
         let start = &s.adjacency.0;
         for (i, (x, d)) in x.iter_mut().zip(dx.iter()).enumerate() {
@@ -393,25 +388,27 @@ pub(super) fn jacobi<const XPBD: bool>(
         }
         return residual;
     }
-    buf.resize(n, (Vec3::zeros(), 0.0));
-    let lambda: &[f64] = sw.lambda;
+    buf.resize(n, Vec3::zeros());
     let x_now: &[Vec3] = x;
-    let one = |(k, out): (usize, &mut (Vec3, f64))| {
+    // λ is read and written only by its own row, so each row updates it where it stands.
+    let one = |(k, (out, l)): (usize, (&mut Vec3, &mut f64))| {
         let (a, b) = (s.a[k] as usize, s.b[k] as usize);
-        let (at, l) = if XPBD { (s.at[k], lambda[s.row[k] as usize]) } else { (0.0, 0.0) };
-        let st = stick_step(&x_now[a], &x_now[b], s.rest[k], Sense::Equal, s.wsum[k], at, l, sqrt_approx, || {
+        let (at, lk) = if XPBD { (s.at[k], *l) } else { (0.0, 0.0) };
+        let st = stick_step(&x_now[a], &x_now[b], s.rest[k], Sense::Equal, s.wsum[k], at, lk, sqrt_approx, || {
             dislocation(seed, s.row[k], step)
         });
-        *out = (st.v, st.dl * scale);
+        *out = st.v;
+        *l += st.dl * scale * s.share[k];
         st.res
     };
-    let residual = buf[..n].par_iter_mut().enumerate().with_min_len(CHUNK).map(one).reduce(|| 0.0, f64::max);
+    let rows = buf[..n].par_iter_mut().zip(sw.lambda[..n].par_iter_mut());
+    let residual = rows.enumerate().with_min_len(CHUNK).map(one).reduce(|| 0.0, f64::max);
     let (start, ends) = (&s.adjacency.0, &s.adjacency.1);
     let (w, buf) = (sw.w, &*buf);
     x.par_iter_mut().enumerate().with_min_len(CHUNK).for_each(|(i, x)| {
         let mut d = Vec3::zeros();
         for &e in &ends[start[i]..start[i + 1]] {
-            let v = buf[(e / 2) as usize].0;
+            let v = buf[(e / 2) as usize];
             match e % 2 {
                 0 => d -= v * (w[i] * scale),
                 _ => d += v * (w[i] * scale),
@@ -421,8 +418,5 @@ pub(super) fn jacobi<const XPBD: bool>(
             *x += d * s.fac[i];
         }
     });
-    for (k, (_, dl)) in buf[..n].iter().enumerate() {
-        sw.lambda[s.row[k] as usize] += dl * s.share[k];
-    }
     residual
 }

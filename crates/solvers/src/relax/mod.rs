@@ -232,8 +232,12 @@ pub struct RelaxSolver {
     radius: Vec<f64>,
     lambda: Vec<f64>,
     /// The first multiplier row of each scene constraint (`u32::MAX` for pins the integrator
-    /// drives).
+    /// drives). With the fast path's arrays, the sticks' rows are in its visiting order (row `k`
+    /// of the arrays is `lambda[k]`), so that a parallel pass writes its rows' multipliers as
+    /// slices.
     constraint_row: Vec<u32>,
+    /// The number of multiplier rows of each scene constraint (1 for a stick, 3 for a pin).
+    row_count: Vec<u8>,
     contacts: contacts::Contacts,
     ordering: Ordering,
     rng: Rng,
@@ -253,7 +257,7 @@ pub struct RelaxSolver {
     /// The fast path's arrays, when every row is an equality stick ([`kernel`]).
     soa: Option<kernel::StickSoa>,
     /// The fast path's per-row scratch.
-    buf: Vec<(Vec3, f64)>,
+    buf: Vec<Vec3>,
 }
 
 impl RelaxSolver {
@@ -270,6 +274,7 @@ impl RelaxSolver {
             radius: Vec::new(),
             lambda: Vec::new(),
             constraint_row: Vec::new(),
+            row_count: Vec::new(),
             contacts: contacts::Contacts::default(),
             ordering: Ordering::default(),
             rng,
@@ -300,10 +305,7 @@ impl RelaxSolver {
 
     /// The number of multiplier rows of scene constraint `j` (1 for a stick, 3 for a pin).
     fn rows_of(&self, j: usize) -> usize {
-        let row = self.constraint_row[j] as usize;
-        let next =
-            self.constraint_row[j + 1..].iter().find(|r| **r != u32::MAX).map_or(self.lambda.len(), |r| *r as usize);
-        next - row
+        self.row_count[j] as usize
     }
 
     /// The common violation after an iteration (see `# Residual`).
@@ -544,9 +546,14 @@ impl Solver for RelaxSolver {
         self.items.clear();
         self.pins.clear();
         self.constraint_row.clear();
+        self.row_count.clear();
         let mut rows = 0u32;
         for c in &scene.constraints {
             self.constraint_row.push(rows);
+            self.row_count.push(match c.kind {
+                Kind::Stick { .. } => 1,
+                Kind::Pin { .. } => 3,
+            });
             match c.kind {
                 Kind::Stick { a, b, rest, sense } => {
                     self.items.push(Item::Stick {
@@ -585,6 +592,27 @@ impl Solver for RelaxSolver {
         }
         self.split.iter_mut().for_each(|n| *n = n.max(1.0));
         self.soa = self.fast_arrays(&pairs, scene.particles.len());
+        if let Some(soa) = &self.soa {
+            // The multipliers in the fast path's visiting order, then the rows it leaves out
+            // (sticks between two fixed particles) in scene order. Only where they are stored
+            // changes: the same numbers are reported by the same ids.
+            let mut new_row = vec![u32::MAX; rows];
+            for (k, &old) in soa.row.iter().enumerate() {
+                new_row[old as usize] = k as u32;
+            }
+            let mut next = soa.len() as u32;
+            for r in new_row.iter_mut().filter(|r| **r == u32::MAX) {
+                (*r, next) = (next, next + 1);
+            }
+            for r in self.constraint_row.iter_mut().filter(|r| **r != u32::MAX) {
+                *r = new_row[*r as usize];
+            }
+            for item in &mut self.items {
+                if let Item::Stick { row, .. } = item {
+                    *row = new_row[*row as usize];
+                }
+            }
+        }
         self.ordering = Ordering::new(self.cfg.order, &pairs, scene.particles.len());
         self.rng = Rng::new(self.cfg.seed);
         Ok(())
@@ -646,8 +674,8 @@ impl Solver for RelaxSolver {
                     };
                     let (x, buf, dx) = (&mut state.x, &mut self.buf, &mut self.dx);
                     let r = match (mode, self.cfg.xpbd) {
-                        (Mode::GaussSeidel, true) => kernel::gauss_seidel::<true>(&soa, x, &mut sweep, buf),
-                        (Mode::GaussSeidel, false) => kernel::gauss_seidel::<false>(&soa, x, &mut sweep, buf),
+                        (Mode::GaussSeidel, true) => kernel::gauss_seidel::<true>(&soa, x, &mut sweep),
+                        (Mode::GaussSeidel, false) => kernel::gauss_seidel::<false>(&soa, x, &mut sweep),
                         (_, true) => kernel::jacobi::<true>(&soa, x, &mut sweep, dx, buf),
                         (_, false) => kernel::jacobi::<false>(&soa, x, &mut sweep, dx, buf),
                     };
