@@ -82,34 +82,68 @@ pub(super) fn soft(hz: f64, zeta: f64, h: f64) -> (f64, f64, f64) {
     (omega / a1, a2 / (1.0 + a2), 1.0 / (1.0 + a2))
 }
 
-// Coloured sweeps over at least `PARALLEL_ROWS` rows (the relaxation family's threshold) run
-// each colour on every core (rayon): the rows of a colour share no particle, so each row's
-// update reads only velocities no other row of the colour writes. The numbers are the same as
-// one row after the other, for any thread count.
+// Sweeps over rows stored in the coloured layout run their particle blocks on every core from
+// `PARALLEL_ROWS` rows on (the relaxation family's threshold).
 use crate::PARALLEL_ROWS;
 
-/// The smallest piece of a parallel colour one thread takes.
-const CHUNK: usize = 1024;
-
-/// One row's update in a sweep, before it is applied: the new accumulated impulse, the applied
-/// change and the natural residual (see the module docs of `pgs`). `None` for a row the pass
-/// skips.
+/// One row's sweep: the new accumulated impulse from the velocities `v` (the pseudo velocities
+/// for `Pass::Split`) of the particles from `first` on, stored in the row and applied to `v`.
+/// Returns the natural residual and the applied change (see the module docs of `pgs`); `None` for
+/// a row the pass skips.
 #[inline(always)]
-fn row_update(row: &VRow, v: &[Vec3], vp: &[Vec3], pass: Pass, omega: f64) -> Option<(f64, f64, f64)> {
+fn row_sweep(row: &mut VRow, v: &mut [Vec3], first: usize, w: &[f64], pass: Pass, omega: f64) -> Option<(f64, f64)> {
     if row.m == 0.0 || (pass == Pass::Split && !row.split) {
         return None;
     }
-    let (v, lambda, bias, ms, is) = match pass {
-        Pass::Biased => (v, row.lambda, row.bias, row.mass_scale, row.impulse_scale),
-        Pass::Relax if row.compliant => (v, row.lambda, row.bias, row.mass_scale, row.impulse_scale),
-        Pass::Relax => (v, row.lambda, row.relax_bias, 1.0, 0.0),
-        Pass::Split => (vp, row.split_lambda, row.split_bias, 1.0, 0.0),
+    let (lambda, bias, ms, is) = match pass {
+        Pass::Biased => (row.lambda, row.bias, row.mass_scale, row.impulse_scale),
+        Pass::Relax if row.compliant => (row.lambda, row.bias, row.mass_scale, row.impulse_scale),
+        Pass::Relax => (row.lambda, row.relax_bias, 1.0, 0.0),
+        Pass::Split => (row.split_lambda, row.split_bias, 1.0, 0.0),
     };
-    let raw = -row.m * ms * (jv(v, row) + bias) - is * lambda;
+    let jv: f64 = row.parts().map(|(i, j)| j.dot(&v[i - first])).sum();
+    let raw = -row.m * ms * (jv + bias) - is * lambda;
     let target = (lambda + raw).clamp(row.lo, row.hi);
     let res = (target - lambda).abs() / (row.m * ms);
     let new = (lambda + omega * (target - lambda)).clamp(row.lo, row.hi);
-    Some((new, new - lambda, res))
+    let dl = new - lambda;
+    if pass == Pass::Split {
+        row.split_lambda = new;
+    } else {
+        row.lambda = new;
+    }
+    for (i, j) in row.parts() {
+        v[i - first] += j * (w[i] * dl);
+    }
+    Some((res, dl))
+}
+
+/// A sweep's statistics: (max, sum of squares, count, Σ Δλ²) of the residuals.
+type Stats = (f64, f64, usize, f64);
+
+/// `a` then `b`.
+fn merge(a: Stats, b: Stats) -> Stats {
+    (a.0.max(b.0), a.1 + b.1, a.2 + b.2, a.3 + b.3)
+}
+
+/// The particle blocks of the coloured layout, the same for any thread count.
+pub(super) const BLOCKS: usize = 16;
+
+/// The first particle of block `j` of [`BLOCKS`] over `n` particles.
+fn block_start(j: usize, n: usize) -> usize {
+    (j * n).div_ceil(BLOCKS)
+}
+
+/// The block of the coloured layout a row on particles `p` falls in: the block holding all of
+/// them, or [`BLOCKS`] for a row that straddles two.
+pub(super) fn block_of(p: &[usize], n: usize) -> usize {
+    let block = |i: usize| (i * BLOCKS) / n.max(1);
+    let b = block(p[0]);
+    if p.iter().all(|&i| block(i) == b) {
+        b
+    } else {
+        BLOCKS
+    }
 }
 
 /// The last step's impulses, for the warm start.
@@ -137,10 +171,11 @@ pub(super) struct Rows {
     pub bouncy: Vec<usize>,
     /// Whether any row takes part in the split sweeps.
     pub any_split: bool,
-    /// Whether every row acts on at most two particles (cloths, chains, ragdolls of sticks).
-    pub pair_rows: bool,
-    /// Scratch of the parallel coloured sweep.
-    updates: Vec<Update>,
+    /// The coloured layout: per colour, where each particle block's rows start, then where the
+    /// straddling rows start, then the colour's end (see `PgsSolver::colour_order`).
+    pub layout: Vec<Vec<usize>>,
+    /// Whether this step's rows are stored in `layout`.
+    pub in_layout: bool,
     /// Velocities (m/s).
     pub v: Vec<Vec3>,
     /// Pseudo velocities of the split sweeps (m/s).
@@ -173,21 +208,32 @@ impl Rows {
         apply(&mut self.vp, w, &self.vrows[r], dl);
     }
 
-    /// Builds the velocity rows of this step from the gathered position rows (step 3), and warm
-    /// starts each as it is built (step 4), while it is in cache: `v0` are the velocities before
-    /// any warm start (`J v0` is a bouncy row's approach speed), `warm` the last step's impulses.
-    pub fn prepare(&mut self, rows: &[Row], w: &[f64], cfg: &PgsConfig, h: f64, v0: &[Vec3], warm: Option<&Warm>) {
+    /// Builds the velocity rows of this step from the gathered position rows (step 3), taken in
+    /// `order` (indices into `rows`; `None`: as gathered), and warm starts each as it is built
+    /// (step 4), while it is in cache: `v0` are the velocities before any warm start (`J v0` is a
+    /// bouncy row's approach speed), `warm` the last step's impulses.
+    #[allow(clippy::too_many_arguments)]
+    pub fn prepare(
+        &mut self,
+        rows: &[Row],
+        order: Option<&[u32]>,
+        w: &[f64],
+        cfg: &PgsConfig,
+        h: f64,
+        v0: &[Vec3],
+        warm: Option<&Warm>,
+    ) {
         self.vrows.clear();
         self.items.clear();
         self.ids.clear();
         self.bouncy.clear();
         self.any_split = false;
-        self.pair_rows = true;
         let (contact_hz, joint_hz) = cfg.soft_hertz(h);
         let (joint_rate, joint_ms, joint_is) = soft(joint_hz.max(1e-12), cfg.joint_damping_ratio, h);
         let (contact_rate, contact_ms, contact_is) = soft(contact_hz.max(1e-12), cfg.contact_damping_ratio, h);
         let split = cfg.split_impulse && cfg.feedback == Feedback::Baumgarte;
-        for row in rows {
+        for i in 0..rows.len() {
+            let row = &rows[order.map_or(i, |o| o[i] as usize)];
             let k = row.w_grad2(w);
             let mut vr = VRow {
                 id: row.id,
@@ -257,7 +303,6 @@ impl Rows {
             }
             let normal = self.vrows.len();
             self.any_split |= vr.split;
-            self.pair_rows &= vr.n <= 2;
             match row.contact {
                 Some(info) if info.friction > 0.0 && vr.m > 0.0 => {
                     // Two tangent rows, then the normal row. The row's gradient on
@@ -351,23 +396,16 @@ impl Rows {
         ordering: &mut Ordering,
         rng: &mut Rng,
     ) -> (f64, f64, usize, f64) {
-        if self.parallel(ordering) {
-            return self.colored_sweep(pass, w, omega, ordering);
+        if self.in_layout {
+            return self.block_sweep(pass, w, omega);
         }
         let (mut max, mut sum2, mut count, mut dl2) = (0.0f64, 0.0, 0usize, 0.0);
         for order in ordering.passes(rng) {
             for &it in order {
                 match self.items[it] {
                     Item::Single(r) => {
-                        let row = &mut self.vrows[r];
-                        let Some((new, dl, res)) = row_update(row, &self.v, &self.vp, pass, omega) else { continue };
-                        if pass == Pass::Split {
-                            row.split_lambda = new;
-                            apply(&mut self.vp, w, row, dl);
-                        } else {
-                            row.lambda = new;
-                            apply(&mut self.v, w, row, dl);
-                        }
+                        let v = if pass == Pass::Split { &mut self.vp } else { &mut self.v };
+                        let Some((res, dl)) = row_sweep(&mut self.vrows[r], v, 0, w, pass, omega) else { continue };
                         max = max.max(res);
                         sum2 += res * res;
                         count += 1;
@@ -408,67 +446,57 @@ impl Rows {
     }
 }
 
-/// A row's update in a parallel colour: the impulse, its change, the residual, and the change of
-/// velocity of its first two particles (`W Jᵀ Δλ`).
-type Update = Option<(f64, f64, f64, [Vec3; 2])>;
-
 impl Rows {
-    /// Whether a sweep in `ordering` runs colour by colour on every core: coloured, large, on
-    /// more than one thread, and every row on at most two particles without friction pairs
-    /// (cloths, chains, ragdolls of sticks and pins).
-    fn parallel(&self, ordering: &Ordering) -> bool {
-        ordering.colors() > 0
-            && self.vrows.len() >= PARALLEL_ROWS
-            && rayon::current_num_threads() > 1
-            && self.items.len() == self.vrows.len()
-            && self.pair_rows
-    }
-
-    /// One coloured sweep, colour by colour: the rows' updates in parallel from the velocities
-    /// before the colour (which no row of it changes for another), then the impulses and
-    /// velocities written in the colour's order, so that everything, the statistics included,
-    /// is what the one-by-one sweep gives.
-    fn colored_sweep(&mut self, pass: Pass, w: &[f64], omega: f64, ordering: &Ordering) -> (f64, f64, usize, f64) {
+    /// One sweep over rows stored in the coloured layout: colour by colour, the particle blocks
+    /// on every core (each on its own slices of the rows and of the velocities: a block's rows
+    /// touch only its particles), then the rows that straddle two blocks on one. The rows are
+    /// visited in the order they are stored, as the one-by-one sweep does, and the statistics
+    /// are summed block by block in block order, so every number is the same for any thread
+    /// count.
+    fn block_sweep(&mut self, pass: Pass, w: &[f64], omega: f64) -> Stats {
         use rayon::prelude::*;
-        let (mut max, mut sum2, mut count, mut dl2) = (0.0f64, 0.0, 0usize, 0.0);
-        let order = ordering.forward();
-        let mut buf = std::mem::take(&mut self.updates);
-        for range in ordering.color_ranges() {
-            let rows = &order[range];
-            let (vrows, v, vp) = (&self.vrows, &self.v, &self.vp);
-            rows.par_iter()
-                .with_min_len(CHUNK)
-                .map(|&it| {
-                    let Item::Single(r) = self.items[it] else {
-                        unreachable!("parallel sweeps have no friction pairs")
-                    };
-                    let row = &vrows[r];
-                    row_update(row, v, vp, pass, omega).map(|(new, dl, res)| {
-                        let dv = |k: usize| row.j[k] * (w[row.p[k] as usize] * dl);
-                        (new, dl, res, [dv(0), if row.n == 2 { dv(1) } else { Vec3::zeros() }])
-                    })
-                })
-                .collect_into_vec(&mut buf);
-            let target = if pass == Pass::Split { &mut self.vp } else { &mut self.v };
-            for (&it, update) in rows.iter().zip(&buf) {
-                let Item::Single(r) = self.items[it] else { unreachable!("checked by `parallel`") };
-                let Some((new, dl, res, dv)) = *update else { continue };
-                let row = &mut self.vrows[r];
-                if pass == Pass::Split {
-                    row.split_lambda = new;
-                } else {
-                    row.lambda = new;
-                }
-                for (k, d) in dv.iter().enumerate().take(row.n as usize) {
-                    target[row.p[k] as usize] += d;
-                }
-                max = max.max(res);
-                sum2 += res * res;
-                count += 1;
-                dl2 += dl * dl;
+        let layout = std::mem::take(&mut self.layout);
+        let parallel = self.vrows.len() >= PARALLEL_ROWS && rayon::current_num_threads() > 1;
+        let v = if pass == Pass::Split { &mut self.vp } else { &mut self.v };
+        let n = v.len();
+        let mut stats: Stats = (0.0, 0.0, 0, 0.0);
+        let mut block_stats: Vec<Stats> = Vec::with_capacity(BLOCKS);
+        for parts in &layout {
+            let mut blocks: Vec<(usize, &mut [Vec3], &mut [VRow])> = Vec::with_capacity(BLOCKS);
+            let (mut vs, mut rs) = (&mut v[..], &mut self.vrows[parts[0]..parts[BLOCKS]]);
+            for j in 0..BLOCKS {
+                let first = block_start(j, n);
+                let (vhead, vtail) = vs.split_at_mut(block_start(j + 1, n) - first);
+                let (rhead, rtail) = rs.split_at_mut(parts[j + 1] - parts[j]);
+                blocks.push((first, vhead, rhead));
+                (vs, rs) = (vtail, rtail);
             }
+            let one = |(first, v, rows): (usize, &mut [Vec3], &mut [VRow])| {
+                let mut s: Stats = (0.0, 0.0, 0, 0.0);
+                for row in rows {
+                    if let Some((res, dl)) = row_sweep(row, v, first, w, pass, omega) {
+                        s = (s.0.max(res), s.1 + res * res, s.2 + 1, s.3 + dl * dl);
+                    }
+                }
+                s
+            };
+            if parallel {
+                blocks.into_par_iter().map(one).collect_into_vec(&mut block_stats);
+            } else {
+                block_stats.clear();
+                block_stats.extend(blocks.into_iter().map(one));
+            }
+            stats = block_stats.iter().fold(stats, |a, b| merge(a, *b));
+            let mut straddling: Stats = (0.0, 0.0, 0, 0.0);
+            for row in &mut self.vrows[parts[BLOCKS]..parts[BLOCKS + 1]] {
+                if let Some((res, dl)) = row_sweep(row, v, 0, w, pass, omega) {
+                    straddling =
+                        (straddling.0.max(res), straddling.1 + res * res, straddling.2 + 1, straddling.3 + dl * dl);
+                }
+            }
+            stats = merge(stats, straddling);
         }
-        self.updates = buf;
-        (max, sum2, count, dl2)
+        self.layout = layout;
+        stats
     }
 }
