@@ -111,10 +111,17 @@ pub fn plain_jacobi(x: &mut [[f64; 3]], s: &PlainSticks, omega: f64, dx: &mut [[
 /// The median wall time of 11 calls of `f` (s): the timing the summary lines of the benchmarks
 /// print, taken in one run so that their ratios are comparable on a shared machine.
 pub fn median_seconds(mut f: impl FnMut()) -> f64 {
+    median_seconds_with(|| (), |()| f())
+}
+
+/// The median wall time (s) of 11 calls of `f`, each on a fresh input from `setup`, which is not
+/// timed (for example a copy of the state a solve overwrites).
+pub fn median_seconds_with<T>(mut setup: impl FnMut() -> T, mut f: impl FnMut(T)) -> f64 {
     let mut samples: Vec<f64> = (0..11)
         .map(|_| {
+            let input = setup();
             let t = std::time::Instant::now();
-            f();
+            f(input);
             t.elapsed().as_secs_f64()
         })
         .collect();

@@ -7,18 +7,20 @@
 //! ```
 //!
 //! writes `results/performance/performance.csv` and the figure `results/performance/ns_per_row.svg`
-//! (and `.png`). Columns: `scene`, `rows` (sticks), `family`, `solver`, `threads`,
-//! `ns_per_row_iteration` (the median of 11 solves of 10 sweeps; PGS and CG: the marginal cost of
-//! one more iteration, a biased and a split sweep, or one more CG iteration, which leaves out
-//! gathering, preparing and assembling), `plain_ns` (the
-//! plain loop doing the same arithmetic, one thread; empty where there is none), `ratio` (solver
-//! over plain loop), `memory_floor_ns` (the time to stream the sweep's arrays once at the
-//! measured bandwidth, per row) and `bandwidth_gb_s` (a large array copy, read plus write).
+//! (and `.png`). Columns: `scene`, `rows` (sticks), `family`, `solver`, `threads`, `per`
+//! (`iteration` or `step`), `ns_per_row` (per iteration: the median of 11 solves of 10 sweeps;
+//! PGS and CG: the marginal cost of one more iteration, a biased and a split sweep, or one more CG
+//! iteration, which leaves out gathering, preparing and assembling; per step: that left-out work,
+//! the time of a one-iteration solve less one iteration), `plain_ns` (per iteration: the plain loop doing the
+//! same arithmetic, one thread, empty where there is none; per step: one iteration of the same
+//! solver), `ratio` (`ns_per_row` over `plain_ns`: against the plain loop, or the per-step work
+//! in iterations), `memory_floor_ns` (the time to stream the sweep's arrays once at the measured
+//! bandwidth, per row) and `bandwidth_gb_s` (a large array copy, read plus write).
 
 use std::io::Write;
 use std::path::Path;
 
-use solverlab_benches::{median_seconds, plain_gauss_seidel, plain_jacobi, PlainSticks};
+use solverlab_benches::{median_seconds, median_seconds_with, plain_gauss_seidel, plain_jacobi, PlainSticks};
 use solverlab_core::{NullObserver, Scene, State, StepContext};
 use solverlab_solvers::cg::ForcingKind;
 use solverlab_solvers::{build, preset, CgConfig, Order, PgsConfig, RelaxConfig, SolverConfig};
@@ -32,18 +34,21 @@ fn predicted(scene: &Scene) -> State {
     state
 }
 
-/// The median time (s) of one solve of `config` from `state`, in a pool of `threads`.
+/// The median time (s) of one solve of `config` from `state` (the copy of the state not timed), in
+/// a pool of `threads`.
 fn solve_time(scene: &Scene, state: &State, config: &SolverConfig, threads: usize) -> f64 {
     let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().expect("a thread pool");
     pool.install(|| {
         let mut solver = build(config, "performance").expect("valid settings");
         solver.prepare(scene).expect("prepares");
         let ctx = StepContext { scene, h: scene.dt };
-        median_seconds(|| {
-            let mut st = state.clone();
-            solver.solve(&ctx, &mut st, &mut NullObserver).expect("solves");
-            std::hint::black_box(&st);
-        })
+        median_seconds_with(
+            || state.clone(),
+            |mut st| {
+                solver.solve(&ctx, &mut st, &mut NullObserver).expect("solves");
+                std::hint::black_box(&st);
+            },
+        )
     })
 }
 
@@ -75,6 +80,9 @@ struct Row {
     threads: usize,
     ns: f64,
     plain: Option<f64>,
+    /// Whether `ns` is per step (the work done once a step) rather than per iteration; `plain` is
+    /// then one iteration of the same solver, so that the ratio counts iterations.
+    per_step: bool,
 }
 
 fn main() -> Result<(), String> {
@@ -129,22 +137,40 @@ fn main() -> Result<(), String> {
                 threads,
                 ns,
                 plain: *plain,
+                per_step: false,
             });
         }
-        // PGS: the marginal cost of one iteration (a biased and a split sweep), (t(30) − t(10)) / 20.
-        let pgs = |k: u32| SolverConfig::Pgs(PgsConfig { iterations: k, tolerance: 0.0, ..PgsConfig::default() });
-        let ns = per(solve_time(&scene, &state, &pgs(30), threads) - solve_time(&scene, &state, &pgs(10), threads), 20);
-        eprintln!("pgs, {threads} thread(s): {ns:.2} ns");
-        out.push(Row {
-            scene: scene_name.clone(),
-            rows,
-            family: "pgs",
-            solver: "pgs (one iteration)".into(),
-            threads,
-            ns,
-            plain: None,
-        });
-        // CG: the marginal cost of one CG iteration in one Newton step.
+        // PGS: the marginal cost of one iteration (a biased and a split sweep), (t(30) − t(1)) / 29,
+        // in the natural order and coloured (parallel on two threads); and the work done once a
+        // step (gather, prepare, warm start, integrate), t(1) less one iteration, in iterations.
+        for order in [Order::Natural, Order::Colored] {
+            let pgs =
+                |k: u32| SolverConfig::Pgs(PgsConfig { iterations: k, order, tolerance: 0.0, ..PgsConfig::default() });
+            let t1 = solve_time(&scene, &state, &pgs(1), threads);
+            let iteration = (solve_time(&scene, &state, &pgs(30), threads) - t1) / 29.0;
+            let ns = per(iteration, 1);
+            let (solver, step_solver) = match order {
+                Order::Colored => ("pgs (coloured; one iteration)", "pgs (coloured) per-step work"),
+                _ => ("pgs (one iteration)", "pgs per-step work (gather, prepare, warm start, integrate)"),
+            };
+            let step = per(t1 - iteration, 1);
+            eprintln!("{solver}, {threads} thread(s): {ns:.2} ns; per step {step:.2} ns = {:.2} iterations", step / ns);
+            for (solver, ns, plain, per_step) in [(solver, ns, None, false), (step_solver, step, Some(ns), true)] {
+                out.push(Row {
+                    scene: scene_name.clone(),
+                    rows,
+                    family: "pgs",
+                    solver: solver.into(),
+                    threads,
+                    ns,
+                    plain,
+                    per_step,
+                });
+            }
+        }
+        // CG: the marginal cost of one CG iteration in one Newton step, (t(101) − t(1)) / 100, and
+        // the work done once a Newton step (gather, Jacobian, preconditioner, positions), t(1)
+        // less one CG iteration.
         let cg = |k: u32| {
             SolverConfig::Cg(CgConfig {
                 outer_iterations: 1,
@@ -157,7 +183,9 @@ fn main() -> Result<(), String> {
                 ..CgConfig::default()
             })
         };
-        let ns = per(solve_time(&scene, &state, &cg(120), threads) - solve_time(&scene, &state, &cg(20), threads), 100);
+        let t1 = solve_time(&scene, &state, &cg(1), threads);
+        let iteration = (solve_time(&scene, &state, &cg(101), threads) - t1) / 100.0;
+        let ns = per(iteration, 1);
         eprintln!("cg, {threads} thread(s): {ns:.2} ns");
         out.push(Row {
             scene: scene_name.clone(),
@@ -167,6 +195,19 @@ fn main() -> Result<(), String> {
             threads,
             ns,
             plain: None,
+            per_step: false,
+        });
+        let step = per(t1 - iteration, 1);
+        eprintln!("cg per-Newton-step work, {threads} thread(s): {step:.2} ns = {:.1} CG iterations", step / ns);
+        out.push(Row {
+            scene: scene_name.clone(),
+            rows,
+            family: "cg",
+            solver: "cg per-Newton-step work (gather, J, preconditioner)".into(),
+            threads,
+            ns: step,
+            plain: Some(ns),
+            per_step: true,
         });
     }
 
@@ -187,6 +228,7 @@ fn main() -> Result<(), String> {
             threads,
             ns: t * 1e9 / (big_rows * SWEEPS) as f64,
             plain: None,
+            per_step: false,
         });
     }
 
@@ -199,21 +241,21 @@ fn main() -> Result<(), String> {
 
     let dir = Path::new("results/performance");
     std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    let mut csv = String::from(
-        "scene,rows,family,solver,threads,ns_per_row_iteration,plain_ns,ratio,memory_floor_ns,bandwidth_gb_s\n",
-    );
+    let mut csv =
+        String::from("scene,rows,family,solver,threads,per,ns_per_row,plain_ns,ratio,memory_floor_ns,bandwidth_gb_s\n");
     for r in &out {
         let (plain, ratio) = match r.plain {
             Some(p) => (format!("{p:?}"), format!("{:?}", r.ns / p)),
             None => (String::new(), String::new()),
         };
         csv += &format!(
-            "{},{},{},{},{},{:?},{plain},{ratio},{floor:?},{gbs:?}\n",
+            "{},{},{},{},{},{},{:?},{plain},{ratio},{floor:?},{gbs:?}\n",
             quoted(&r.scene),
             r.rows,
             r.family,
             quoted(&r.solver),
             r.threads,
+            if r.per_step { "step" } else { "iteration" },
             r.ns
         );
     }
@@ -226,7 +268,7 @@ fn main() -> Result<(), String> {
     // loops and the memory floor as flat lines.
     use solverlab_plot::{Axis, Figure, LineStyle, Panel, Series};
     let mut series: Vec<Series> = Vec::new();
-    for r in out.iter().filter(|r| r.threads == 1) {
+    for r in out.iter().filter(|r| r.threads == 1 && !r.per_step) {
         let points = out.iter().filter(|q| q.solver == r.solver).map(|q| (q.threads as f64, q.ns)).collect();
         series.push(Series { label: r.solver.clone(), points, style: LineStyle::LineAndPoints });
     }
