@@ -495,16 +495,23 @@ mod tests {
         assert_eq!(ColliderRef::Plane(0).name(), "plane0");
     }
 
-    #[test]
-    fn rows_of_a_small_scene() {
+    /// A fixed particle, one touching the floor and one above it; a stick, a satisfied
+    /// minimum distance (left out of the rows) and a pin; a floor with friction 0.5.
+    fn small_scene() -> Scene {
         let mut s = Scene::new("rows");
         s.add(Particle::fixed(Vec3::zeros()));
         s.add(Particle::new(Vec3::new(0.0, -0.01, 0.0), 1.0));
         s.add(Particle::new(Vec3::new(1.0, 0.5, 0.0), 1.0));
         s.constraints.push(Constraint::stick(0, 2, 1.0));
-        s.constraints.push(Constraint::min_distance(1, 2, 0.1)); // satisfied: left out
+        s.constraints.push(Constraint::min_distance(1, 2, 0.1));
         s.constraints.push(Constraint::pin(2, Vec3::new(1.0, 0.0, 0.0)));
         s.planes.push(Plane { normal: Vec3::y(), offset: 0.0, friction: 0.5, restitution: 0.0 });
+        s
+    }
+
+    #[test]
+    fn rows_of_a_small_scene() {
+        let s = small_scene();
         let mut rows = Vec::new();
         gather_rows(&s, &s.initial_state(0.01).x, 0.0, 0.0, |_| 0.0, &mut rows);
         assert_eq!(rows.len(), 1 + 3 + 1);
@@ -522,13 +529,8 @@ mod tests {
     /// exactly what gathering into an empty one gives: the in-place writes leave no stale field.
     #[test]
     fn gathering_over_old_rows_equals_a_fresh_gather() {
-        let mut s = Scene::new("rows");
-        s.add(Particle::fixed(Vec3::zeros()));
-        s.add(Particle::new(Vec3::new(0.0, -0.01, 0.0), 1.0));
-        s.add(Particle::new(Vec3::new(1.0, 0.5, 0.0), 1.0));
-        s.constraints.push(Constraint::stick(0, 2, 1.0));
-        s.constraints.push(Constraint::pin(2, Vec3::new(1.0, 0.0, 0.0)));
-        s.planes.push(Plane { normal: Vec3::y(), offset: 0.0, friction: 0.5, restitution: 0.3 });
+        let mut s = small_scene();
+        s.planes[0].restitution = 0.3;
         let x = s.initial_state(0.01).x;
         let mut fresh = Vec::new();
         gather_rows(&s, &x, 0.0, 0.0, |_| 0.0, &mut fresh);
