@@ -190,6 +190,9 @@ pub struct Newton<L: Linear> {
     label: String,
     w: Vec<f64>,
     rows: Vec<Row>,
+    /// Scratch of the line search: the rows at a trial point, kept between steps so that a large
+    /// scene does not map (and fault in) fresh memory every step.
+    trial_rows: Vec<Row>,
     sys: System,
     /// Multipliers of the previous step, by row id.
     previous: IdMap<f64>,
@@ -255,6 +258,7 @@ impl<L: Linear> Newton<L> {
             label: label.into(),
             w: Vec::new(),
             rows: Vec::new(),
+            trial_rows: Vec::new(),
             sys: System::default(),
             previous: IdMap::default(),
             current: IdMap::default(),
@@ -495,7 +499,7 @@ impl<L: Linear> Newton<L> {
         let (mut merit, mut worst) = self.gather(scene, x, state.time, h, &mut rows);
         self.rows = rows;
         let tolerance = self.settings.tolerance;
-        let mut trial_rows = Vec::new();
+        let mut trial_rows = std::mem::take(&mut self.trial_rows);
         let mut trial_x = x.clone();
         let mut dx = vec![Vec3::zeros(); x.len()];
         let mut damping = 1.0;
@@ -565,16 +569,23 @@ impl<L: Linear> Newton<L> {
             x.clone_from(&trial_x);
             std::mem::swap(&mut self.rows, &mut trial_rows);
         }
+        self.trial_rows = trial_rows;
         Ok(worst)
     }
 
     /// Why a step ended above its tolerance (see [`SolveInfo::note`]).
     fn diagnose(&self) -> &'static str {
-        let mut movable: Vec<usize> =
-            self.rows.iter().flat_map(|r| r.particles[..r.n].iter().copied()).filter(|&i| self.w[i] > 0.0).collect();
-        movable.sort_unstable();
-        movable.dedup();
-        if self.rows.len() > 3 * movable.len() {
+        // The movable particles the rows touch, counted without sorting (this runs after every
+        // step that ends above its tolerance).
+        let mut seen = vec![false; self.w.len()];
+        let mut movable = 0usize;
+        for &i in self.rows.iter().flat_map(|r| r.particles[..r.n].iter()) {
+            if self.w[i] > 0.0 && !seen[i] {
+                seen[i] = true;
+                movable += 1;
+            }
+        }
+        if self.rows.len() > 3 * movable {
             "the active rows outnumber the movable degrees of freedom: J W Jᵀ is singular (redundant \
              constraints) and Gauss-Newton converges only linearly"
         } else if self.stats.stalled {
