@@ -195,9 +195,11 @@ pub struct Newton<L: Linear> {
     trial_rows: Vec<Row>,
     sys: System,
     /// Multipliers of the previous step, by row id.
-    previous: IdMap<f64>,
+    previous: RowMap,
     /// Multipliers accumulated in this step, by row id.
-    current: IdMap<f64>,
+    current: RowMap,
+    /// The scene's constraints, whose first rows the multiplier maps keep in a vector.
+    dense_rows: usize,
     /// Friction of this step's contacts, by normal row id: (normal, tangential multiplier).
     friction: IdMap<(Vec3, Vec3)>,
     previous_friction: IdMap<(Vec3, Vec3)>,
@@ -220,8 +222,67 @@ pub struct Newton<L: Linear> {
 }
 
 /// A row's multiplier in `map` by id (0 for a row that is not there).
-fn lookup(map: &IdMap<f64>) -> impl Fn(u64) -> f64 + '_ {
-    |id| map.get(&id).copied().unwrap_or(0.0)
+fn lookup(map: &RowMap) -> impl Fn(u64) -> f64 + '_ {
+    |id| map.get(id)
+}
+
+/// Multipliers by row id, 0 for a row that has none: the first row of each scene constraint
+/// (id `index << 2`, the only row of a stick) in a vector indexed by constraint, and every other
+/// row (a pin's other axes, contacts, rigid rows) in a hash map. A large cloth looks its rows up
+/// several times an outer iteration, which a hash map alone makes cost about as much as
+/// gathering them.
+#[derive(Debug, Default)]
+struct RowMap {
+    dense: Vec<f64>,
+    sparse: IdMap<f64>,
+}
+
+impl RowMap {
+    /// Forgets every multiplier, keeping the first rows of `constraints` constraints in the
+    /// vector.
+    fn reset(&mut self, constraints: usize) {
+        self.dense.clear();
+        self.dense.resize(constraints, 0.0);
+        self.sparse.clear();
+    }
+
+    /// The slot of row `id` in the vector, if it has one.
+    fn slot(&self, id: u64) -> Option<usize> {
+        (id & 3 == 0 && (id >> 2) < self.dense.len() as u64).then_some((id >> 2) as usize)
+    }
+
+    fn get(&self, id: u64) -> f64 {
+        match self.slot(id) {
+            Some(k) => self.dense[k],
+            None => self.sparse.get(&id).copied().unwrap_or(0.0),
+        }
+    }
+
+    /// Adds `d` to the multiplier of row `id`.
+    fn add(&mut self, id: u64, d: f64) {
+        match self.slot(id) {
+            Some(k) => self.dense[k] += d,
+            None => *self.sparse.entry(id).or_insert(0.0) += d,
+        }
+    }
+
+    /// Every multiplier that was set, with its id (the vector's first, zeros included).
+    fn iter(&self) -> impl Iterator<Item = (u64, f64)> + '_ {
+        let dense = self.dense.iter().enumerate().map(|(k, &l)| ((k as u64) << 2, l));
+        dense.chain(self.sparse.iter().map(|(&id, &l)| (id, l)))
+    }
+}
+
+impl Clone for RowMap {
+    fn clone(&self) -> Self {
+        RowMap { dense: self.dense.clone(), sparse: self.sparse.clone() }
+    }
+
+    /// Reuses the vector and the table.
+    fn clone_from(&mut self, source: &Self) {
+        self.dense.clone_from(&source.dense);
+        self.sparse.clone_from(&source.sparse);
+    }
 }
 
 /// The forcing term for outer iteration with Newton residual norm `f`, given the previous
@@ -260,8 +321,9 @@ impl<L: Linear> Newton<L> {
             rows: Vec::new(),
             trial_rows: Vec::new(),
             sys: System::default(),
-            previous: IdMap::default(),
-            current: IdMap::default(),
+            previous: RowMap::default(),
+            current: RowMap::default(),
+            dense_rows: 0,
             friction: IdMap::default(),
             previous_friction: IdMap::default(),
             predicted: Vec::new(),
@@ -301,10 +363,10 @@ impl<L: Linear> Newton<L> {
             self.rigid.gather(scene, &x[n..], rows);
         }
         let current = &self.current;
-        rows.retain(|r| r.kind == RowKind::Equality || r.c < 0.0 || current.get(&r.id).is_some_and(|l| *l > 0.0));
+        rows.retain(|r| r.kind == RowKind::Equality || r.c < 0.0 || current.get(r.id) > 0.0);
         let (mut merit, mut worst) = (0.0, 0.0f64);
         for r in rows.iter() {
-            let lambda = current.get(&r.id).copied().unwrap_or(0.0);
+            let lambda = current.get(r.id);
             let at = r.compliance / (h * h);
             let g = r.c + at * lambda;
             merit += g * g;
@@ -348,7 +410,7 @@ impl<L: Linear> Newton<L> {
             if self.linear.needs_assembly() {
                 self.sys.assemble(&self.rows, &self.w);
             }
-            let lambda: Vec<f64> = self.rows.iter().map(|r| self.current.get(&r.id).copied().unwrap_or(0.0)).collect();
+            let lambda: Vec<f64> = self.rows.iter().map(|r| self.current.get(r.id)).collect();
             let b: Vec<f64> = self.rows.iter().zip(&lambda).map(|(r, l)| -r.c - alpha_tilde(r) * l).collect();
             let mut dl: Vec<f64> = match &previous_round {
                 // A later round starts from the last round's solution on the rows that stayed.
@@ -362,7 +424,7 @@ impl<L: Linear> Newton<L> {
                         .rows
                         .iter()
                         .map(|r| {
-                            let l = self.previous.get(&r.id).copied().unwrap_or(0.0) * self.settings.warm_start;
+                            let l = self.previous.get(r.id) * self.settings.warm_start;
                             if r.kind == RowKind::Inequality {
                                 l.max(0.0)
                             } else {
@@ -386,7 +448,7 @@ impl<L: Linear> Newton<L> {
             let guess = dl.clone();
             let info = {
                 let Self { linear, sys, rows, current, rigid, particles, .. } = self;
-                let (sys, rows, current, rigid): (&System, &Vec<Row>, &IdMap<f64>, &RigidRows) =
+                let (sys, rows, current, rigid): (&System, &Vec<Row>, &RowMap, &RigidRows) =
                     (sys, rows, current, rigid);
                 let n = *particles;
                 let row_of: IdMap<usize> = if want_violation {
@@ -401,7 +463,7 @@ impl<L: Linear> Newton<L> {
                         sys.add_w_jt(dl, &mut x, &mut scratch);
                         let lambda = |j: usize, axis: usize| {
                             let id = constraint_row_id(j, axis);
-                            current.get(&id).copied().unwrap_or(0.0) + row_of.get(&id).map_or(0.0, |&i| dl[i])
+                            current.get(id) + row_of.get(&id).map_or(0.0, |&i| dl[i])
                         };
                         let v = violation(ctx.scene, &x[..n], state.time, h, &lambda);
                         match ctx.scene.has_rigid() {
@@ -494,7 +556,7 @@ impl<L: Linear> Newton<L> {
     ) -> Result<f64, SolveError> {
         let scene = ctx.scene;
         let h = ctx.h;
-        self.current.clear();
+        self.current.reset(self.dense_rows);
         let mut rows = std::mem::take(&mut self.rows);
         let (mut merit, mut worst) = self.gather(scene, x, state.time, h, &mut rows);
         self.rows = rows;
@@ -540,7 +602,7 @@ impl<L: Linear> Newton<L> {
                 while step >= first / 64.0 {
                     self.current.clone_from(&committed);
                     for (r, d) in self.rows.iter().zip(&dl) {
-                        *self.current.entry(r.id).or_insert(0.0) += step * d;
+                        self.current.add(r.id, step * d);
                     }
                     for ((xt, x), d) in trial_x.iter_mut().zip(x.iter()).zip(&dx) {
                         *xt = x + d * step;
@@ -632,7 +694,8 @@ impl<L: Linear> Solver for Newton<L> {
         self.w = scene.inverse_masses();
         self.particles = self.w.len();
         self.rigid = RigidRows::default();
-        self.previous.clear();
+        self.dense_rows = scene.constraints.len();
+        self.previous.reset(self.dense_rows);
         self.previous_friction.clear();
         self.contacts.clear();
         self.sys = System::default();
@@ -672,7 +735,7 @@ impl<L: Linear> Solver for Newton<L> {
         // Friction (step 6): the contacts that pushed, with their normal multipliers.
         self.contacts.clear();
         for r in self.rows.iter().filter(|r| r.contact.is_some_and(|c| c.friction > 0.0)) {
-            let lambda_n = self.current.get(&r.id).copied().unwrap_or(0.0);
+            let lambda_n = self.current.get(r.id);
             if lambda_n > 0.0 {
                 self.contacts.push((*r, lambda_n));
             }
@@ -759,18 +822,58 @@ impl<L: Linear> Solver for Newton<L> {
                 let (t1, t2) = tangents(n);
                 lt.dot(if dir == 1 { &t1 } else { &t2 })
             }
-            _ => self.previous.get(&id).copied().unwrap_or(0.0),
+            _ => self.previous.get(id),
         }
     }
 
     fn multipliers(&self, out: &mut Vec<(u64, f64)>) {
         out.clear();
         // The rigid rows' multipliers reach the tables as contact forces (`rigid_contacts`).
-        out.extend(self.previous.iter().filter(|(id, l)| **l != 0.0 && !is_rigid_id(**id)).map(|(id, l)| (*id, *l)));
+        out.extend(self.previous.iter().filter(|&(id, l)| l != 0.0 && !is_rigid_id(id)));
         for (id, (n, lt)) in &self.previous_friction {
             let (t1, t2) = tangents(n);
             out.extend([(id | 1, lt.dot(&t1)), (id | 2, lt.dot(&t2))]);
         }
         out.sort_unstable_by_key(|e| e.0);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::RowMap;
+    use solverlab_core::rows::{constraint_row_id, contact_row_id};
+
+    /// The split map reads like one map by id: sticks' rows in the vector, a pin's other axes,
+    /// contacts and constraints beyond the vector in the table, everything else 0.
+    #[test]
+    fn row_map_reads_like_one_map_by_id() {
+        let mut m = RowMap::default();
+        m.reset(3);
+        let ids = [
+            constraint_row_id(0, 0),
+            constraint_row_id(2, 0),
+            constraint_row_id(2, 1),
+            constraint_row_id(7, 0),
+            contact_row_id(5, solverlab_core::constraint::ColliderRef::Plane(0), 0),
+        ];
+        for (k, &id) in ids.iter().enumerate() {
+            m.add(id, k as f64 + 0.5);
+            m.add(id, 1.0);
+        }
+        for (k, &id) in ids.iter().enumerate() {
+            assert_eq!(m.get(id), k as f64 + 1.5, "row {id:x}");
+        }
+        assert_eq!(m.get(constraint_row_id(1, 0)), 0.0);
+        assert_eq!(m.get(constraint_row_id(1, 2)), 0.0);
+        let mut set: Vec<(u64, f64)> = m.iter().filter(|e| e.1 != 0.0).collect();
+        set.sort_unstable_by_key(|e| e.0);
+        let mut expected: Vec<(u64, f64)> = ids.iter().enumerate().map(|(k, &id)| (id, k as f64 + 1.5)).collect();
+        expected.sort_unstable_by_key(|e| e.0);
+        assert_eq!(set, expected);
+        let mut copy = RowMap::default();
+        copy.clone_from(&m);
+        assert!(ids.iter().all(|&id| copy.get(id) == m.get(id)));
+        m.reset(3);
+        assert!(ids.iter().all(|&id| m.get(id) == 0.0));
     }
 }
