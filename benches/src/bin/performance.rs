@@ -8,19 +8,20 @@
 //!
 //! writes `results/performance/performance.csv` and the figure `results/performance/ns_per_row.svg`
 //! (and `.png`). Columns: `scene`, `rows` (sticks), `family`, `solver`, `threads`, `per`
-//! (`iteration` or `step`), `ns_per_row` (per iteration: the median of 11 solves of 10 sweeps;
-//! PGS and CG: the marginal cost of one more iteration, a biased and a split sweep, or one more CG
-//! iteration, which leaves out gathering, preparing and assembling; per step: that left-out work,
-//! the time of a one-iteration solve less one iteration), `plain_ns` (per iteration: the plain loop doing the
-//! same arithmetic, one thread, empty where there is none; per step: one iteration of the same
-//! solver), `ratio` (`ns_per_row` over `plain_ns`: against the plain loop, or the per-step work
-//! in iterations), `memory_floor_ns` (the time to stream the sweep's arrays once at the measured
+//! (`iteration` or `step`), `ns_per_row` (per iteration: the fastest of 11 solves of 10 sweeps,
+//! since on a shared machine other work only adds time; PGS and CG: the marginal cost of one more
+//! iteration, a biased and a split sweep, or one more CG iteration, which leaves out gathering,
+//! preparing and assembling; per step: that left-out work, the time of a one-iteration solve less
+//! one iteration), `plain_ns` (per iteration: the plain loop doing the same arithmetic, one
+//! thread, empty where there is none; per step: one iteration of the same solver), `ratio`
+//! (`ns_per_row` over `plain_ns`: against the plain loop, or the per-step work in iterations),
+//! `memory_floor_ns` (the time to stream the sweep's arrays once at the measured
 //! bandwidth, per row) and `bandwidth_gb_s` (a large array copy, read plus write).
 
 use std::io::Write;
 use std::path::Path;
 
-use solverlab_benches::{median_seconds, median_seconds_with, plain_gauss_seidel, plain_jacobi, PlainSticks};
+use solverlab_benches::{fastest_seconds_with, plain_gauss_seidel, plain_jacobi, PlainSticks};
 use solverlab_core::{NullObserver, Scene, State, StepContext};
 use solverlab_solvers::cg::ForcingKind;
 use solverlab_solvers::{build, preset, CgConfig, Order, PgsConfig, RelaxConfig, SolverConfig};
@@ -34,7 +35,7 @@ fn predicted(scene: &Scene) -> State {
     state
 }
 
-/// The median time (s) of one solve of `config` from `state` (the copy of the state not timed), in
+/// The fastest time (s) of 11 solves of `config` from `state` (the copy of the state not timed), in
 /// a pool of `threads`.
 fn solve_time(scene: &Scene, state: &State, config: &SolverConfig, threads: usize) -> f64 {
     let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().expect("a thread pool");
@@ -42,7 +43,7 @@ fn solve_time(scene: &Scene, state: &State, config: &SolverConfig, threads: usiz
         let mut solver = build(config, "performance").expect("valid settings");
         solver.prepare(scene).expect("prepares");
         let ctx = StepContext { scene, h: scene.dt };
-        median_seconds_with(
+        fastest_seconds_with(
             || state.clone(),
             |mut st| {
                 solver.solve(&ctx, &mut st, &mut NullObserver).expect("solves");
@@ -57,10 +58,13 @@ fn bandwidth() -> f64 {
     let n = 32 << 20;
     let src: Vec<f64> = (0..n).map(|i| i as f64).collect();
     let mut dst = vec![0.0f64; n];
-    let t = median_seconds(|| {
-        dst.copy_from_slice(&src);
-        std::hint::black_box(&dst);
-    });
+    let t = fastest_seconds_with(
+        || (),
+        |()| {
+            dst.copy_from_slice(&src);
+            std::hint::black_box(&dst);
+        },
+    );
     (2 * n * 8) as f64 / t / 1e9
 }
 
@@ -96,13 +100,15 @@ fn main() -> Result<(), String> {
     let colored = sticks.colored();
     let plain_time = |f: &mut dyn FnMut(&mut Vec<[f64; 3]>)| {
         per(
-            median_seconds(|| {
-                let mut x = plain0.clone();
-                for _ in 0..SWEEPS {
-                    f(&mut x);
-                }
-                std::hint::black_box(&x);
-            }),
+            fastest_seconds_with(
+                || plain0.clone(),
+                |mut x| {
+                    for _ in 0..SWEEPS {
+                        f(&mut x);
+                    }
+                    std::hint::black_box(&x);
+                },
+            ),
             SWEEPS,
         )
     };
