@@ -6,7 +6,7 @@
 //! pairs of particles with radii by the uniform-grid broadphase (within one radius), box-body
 //! contacts by their separating axes (within the step's largest travel of a body particle), and
 //! the colliders near each movable particle and embedded point (`C` within twice the step's
-//! largest travel of any movable particle, at least 0.1 mm). The iterations evaluate only these
+//! largest travel of any movable particle, that travel taken as at least 0.1 mm). The iterations evaluate only these
 //! candidates, at the current positions (so a sphere's or a block's normal follows the particle),
 //! and allocate nothing. A collider that a projection carries a particle into from farther away
 //! than that reach is met in the next step, as a velocity solver's speculative contact would be;
