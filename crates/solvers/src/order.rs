@@ -85,6 +85,33 @@ impl Ordering {
     }
 }
 
+/// The first particle of block `j` when `n` particles are cut into `parts` equal index ranges:
+/// the blocks a parallel coloured sweep runs side by side (relax and PGS).
+pub(crate) fn block_start(j: usize, parts: usize, n: usize) -> usize {
+    (j * n).div_ceil(parts)
+}
+
+/// The block (of `parts` over `n` particles) that holds every one of `particles`, or `parts` for
+/// a row that straddles two.
+pub(crate) fn block_of(particles: &[usize], parts: usize, n: usize) -> usize {
+    let block = |i: usize| (i * parts) / n.max(1);
+    let b = block(particles[0]);
+    if particles.iter().all(|&i| block(i) == b) {
+        b
+    } else {
+        parts
+    }
+}
+
+/// Sorts one colour's rows by their block (`block`, from [`block_of`]; stable, so rows keep
+/// their order within a block) and returns, offset by `start`, where each block's rows begin and
+/// then where the straddling rows begin (`parts + 1` entries). Rows of one colour share no
+/// particle, so any order within a colour gives the same numbers.
+pub(crate) fn group_by_block<T>(rows: &mut [T], parts: usize, start: usize, block: impl Fn(&T) -> usize) -> Vec<usize> {
+    rows.sort_by_key(&block);
+    (0..=parts).map(|j| start + rows.partition_point(|r| block(r) < j)).collect()
+}
+
 /// Greedy colouring of rows so that no two rows sharing a particle share a colour.
 pub fn greedy_coloring(pairs: &[[usize; 2]], n_particles: usize) -> Vec<usize> {
     // Colours used so far at each particle, as a growable bit set.

@@ -111,7 +111,7 @@ use solverlab_core::{Scene, State, Vec3};
 
 use rows::{Item, Pass, Rows, Warm};
 
-use crate::order::{Order, Ordering};
+use crate::order::{block_of, group_by_block, Order, Ordering};
 use crate::ConfigError;
 
 /// How position error feeds back into the velocity solve.
@@ -540,7 +540,9 @@ impl PgsSolver {
             && self.rows.iter().zip(&self.colour_order_ids).all(|(r, id)| r.id == *id);
         let order = sorted.then_some(self.colour_order.as_slice());
         self.prepared.prepare(&self.rows, order, &self.w, &self.cfg, h, &self.v0, warm);
-        self.prepared.in_layout = sorted;
+        // (Still one prepared row per gathered row: a contact that gained friction rows since
+        // the layout was made sends the step through the one-by-one sweep.)
+        self.prepared.in_layout = sorted && self.prepared.vrows.len() == self.rows.len();
         // The order is rebuilt only when the set of rows changes; so is the index by which the
         // next warm start finds these rows' impulses (the same rows: by position).
         if self.prepared.ids != self.item_ids {
@@ -572,15 +574,13 @@ impl PgsSolver {
                     let forward = self.ordering.forward();
                     for range in self.ordering.color_ranges() {
                         let rows = &self.rows;
-                        let key = |k: &u32| {
-                            let r = &rows[*k as usize];
-                            rows::block_of(&r.particles[..r.n], n)
+                        let block = |&k: &u32| {
+                            let r = &rows[k as usize];
+                            block_of(&r.particles[..r.n], rows::BLOCKS, n)
                         };
                         let mut in_colour: Vec<u32> = forward[range].iter().map(|&k| k as u32).collect();
-                        in_colour.sort_by_key(key);
                         let start = self.colour_order.len();
-                        let mut parts: Vec<usize> =
-                            (0..=rows::BLOCKS).map(|j| start + in_colour.partition_point(|k| key(k) < j)).collect();
+                        let mut parts = group_by_block(&mut in_colour, rows::BLOCKS, start, block);
                         parts.push(start + in_colour.len());
                         self.prepared.layout.push(parts);
                         self.colour_order.extend(in_colour);
@@ -638,9 +638,8 @@ impl PgsSolver {
         for (((xp, v), vs), vp) in state.x_prev.iter_mut().zip(&p.v).zip(v_solved).zip(&p.vp) {
             *xp += (vs - v + vp) * h;
         }
-        // 8. Keep the impulses for the next warm start.
-        // (In the order of `item_ids`, which are this step's ids.)
-        // One pass over the rows for both.
+        // 8. Keep the impulses for the next warm start, in the order of `item_ids` (this step's
+        // ids), both in one pass over the rows.
         self.warm.clear();
         self.warm_split.clear();
         for r in &p.vrows {

@@ -4,7 +4,7 @@ use solverlab_core::rows::{tangents, IdMap, Row, RowKind, ROW_PARTICLES};
 use solverlab_core::Vec3;
 
 use super::{Feedback, PgsConfig};
-use crate::order::Ordering;
+use crate::order::{block_start, Ordering};
 use solverlab_core::rng::Rng;
 
 /// One prepared velocity row.
@@ -129,21 +129,9 @@ fn merge(a: Stats, b: Stats) -> Stats {
 /// The particle blocks of the coloured layout, the same for any thread count.
 pub(super) const BLOCKS: usize = 16;
 
-/// The first particle of block `j` of [`BLOCKS`] over `n` particles.
-fn block_start(j: usize, n: usize) -> usize {
-    (j * n).div_ceil(BLOCKS)
-}
-
-/// The block of the coloured layout a row on particles `p` falls in: the block holding all of
-/// them, or [`BLOCKS`] for a row that straddles two.
-pub(super) fn block_of(p: &[usize], n: usize) -> usize {
-    let block = |i: usize| (i * BLOCKS) / n.max(1);
-    let b = block(p[0]);
-    if p.iter().all(|&i| block(i) == b) {
-        b
-    } else {
-        BLOCKS
-    }
+/// Adds one row's residual and impulse change to `s`.
+fn add(s: Stats, res: f64, dl: f64) -> Stats {
+    (s.0.max(res), s.1 + res * res, s.2 + 1, s.3 + dl * dl)
 }
 
 /// The last step's impulses, for the warm start.
@@ -465,8 +453,8 @@ impl Rows {
             let mut blocks: Vec<(usize, &mut [Vec3], &mut [VRow])> = Vec::with_capacity(BLOCKS);
             let (mut vs, mut rs) = (&mut v[..], &mut self.vrows[parts[0]..parts[BLOCKS]]);
             for j in 0..BLOCKS {
-                let first = block_start(j, n);
-                let (vhead, vtail) = vs.split_at_mut(block_start(j + 1, n) - first);
+                let first = block_start(j, BLOCKS, n);
+                let (vhead, vtail) = vs.split_at_mut(block_start(j + 1, BLOCKS, n) - first);
                 let (rhead, rtail) = rs.split_at_mut(parts[j + 1] - parts[j]);
                 blocks.push((first, vhead, rhead));
                 (vs, rs) = (vtail, rtail);
@@ -475,7 +463,7 @@ impl Rows {
                 let mut s: Stats = (0.0, 0.0, 0, 0.0);
                 for row in rows {
                     if let Some((res, dl)) = row_sweep(row, v, first, w, pass, omega) {
-                        s = (s.0.max(res), s.1 + res * res, s.2 + 1, s.3 + dl * dl);
+                        s = add(s, res, dl);
                     }
                 }
                 s
@@ -490,8 +478,7 @@ impl Rows {
             let mut straddling: Stats = (0.0, 0.0, 0, 0.0);
             for row in &mut self.vrows[parts[BLOCKS]..parts[BLOCKS + 1]] {
                 if let Some((res, dl)) = row_sweep(row, v, 0, w, pass, omega) {
-                    straddling =
-                        (straddling.0.max(res), straddling.1 + res * res, straddling.2 + 1, straddling.3 + dl * dl);
+                    straddling = add(straddling, res, dl);
                 }
             }
             stats = merge(stats, straddling);

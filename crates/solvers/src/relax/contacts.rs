@@ -8,11 +8,11 @@
 //! the colliders near each movable particle and embedded point (`C` within twice the step's
 //! largest travel of any movable particle, that travel taken as at least 0.1 mm). The
 //! iterations evaluate only these candidates, at the current positions (so a sphere's or a
-//! block's normal follows the particle), and allocate nothing. A collider that a projection carries a particle into from farther away
-//! than that reach is met in the next step, as a velocity solver's speculative contact would be;
-//! [`Contacts::penetration`], the contact part of the stopping test and of the reported
-//! violation, checks every collider, so such a miss is never hidden. Per iteration,
-//! [`Contacts::project`] pushes out every penetrating row,
+//! block's normal follows the particle), and allocate nothing. A collider that a projection
+//! carries a particle into from farther away than that reach is met in the next step, as a
+//! velocity solver's speculative contact would be; [`Contacts::penetration`], the contact part
+//! of the stopping test and of the reported violation, checks every collider, so such a miss is
+//! never hidden. Per iteration, [`Contacts::project`] pushes out every penetrating row,
 //!
 //! ```text
 //! Δλₙ = −C / K,   K = Σ wₖcₖ²,   xₖ += wₖ cₖ n Δλₙ,   λₙ += Δλₙ

@@ -30,6 +30,8 @@ use solverlab_core::model::Sense;
 use solverlab_core::rng::Rng;
 use solverlab_core::Vec3;
 
+use crate::order::{block_of, block_start, group_by_block};
+
 /// Sweeps over at least this many rows run their passes on every core (rayon); smaller ones run
 /// on one, where the cost of splitting the work would exceed the gain.
 pub const PARALLEL_ROWS: usize = 16_384;
@@ -204,36 +206,18 @@ impl StickSoa {
     /// colour are independent, so any order within a colour gives the same numbers.
     fn group_by_block(&mut self, n: usize) {
         let parts = parts_count();
-        let block = |p: u32| (p as usize * parts) / n.max(1);
         let mut order: Vec<usize> = Vec::with_capacity(self.len());
         for c in 0..self.colors.len() - 1 {
             let rows = self.colors[c]..self.colors[c + 1];
-            let key = |k: usize| {
-                let (ba, bb) = (block(self.a[k]), block(self.b[k]));
-                if ba == bb {
-                    ba
-                } else {
-                    parts
-                }
-            };
             let mut in_colour: Vec<usize> = rows.clone().collect();
-            in_colour.sort_by_key(|&k| key(k)); // stable: scene order within a block
-            let mut offsets = vec![rows.start; parts + 1];
-            for (j, offset) in offsets.iter_mut().enumerate() {
-                *offset = rows.start + in_colour.iter().filter(|&&k| key(k) < j).count();
-            }
-            self.parts.push(offsets);
+            let block = |&k: &usize| block_of(&[self.a[k] as usize, self.b[k] as usize], parts, n);
+            self.parts.push(group_by_block(&mut in_colour, parts, rows.start, block));
             order.extend(in_colour);
         }
         let pick = |v: &Vec<u32>| order.iter().map(|&k| v[k]).collect::<Vec<u32>>();
         let pickf = |v: &Vec<f64>| order.iter().map(|&k| v[k]).collect::<Vec<f64>>();
         (self.a, self.b, self.row) = (pick(&self.a), pick(&self.b), pick(&self.row));
         (self.rest, self.alpha, self.wsum) = (pickf(&self.rest), pickf(&self.alpha), pickf(&self.wsum));
-    }
-
-    /// The first particle of block `j` of `parts` over `n` particles.
-    fn block_start(j: usize, parts: usize, n: usize) -> usize {
-        (j * n).div_ceil(parts)
     }
 
     /// Sets `α/h²` for a step of `h` (XPBD).
@@ -312,8 +296,8 @@ pub(super) fn gauss_seidel<const XPBD: bool>(s: &StickSoa, x: &mut [Vec3], sw: &
         let mut blocks: Vec<Block> = Vec::with_capacity(count);
         let (mut xs, mut ls) = (&mut x[..], &mut sw.lambda[parts[0]..parts[count]]);
         for j in 0..count {
-            let first = StickSoa::block_start(j, count, n);
-            let (head, tail) = xs.split_at_mut(StickSoa::block_start(j + 1, count, n) - first);
+            let first = block_start(j, count, n);
+            let (head, tail) = xs.split_at_mut(block_start(j + 1, count, n) - first);
             let (lhead, ltail) = ls.split_at_mut(parts[j + 1] - parts[j]);
             blocks.push((first, head, lhead, parts[j]..parts[j + 1]));
             (xs, ls) = (tail, ltail);
