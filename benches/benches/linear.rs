@@ -6,7 +6,7 @@
 //! is the CG default, 10⁻⁶ × the mean diagonal of `J W Jᵀ`. Criterion groups, on 128×128, with a
 //! throughput of one element per row (per row and iteration for CG, per nonzero for SpMV):
 //!
-//! * `assembly_cloth128`: `gather_rows`, `System::set_jacobian` and `System::assemble`, the last
+//! * `assembly_cloth128`: `gather_row_set`, `System::set_jacobian` and `System::assemble`, the last
 //!   two with the sparsity pattern reused (the case of every step after the first).
 //! * `cg_cloth128`: 50 Jacobi-preconditioned CG iterations on the assembled `A` and matrix-free,
 //!   and one `System::apply` (`A·x`) each way.
@@ -31,7 +31,7 @@ use faer::sparse::linalg::solvers::{Llt, SymbolicLlt};
 use faer::sparse::{SparseColMatRef, SymbolicSparseColMatRef};
 use faer::{Accum, MatMut, MatRef, Par, Side};
 use nalgebra_sparse::CsrMatrix;
-use solverlab_core::rows::{gather_rows, Row};
+use solverlab_core::rows::{gather_row_set, RowSet, RowView};
 use solverlab_core::{NullObserver, Scene, Vec3};
 use solverlab_solvers::cg::Pcg;
 use solverlab_solvers::direct::Cholesky;
@@ -51,7 +51,7 @@ struct Fixture {
     x: Vec<Vec3>,
     t: f64,
     w: Vec<f64>,
-    rows: Vec<Row>,
+    rows: RowSet,
     eps: f64,
     /// `J` set and `A` assembled.
     sys: System,
@@ -67,8 +67,8 @@ impl Fixture {
         let mut state = scene.initial_state(scene.dt);
         solverlab_core::integrate::predict(&scene, &[], &mut state, scene.dt);
         let w = scene.inverse_masses();
-        let mut rows = Vec::new();
-        gather_rows(&scene, &state.x, state.time, 0.0, |_| 0.0, &mut rows);
+        let mut rows = RowSet::default();
+        gather_row_set(&scene, &state.x, state.time, 0.0, |_| 0.0, &mut rows);
         let eps = 1e-6 * rows.iter().map(|r| r.w_grad2(&w)).sum::<f64>() / rows.len() as f64;
         let b = rows.iter().map(|r| -r.c).collect();
         let mut fx = Fixture { n, scene, x: state.x, t: state.time, w, rows, eps, sys: System::default(), b };
@@ -91,13 +91,13 @@ impl Fixture {
         self.sys.a.as_ref().expect("assembled")
     }
 
-    fn gather(&self, rows: &mut Vec<Row>) {
-        gather_rows(&self.scene, &self.x, self.t, 0.0, |_| 0.0, rows);
+    fn gather(&self, rows: &mut RowSet) {
+        gather_row_set(&self.scene, &self.x, self.t, 0.0, |_| 0.0, rows);
     }
 
     fn set_jacobian(&self, sys: &mut System) -> bool {
         let h = self.scene.dt;
-        sys.set_jacobian(&self.rows, &self.w, |r: &Row| r.compliance / (h * h), self.eps)
+        sys.set_jacobian(&self.rows, &self.w, |r: &RowView| r.compliance / (h * h), self.eps)
     }
 
     /// The system with `J` only: `System::apply` and CG go matrix-free.
@@ -176,14 +176,14 @@ fn check(fx: &Fixture) {
     assert!(residual < 1e-8, "direct solve residual {residual:e}");
 }
 
-/// `gather_rows` into a reused vector, `set_jacobian` and `assemble` with the pattern reused.
+/// `gather_row_set` into a reused store, `set_jacobian` and `assemble` with the pattern reused.
 fn assembly(c: &mut Criterion) {
     let fx = Fixture::new(128);
     check(&fx);
     let mut group = c.benchmark_group("assembly_cloth128");
     group.sample_size(10).throughput(Throughput::Elements(fx.m() as u64));
-    let mut rows = Vec::with_capacity(fx.m());
-    group.bench_function("gather_rows", |b| b.iter(|| fx.gather(&mut rows)));
+    let mut rows = RowSet::default();
+    group.bench_function("gather_row_set", |b| b.iter(|| fx.gather(&mut rows)));
     let mut sys = fx.sys.clone();
     group.bench_function("set_jacobian_reuse", |b| b.iter(|| assert!(!fx.set_jacobian(&mut sys))));
     group.bench_function("assemble_reuse", |b| b.iter(|| sys.assemble(&fx.rows, &fx.w)));
@@ -299,9 +299,9 @@ fn print_summary(n: usize) {
         fx.eps
     );
 
-    let mut rows = Vec::with_capacity(m);
+    let mut rows = RowSet::default();
     let s = time(5, || fx.gather(&mut rows));
-    println!("{p}: gather_rows {:.2} ns per row ({:.3} ms)", ns_row(s), s * 1e3);
+    println!("{p}: gather_row_set {:.2} ns per row ({:.3} ms)", ns_row(s), s * 1e3);
     let mut sys = fx.sys.clone();
     let s = time(5, || assert!(!fx.set_jacobian(&mut sys)));
     println!("{p}: set_jacobian, pattern reused {:.2} ns per row ({:.3} ms)", ns_row(s), s * 1e3);

@@ -12,7 +12,7 @@
 //! it to faer without a copy of the pattern logic.
 
 use nalgebra_sparse::CsrMatrix;
-use solverlab_core::rows::Row;
+use solverlab_core::rows::{RowSet, RowView};
 
 /// The linearised system of one Newton iteration.
 #[derive(Clone, Debug, Default)]
@@ -29,8 +29,14 @@ pub struct System {
     pub eps: f64,
     /// `A` (m × m), when assembled.
     pub a: Option<CsrMatrix<f64>>,
-    /// Rows touching each particle: `(row, slot)` where slot is 0 or 1 within the row.
-    incidence: Vec<Vec<(u32, u8)>>,
+    /// The rows' particles when the pattern was built (a row id keeps its pattern only while
+    /// it keeps its particles: a rigid body that falls asleep leaves its rows).
+    pattern_particles: Vec<u32>,
+    /// Rows touching each particle, in CSR form: particle `p`'s are
+    /// `incidence[incidence_start[p]..incidence_start[p + 1]]`, in row order, each as
+    /// `(row, its slot in the rows' gradient array)`.
+    incidence_start: Vec<usize>,
+    incidence: Vec<(u32, u32)>,
     marker: Vec<usize>,
 }
 
@@ -40,18 +46,21 @@ impl System {
         self.ids.len()
     }
 
-    /// (Re)builds `J` from `rows`; the pattern is rebuilt only when the row ids change.
-    /// Returns whether the pattern changed.
-    pub fn set_jacobian(&mut self, rows: &[Row], w: &[f64], alpha_tilde: impl Fn(&Row) -> f64, eps: f64) -> bool {
+    /// (Re)builds `J` from `rows`; the pattern is rebuilt only when the row ids or their
+    /// particles change. Returns whether the pattern changed.
+    pub fn set_jacobian(&mut self, rows: &RowSet, w: &[f64], alpha_tilde: impl Fn(&RowView) -> f64, eps: f64) -> bool {
         let n3 = 3 * w.len();
-        let same = self.ids.len() == rows.len() && self.ids.iter().zip(rows).all(|(id, r)| *id == r.id);
+        let same = self.ids.len() == rows.len()
+            && self.ids.iter().zip(rows.heads()).all(|(id, r)| *id == r.id)
+            && self.pattern_particles == rows.all_particles();
         if !same || self.j.is_none() {
-            self.ids = rows.iter().map(|r| r.id).collect();
+            self.ids = rows.heads().iter().map(|r| r.id).collect();
+            self.pattern_particles = rows.all_particles().to_vec();
             let mut offsets = Vec::with_capacity(rows.len() + 1);
             let mut cols = Vec::with_capacity(rows.len() * 6);
             offsets.push(0);
-            for r in rows {
-                let mut ps: Vec<usize> = r.particles[..r.n].to_vec();
+            for r in rows.iter() {
+                let mut ps: Vec<usize> = r.particles.iter().map(|&p| p as usize).collect();
                 ps.sort_unstable();
                 ps.dedup();
                 for p in ps {
@@ -61,12 +70,23 @@ impl System {
             }
             let values = vec![0.0; cols.len()];
             self.j = Some(CsrMatrix::try_from_csr_data(rows.len(), n3, offsets, cols, values).expect("valid pattern"));
-            self.incidence = vec![Vec::new(); w.len()];
-            for (i, r) in rows.iter().enumerate() {
-                for k in 0..r.n {
-                    self.incidence[r.particles[k]].push((i as u32, k as u8));
+            let mut start = vec![0usize; w.len() + 1];
+            for &p in rows.all_particles() {
+                start[p as usize + 1] += 1;
+            }
+            for p in 0..w.len() {
+                start[p + 1] += start[p];
+            }
+            let mut next = start.clone();
+            self.incidence = vec![(0, 0); rows.all_particles().len()];
+            for i in 0..rows.len() {
+                for f in rows.slots(i) {
+                    let p = rows.all_particles()[f] as usize;
+                    self.incidence[next[p]] = (i as u32, f as u32);
+                    next[p] += 1;
                 }
             }
+            self.incidence_start = start;
             self.a = None;
         }
         let j = self.j.as_mut().expect("built above");
@@ -75,32 +95,38 @@ impl System {
             for idx in offsets[i]..offsets[i + 1] {
                 let col = cols[idx];
                 let (p, axis) = (col / 3, col % 3);
-                values[idx] = (0..r.n).filter(|&k| r.particles[k] == p).map(|k| r.grad[k][axis]).sum();
+                values[idx] =
+                    r.particles.iter().zip(r.grad).filter(|(&q, _)| q as usize == p).map(|(_, g)| g[axis]).sum();
             }
         }
         self.w3 = w.iter().flat_map(|&wi| [wi; 3]).collect();
-        self.diag_shift = rows.iter().map(|r| alpha_tilde(r) + eps).collect();
+        self.diag_shift = rows.iter().map(|r| alpha_tilde(&r) + eps).collect();
         self.eps = eps;
         !same
     }
 
     /// The diagonal of `A`, without assembling it.
-    pub fn diagonal(&self, rows: &[Row], w: &[f64]) -> Vec<f64> {
+    pub fn diagonal(&self, rows: &RowSet, w: &[f64]) -> Vec<f64> {
         rows.iter().zip(&self.diag_shift).map(|(r, s)| r.w_grad2(w) + s).collect()
     }
 
-    /// Assembles `A` (pattern kept while the rows do not change).
-    pub fn assemble(&mut self, rows: &[Row], w: &[f64]) {
+    /// Assembles `A` (pattern kept while the rows do not change) for the `rows` last given to
+    /// [`System::set_jacobian`]. Each row's products run over its particles in row order and,
+    /// for each, the rows touching that particle in row order; they read the rows' compact
+    /// gradient array ([`RowSet`]), which a cloth's rows fit in far better than whole rows.
+    pub fn assemble(&mut self, rows: &RowSet, w: &[f64]) {
         let m = rows.len();
         if self.a.is_none() {
             let mut offsets = Vec::with_capacity(m + 1);
             let mut cols: Vec<usize> = Vec::new();
             offsets.push(0);
             let mut neighbours: Vec<usize> = Vec::new();
-            for r in rows {
+            for r in rows.iter() {
                 neighbours.clear();
-                for k in 0..r.n {
-                    neighbours.extend(self.incidence[r.particles[k]].iter().map(|&(j, _)| j as usize));
+                for &p in r.particles {
+                    let p = p as usize;
+                    let incident = &self.incidence[self.incidence_start[p]..self.incidence_start[p + 1]];
+                    neighbours.extend(incident.iter().map(|&(j, _)| j as usize));
                 }
                 neighbours.sort_unstable();
                 neighbours.dedup();
@@ -113,19 +139,20 @@ impl System {
         }
         let a = self.a.as_mut().expect("built above");
         let (offsets, cols, values) = a.csr_data_mut();
+        let (particles, grads) = (rows.all_particles(), rows.all_grads());
         for i in 0..m {
             for idx in offsets[i]..offsets[i + 1] {
                 self.marker[cols[idx]] = idx;
                 values[idx] = 0.0;
             }
-            let r = &rows[i];
-            for k in 0..r.n {
-                let p = r.particles[k];
+            for f in rows.slots(i) {
+                let p = particles[f] as usize;
                 if w[p] == 0.0 {
                     continue;
                 }
-                for &(j, slot) in &self.incidence[p] {
-                    values[self.marker[j as usize]] += w[p] * r.grad[k].dot(&rows[j as usize].grad[slot as usize]);
+                let g = grads[f];
+                for &(j, fj) in &self.incidence[self.incidence_start[p]..self.incidence_start[p + 1]] {
+                    values[self.marker[j as usize]] += w[p] * g.dot(&grads[fj as usize]);
                 }
             }
             values[self.marker[i]] += self.diag_shift[i];
@@ -192,5 +219,69 @@ pub fn jt_mul(m: &CsrMatrix<f64>, x: &[f64], t: &mut [f64]) {
         for idx in offsets[i]..offsets[i + 1] {
             t[cols[idx]] += values[idx] * xi;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use solverlab_core::rows::{gather_row_set, RowKind};
+    use solverlab_core::Vec3;
+
+    /// The assembled `A` equals `J W Jᵀ + diag(α̃ + ε)` formed densely from the rows, on a
+    /// perturbed cloth with pins (one-particle rows next to sticks).
+    #[test]
+    fn assembled_matrix_is_j_w_jt_plus_the_shift() {
+        let scene = solverlab_scenes::resolve("cloth", &["nx=5".into(), "ny=4".into()]).unwrap();
+        let mut x: Vec<Vec3> = scene.particles.iter().map(|p| p.x).collect();
+        let mut rng = solverlab_core::rng::Rng::new(3);
+        x.iter_mut().for_each(|v| *v += rng.unit_vector() * 0.02);
+        let mut rows = RowSet::default();
+        gather_row_set(&scene, &x, 0.0, 0.0, |_| 0.0, &mut rows);
+        let w = scene.inverse_masses();
+        let mut sys = System::default();
+        sys.set_jacobian(&rows, &w, |r| 0.5 + r.id as f64 * 1e-3, 0.25);
+        sys.assemble(&rows, &w);
+        let (m, n3) = (rows.len(), 3 * w.len());
+        let mut j = vec![0.0; m * n3];
+        for (i, r) in rows.iter().enumerate() {
+            for (&p, g) in r.particles.iter().zip(r.grad) {
+                for axis in 0..3 {
+                    j[i * n3 + 3 * p as usize + axis] += g[axis];
+                }
+            }
+        }
+        let a = sys.a.as_ref().unwrap();
+        let mut worst = 0.0f64;
+        for i in 0..m {
+            for k in 0..m {
+                let mut expected: f64 = (0..n3).map(|c| j[i * n3 + c] * w[c / 3] * j[k * n3 + c]).sum();
+                if i == k {
+                    expected += 0.5 + rows.get(i).id as f64 * 1e-3 + 0.25;
+                }
+                let got = a.get_entry(i, k).map_or(0.0, |e| e.into_value());
+                worst = worst.max((got - expected).abs());
+            }
+        }
+        assert!(m > 20 && worst < 1e-12, "{m} rows, worst entry error {worst:e}");
+    }
+
+    /// A row that keeps its id but changes its particles (a rigid body falling asleep leaves
+    /// the rows it was in) gets a new pattern, and `J` holds its new gradient.
+    #[test]
+    fn a_row_that_changes_its_particles_changes_the_pattern() {
+        let w = vec![1.0; 3];
+        let row = |p: usize| {
+            let mut rows = RowSet::default();
+            rows.push_fields(7, &[0, p], &[-Vec3::x(), Vec3::x()], 0.1, 0.0, RowKind::Equality, 0.0, None);
+            rows
+        };
+        let mut sys = System::default();
+        assert!(sys.set_jacobian(&row(1), &w, |_| 0.0, 0.0));
+        assert!(!sys.set_jacobian(&row(1), &w, |_| 0.0, 0.0), "same rows, same pattern");
+        assert!(sys.set_jacobian(&row(2), &w, |_| 0.0, 0.0), "same id, other particles");
+        let j = sys.j.as_ref().unwrap();
+        assert_eq!(j.get_entry(0, 6).unwrap().into_value(), 1.0, "particle 2, x");
+        assert_eq!(j.get_entry(0, 3).map_or(0.0, |e| e.into_value()), 0.0, "particle 1 is gone");
     }
 }

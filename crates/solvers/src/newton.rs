@@ -80,7 +80,9 @@ use solverlab_core::rows::IdMap;
 
 use solverlab_core::constraint::coulomb_friction;
 use solverlab_core::metrics::{row_violation, violation};
-use solverlab_core::rows::{constraint_row_id, decode, gather_rows, tangents, Row, RowKind, RowRef};
+use solverlab_core::rows::{
+    constraint_row_id, decode, gather_row_set, tangents, Row, RowKind, RowRef, RowSet, RowView,
+};
 use solverlab_core::solver::{IterationReport, LinearSystem, Observer, SolveError, SolveInfo, Solver, StepContext};
 use solverlab_core::{Scene, State, Vec3};
 
@@ -189,10 +191,11 @@ pub struct Newton<L: Linear> {
     linear: L,
     label: String,
     w: Vec<f64>,
-    rows: Vec<Row>,
+    /// The active rows at the current point, compact ([`RowSet`]).
+    rows: RowSet,
     /// Scratch of the line search: the rows at a trial point, kept between steps so that a large
     /// scene does not map (and fault in) fresh memory every step.
-    trial_rows: Vec<Row>,
+    trial_rows: RowSet,
     sys: System,
     /// Multipliers of the previous step, by row id.
     previous: RowMap,
@@ -318,8 +321,8 @@ impl<L: Linear> Newton<L> {
             linear,
             label: label.into(),
             w: Vec::new(),
-            rows: Vec::new(),
-            trial_rows: Vec::new(),
+            rows: RowSet::default(),
+            trial_rows: RowSet::default(),
             sys: System::default(),
             previous: RowMap::default(),
             current: RowMap::default(),
@@ -356,24 +359,28 @@ impl<L: Linear> Newton<L> {
     /// travel), so that a contact that pushed and then separated is still seen. The stopping
     /// measure is the common violation plus complementarity: a contact that pushes (`λ > 0`)
     /// must touch, `|C| ≤ tolerance`, or it would inject energy.
-    fn gather(&self, scene: &Scene, x: &[Vec3], t: f64, h: f64, rows: &mut Vec<Row>) -> (f64, f64) {
+    fn gather(&self, scene: &Scene, x: &[Vec3], t: f64, h: f64, rows: &mut RowSet) -> (f64, f64) {
         let n = self.particles;
-        gather_rows(scene, &x[..n], t, self.margin, |_| self.margin, rows);
+        gather_row_set(scene, &x[..n], t, self.margin, |_| self.margin, rows);
         if scene.has_rigid() {
             self.rigid.gather(scene, &x[n..], rows);
         }
         let current = &self.current;
-        rows.retain(|r| r.kind == RowKind::Equality || r.c < 0.0 || current.get(r.id) > 0.0);
+        // One pass: drop the inactive contacts, and sum the merit over the rows kept.
         let (mut merit, mut worst) = (0.0, 0.0f64);
-        for r in rows.iter() {
+        rows.retain(|r| {
             let lambda = current.get(r.id);
+            let equality = r.kind == RowKind::Equality;
+            if !(equality || r.c < 0.0 || lambda > 0.0) {
+                return false;
+            }
             let at = r.compliance / (h * h);
             let g = r.c + at * lambda;
             merit += g * g;
-            let equality = r.kind == RowKind::Equality;
             let v = if !equality && lambda > 0.0 { g.abs() } else { row_violation(r.c, at, lambda, equality) };
             worst = worst.max(v);
-        }
+            true
+        });
         (merit, worst)
     }
 
@@ -391,7 +398,7 @@ impl<L: Linear> Newton<L> {
         observer: &mut dyn Observer,
     ) -> Result<(Vec<f64>, LinearInfo), SolveError> {
         let h = ctx.h;
-        let alpha_tilde = |r: &Row| r.compliance / (h * h);
+        let alpha_tilde = |r: &RowView| r.compliance / (h * h);
         let mut inner = 0;
         let mut previous_round: Option<IdMap<f64>> = None;
         let want_violation = observer.wants_violation();
@@ -410,11 +417,12 @@ impl<L: Linear> Newton<L> {
             if self.linear.needs_assembly() {
                 self.sys.assemble(&self.rows, &self.w);
             }
-            let lambda: Vec<f64> = self.rows.iter().map(|r| self.current.get(r.id)).collect();
-            let b: Vec<f64> = self.rows.iter().zip(&lambda).map(|(r, l)| -r.c - alpha_tilde(r) * l).collect();
+            let lambda: Vec<f64> = self.rows.heads().iter().map(|r| self.current.get(r.id)).collect();
+            let b: Vec<f64> =
+                self.rows.heads().iter().zip(&lambda).map(|(r, l)| -r.c - r.compliance / (h * h) * l).collect();
             let mut dl: Vec<f64> = match &previous_round {
                 // A later round starts from the last round's solution on the rows that stayed.
-                Some(last) => self.rows.iter().map(|r| last.get(&r.id).copied().unwrap_or(0.0)).collect(),
+                Some(last) => self.rows.heads().iter().map(|r| last.get(&r.id).copied().unwrap_or(0.0)).collect(),
                 None if outer == 1 && self.settings.warm_start > 0.0 => {
                     // The previous step's multipliers, kept only where they leave a smaller
                     // residual than a cold start (as MuJoCo does): on redundant rows the
@@ -448,8 +456,7 @@ impl<L: Linear> Newton<L> {
             let guess = dl.clone();
             let info = {
                 let Self { linear, sys, rows, current, rigid, particles, .. } = self;
-                let (sys, rows, current, rigid): (&System, &Vec<Row>, &RowMap, &RigidRows) =
-                    (sys, rows, current, rigid);
+                let (sys, rows, current, rigid): (&System, &RowSet, &RowMap, &RigidRows) = (sys, rows, current, rigid);
                 let n = *particles;
                 let row_of: IdMap<usize> = if want_violation {
                     rows.iter().enumerate().map(|(i, r)| (r.id, i)).collect()
@@ -511,7 +518,7 @@ impl<L: Linear> Newton<L> {
                 }
                 return Ok((dl, total));
             }
-            previous_round = Some(self.rows.iter().zip(&dl).map(|(r, d)| (r.id, *d)).collect());
+            previous_round = Some(self.rows.heads().iter().zip(&dl).map(|(r, d)| (r.id, *d)).collect());
             let mut keep = pulling.iter().map(|p| !p);
             self.rows.retain(|_| keep.next().expect("one flag per row"));
         }
@@ -601,7 +608,7 @@ impl<L: Linear> Newton<L> {
                 let mut step = first;
                 while step >= first / 64.0 {
                     self.current.clone_from(&committed);
-                    for (r, d) in self.rows.iter().zip(&dl) {
+                    for (r, d) in self.rows.heads().iter().zip(&dl) {
                         self.current.add(r.id, step * d);
                     }
                     for ((xt, x), d) in trial_x.iter_mut().zip(x.iter()).zip(&dx) {
@@ -641,7 +648,7 @@ impl<L: Linear> Newton<L> {
         // step that ends above its tolerance).
         let mut seen = vec![false; self.w.len()];
         let mut movable = 0usize;
-        for &i in self.rows.iter().flat_map(|r| r.particles[..r.n].iter()) {
+        for i in self.rows.all_particles().iter().map(|&i| i as usize) {
             if self.w[i] > 0.0 && !seen[i] {
                 seen[i] = true;
                 movable += 1;
@@ -670,7 +677,7 @@ impl<L: Linear> Newton<L> {
         let j = self.sys.j.as_ref().expect("jacobian set");
         LinearSystem {
             ids: self.sys.ids.clone(),
-            inequality: self.rows.iter().map(|r| r.kind == RowKind::Inequality).collect(),
+            inequality: self.rows.heads().iter().map(|r| r.kind == RowKind::Inequality).collect(),
             columns: j.ncols(),
             jacobian: j.triplet_iter().map(|(i, c, v)| (i, c, *v)).collect(),
             inverse_mass: self.sys.w3.clone(),
@@ -737,7 +744,7 @@ impl<L: Linear> Solver for Newton<L> {
         for r in self.rows.iter().filter(|r| r.contact.is_some_and(|c| c.friction > 0.0)) {
             let lambda_n = self.current.get(r.id);
             if lambda_n > 0.0 {
-                self.contacts.push((*r, lambda_n));
+                self.contacts.push((r.to_row(), lambda_n));
             }
         }
         if rigid {

@@ -71,7 +71,7 @@
 
 use nalgebra::{Matrix3, UnitQuaternion};
 use solverlab_core::rigid::{JointKind, Other, RigidState};
-use solverlab_core::rows::{padded, padded_grad, tangents, Row, RowKind, ROW_PARTICLES};
+use solverlab_core::rows::{padded, padded_grad, tangents, Row, RowKind, RowSet, ROW_PARTICLES};
 use solverlab_core::{Scene, Vec3};
 
 use crate::relax::rigid::RigidXpbd;
@@ -313,7 +313,7 @@ impl RigidRows {
     }
 
     /// Appends every contact and joint row at the coordinates `c` (the bodies' blocks only).
-    pub(crate) fn gather(&self, scene: &Scene, c: &[Vec3], rows: &mut Vec<Row>) {
+    pub(crate) fn gather(&self, scene: &Scene, c: &[Vec3], rows: &mut RowSet) {
         let pose = |k: Option<usize>| k.map(|k| self.pose(c, k));
         let point = |p: &Option<Pose>, l: &Vec3| p.as_ref().map_or(*l, |p| p.x + p.q * l);
         let arm = |p: &Option<Pose>, at: &Vec3| p.as_ref().map_or(Vec3::zeros(), |p| at - p.x);
@@ -327,7 +327,7 @@ impl RigidRows {
             self.add(&mut row, ka, sa.as_ref(), n, ra.cross(&n));
             self.add(&mut row, kb, sb.as_ref(), -n, -rb.cross(&n));
             if row.n > 0 {
-                rows.push(row);
+                rows.push(&row);
             }
         }
         // Static friction: a sticking manifold's centre keeps its tangential position of the
@@ -347,7 +347,7 @@ impl RigidRows {
                 self.add(&mut row, ka, sa.as_ref(), t, ra.cross(&t));
                 self.add(&mut row, kb, sb.as_ref(), -t, -rb.cross(&t));
                 if row.n > 0 {
-                    rows.push(row);
+                    rows.push(&row);
                 }
             }
             let turn = |p: &Option<Pose>, q0: &UnitQuaternion<f64>| {
@@ -359,7 +359,7 @@ impl RigidRows {
             self.add(&mut row, ka, sa.as_ref(), Vec3::zeros(), left_jacobian_inverse_transpose(&turn_a, &m.n));
             self.add(&mut row, kb, sb.as_ref(), Vec3::zeros(), -left_jacobian_inverse_transpose(&turn_b, &m.n));
             if row.n > 0 {
-                rows.push(row);
+                rows.push(&row);
             }
         }
         for (j, (joint, f)) in scene.joints.iter().zip(self.xpbd.frames()).enumerate() {
@@ -369,7 +369,7 @@ impl RigidRows {
             let (ra, rb) = (arm(&sa, &pa), arm(&sb, &pb));
             let mut push = |row: Row| {
                 if row.n > 0 {
-                    rows.push(row);
+                    rows.push(&row);
                 }
             };
             for (axis, e) in [Vec3::x(), Vec3::y(), Vec3::z()].into_iter().enumerate() {
@@ -563,9 +563,9 @@ mod tests {
             *v += Vec3::new(0.013, -0.021, 0.017) * (1.0 + k as f64);
         }
         let rows_at = |c: &[Vec3]| {
-            let mut rows = Vec::new();
+            let mut rows = RowSet::default();
             rr.gather(&scene, c, &mut rows);
-            rows
+            rows.iter().map(|r| r.to_row()).collect::<Vec<_>>()
         };
         let rows = rows_at(&c);
         let has = |id: u64| rows.iter().any(|r| r.id == id);

@@ -3,7 +3,7 @@
 use nalgebra_sparse::{CooMatrix, CsrMatrix};
 use solverlab_core::hash::state_hash;
 use solverlab_core::rng::Rng;
-use solverlab_core::rows::gather_rows;
+use solverlab_core::rows::{gather_row_set, RowSet};
 use solverlab_core::sim::Simulation;
 use solverlab_core::solver::{IterationReport, Observer};
 use solverlab_core::{Constraint, NullObserver, Particle, Scene, Solver, StepContext, Vec3};
@@ -70,8 +70,8 @@ fn chain_system(links: usize) -> (CsrMatrix<f64>, Vec<f64>) {
     for xi in x.iter_mut().skip(1) {
         *xi += rng.unit_vector() * 0.01;
     }
-    let mut rows = Vec::new();
-    gather_rows(&s, &x, 0.0, 0.0, |_| 0.0, &mut rows);
+    let mut rows = RowSet::default();
+    gather_row_set(&s, &x, 0.0, 0.0, |_| 0.0, &mut rows);
     let w = s.inverse_masses();
     let mut sys = System::default();
     sys.set_jacobian(&rows, &w, |_| 0.0, 0.0);
