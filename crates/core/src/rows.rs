@@ -249,6 +249,7 @@ impl RowSink for Put<'_> {
 }
 
 impl RowSink for RowSet {
+    #[inline(always)]
     fn fields(
         &mut self,
         id: u64,
@@ -409,6 +410,7 @@ impl RowSet {
 
     /// Appends a row.
     #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
     pub fn push_fields(
         &mut self,
         id: u64,
