@@ -220,6 +220,7 @@ struct Put<'a> {
 }
 
 impl RowSink for Put<'_> {
+    #[inline(always)]
     fn fields(
         &mut self,
         id: u64,

@@ -7,7 +7,7 @@
 //! After the shared Verlet prediction `x̂` (so `x*` holds the start-of-step positions), per step:
 //!
 //! 1. Velocities `v = (x̂ − x*)/h`, which is `(1 − damping)(x − x*)/h + a·h` of the issue.
-//! 2. Rows at the start-of-step positions `x*` ([`solverlab_core::rows::gather_rows`]): sticks,
+//! 2. Rows at the start-of-step positions `x*` ([`solverlab_core::rows::gather_row_set`]): sticks,
 //!    pins, and speculative contacts (a contact is included while its gap is below
 //!    `h·|v| + slop`). A contact with friction μ > 0 adds two tangent rows.
 //! 3. Per row, from `K = J W Jᵀ`, the update `Δλ = −m·s_m·(J v + b) − s_i·λ`:
@@ -105,7 +105,7 @@ mod rows;
 use serde::{Deserialize, Serialize};
 use solverlab_core::metrics::constraint_violation;
 use solverlab_core::rng::Rng;
-use solverlab_core::rows::{constraint_row_id, gather_rows, Row};
+use solverlab_core::rows::{constraint_row_id, gather_row_set, RowSet};
 use solverlab_core::solver::{IterationReport, Observer, SolveError, SolveInfo, Solver, StepContext};
 use solverlab_core::{Scene, State, Vec3};
 
@@ -302,7 +302,7 @@ pub struct PgsSolver {
     cfg: PgsConfig,
     label: String,
     w: Vec<f64>,
-    rows: Vec<Row>,
+    rows: RowSet,
     prepared: Rows,
     /// The ids of the last step's rows, in prepared order.
     item_ids: Vec<u64>,
@@ -342,7 +342,7 @@ impl PgsSolver {
             cfg,
             label: label.into(),
             w: Vec::new(),
-            rows: Vec::new(),
+            rows: RowSet::default(),
             prepared: Rows::default(),
             item_ids: Vec::new(),
             colour_order: Vec::new(),
@@ -522,7 +522,7 @@ impl PgsSolver {
         let max_speed = self.speeds.iter().copied().fold(slop, f64::max);
         let mut rows = std::mem::take(&mut self.rows);
         let speeds = &self.speeds;
-        gather_rows(scene, &state.x_prev, state.time - h, 2.0 * max_speed, |i| speeds[i], &mut rows);
+        gather_row_set(scene, &state.x_prev, state.time - h, 2.0 * max_speed, |i| speeds[i], &mut rows);
         self.rows = rows;
         // 4. The warm start, row by row as they are prepared.
         let warm = Warm {
@@ -537,7 +537,7 @@ impl PgsSolver {
         // the gathered rows are those it was made for.
         let sorted = !self.colour_order.is_empty()
             && self.rows.len() == self.colour_order_ids.len()
-            && self.rows.iter().zip(&self.colour_order_ids).all(|(r, id)| r.id == *id);
+            && self.rows.heads().iter().zip(&self.colour_order_ids).all(|(r, id)| r.id == *id);
         let order = sorted.then_some(self.colour_order.as_slice());
         self.prepared.prepare(&self.rows, order, &self.w, &self.cfg, h, &self.v0, warm);
         // (Still one prepared row per gathered row: a contact that gained friction rows since
@@ -575,8 +575,9 @@ impl PgsSolver {
                     for range in self.ordering.color_ranges() {
                         let rows = &self.rows;
                         let block = |&k: &u32| {
-                            let r = &rows[k as usize];
-                            block_of(&r.particles[..r.n], rows::BLOCKS, n)
+                            let particles: Vec<usize> =
+                                rows.get(k as usize).particles.iter().map(|&p| p as usize).collect();
+                            block_of(&particles, rows::BLOCKS, n)
                         };
                         let mut in_colour: Vec<u32> = forward[range].iter().map(|&k| k as u32).collect();
                         let start = self.colour_order.len();
@@ -585,7 +586,7 @@ impl PgsSolver {
                         self.prepared.layout.push(parts);
                         self.colour_order.extend(in_colour);
                     }
-                    self.colour_order_ids.extend(self.rows.iter().map(|r| r.id));
+                    self.colour_order_ids.extend(self.rows.heads().iter().map(|r| r.id));
                 }
             }
         }

@@ -1,6 +1,6 @@
 //! The prepared velocity rows of the PGS solver and the sweeps over them.
 
-use solverlab_core::rows::{tangents, IdMap, Row, RowKind, ROW_PARTICLES};
+use solverlab_core::rows::{tangents, IdMap, RowKind, RowSet, ROW_PARTICLES};
 use solverlab_core::Vec3;
 
 use super::{Feedback, PgsConfig};
@@ -203,7 +203,7 @@ impl Rows {
     #[allow(clippy::too_many_arguments)]
     pub fn prepare(
         &mut self,
-        rows: &[Row],
+        rows: &RowSet,
         order: Option<&[u32]>,
         w: &[f64],
         cfg: &PgsConfig,
@@ -221,13 +221,16 @@ impl Rows {
         let (contact_rate, contact_ms, contact_is) = soft(contact_hz.max(1e-12), cfg.contact_damping_ratio, h);
         let split = cfg.split_impulse && cfg.feedback == Feedback::Baumgarte;
         for i in 0..rows.len() {
-            let row = &rows[order.map_or(i, |o| o[i] as usize)];
+            let row = rows.get(order.map_or(i, |o| o[i] as usize));
             let k = row.w_grad2(w);
+            let (mut p, mut j) = ([0u32; ROW_PARTICLES], [Vec3::zeros(); ROW_PARTICLES]);
+            p[..row.particles.len()].copy_from_slice(row.particles);
+            j[..row.grad.len()].copy_from_slice(row.grad);
             let mut vr = VRow {
                 id: row.id,
-                n: row.n as u32,
-                p: row.particles.map(|i| i as u32),
-                j: row.grad,
+                n: row.particles.len() as u32,
+                p,
+                j,
                 m: 0.0,
                 mass_scale: 1.0,
                 impulse_scale: 0.0,
@@ -300,9 +303,9 @@ impl Rows {
                     for (dir, t) in [(1u64, t1), (2, t2)] {
                         let mut j = [Vec3::zeros(); ROW_PARTICLES];
                         let mut k_t = 0.0;
-                        for (k, jk) in j.iter_mut().enumerate().take(row.n) {
+                        for (k, jk) in j.iter_mut().enumerate().take(row.particles.len()) {
                             *jk = t * row.grad[k].dot(&info.normal);
-                            k_t += w[row.particles[k]] * jk.norm_squared();
+                            k_t += w[row.particles[k] as usize] * jk.norm_squared();
                         }
                         self.vrows.push(VRow {
                             id: row.id + dir,
