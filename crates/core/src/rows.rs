@@ -56,13 +56,9 @@ pub struct ContactInfo {
     pub collider: Option<ColliderRef>,
 }
 
-/// One scalar row.
-///
-/// Laid out (`repr(C)`) with the scalars first: the passes that read only them (the merit, the
-/// active set, the multipliers by id) touch one cache line of the row's 352 bytes, and a
-/// two-particle row's indices share that line.
+/// One scalar row, whole: room for [`ROW_PARTICLES`] particles (352 bytes). Rows are built one at
+/// a time in this form; the solvers keep them in a [`RowSet`].
 #[derive(Clone, Copy, Debug, PartialEq)]
-#[repr(C)]
 pub struct Row {
     /// Stable id (see [`constraint_row_id`], [`contact_row_id`]).
     pub id: u64,
@@ -142,34 +138,15 @@ pub fn pair_row(x: &[Vec3], radius: &[f64], i: usize, j: usize) -> Row {
     }
 }
 
-/// Gathers the rows of `scene` at positions `x` and time `t` into `out` (replacing its rows), in a
-/// deterministic order: constraints in scene order, then contacts by particle and collider.
+/// Gathers the rows of `scene` at positions `x` and time `t` into the compact store `out`
+/// (replacing its rows), in a deterministic order: constraints in scene order, then contacts by
+/// particle and collider. PGS gathers once a step, the Newton loop at every outer iteration and
+/// line-search trial.
 ///
 /// Rows whose particles are all immovable are left out, as are pins on immovable particles (the
 /// integrator drives those). Inequality sticks are included when `C < stick_margin`; a collider
 /// row of particle `i` when `C < contact_margin(i)` (speculative contacts for velocity solvers;
 /// zero margins give exactly the violated ones).
-///
-/// `out` is overwritten in place, field by field, so that a caller that gathers the same rows
-/// again (every step, or every Newton iteration) does not pay for writing whole rows: a row is
-/// about 400 bytes, of which a stick uses about 150.
-pub fn gather_rows(
-    scene: &Scene,
-    x: &[Vec3],
-    t: f64,
-    stick_margin: f64,
-    contact_margin: impl Fn(usize) -> f64,
-    out: &mut Vec<Row>,
-) {
-    let mut put = Put { out, len: 0 };
-    gather_into(scene, x, t, stick_margin, contact_margin, &mut put);
-    let len = put.len;
-    out.truncate(len);
-}
-
-/// Gathers the rows of `scene` as [`gather_rows`] does, in the same order, into the compact
-/// store `out` (cleared first): what the Newton loop gathers at every outer iteration and line
-/// search trial.
 pub fn gather_row_set(
     scene: &Scene,
     x: &[Vec3],
@@ -182,88 +159,18 @@ pub fn gather_row_set(
     gather_into(scene, x, t, stick_margin, contact_margin, out);
 }
 
-/// Where gathered rows go, field by field.
-trait RowSink {
-    #[allow(clippy::too_many_arguments)]
-    fn fields(
-        &mut self,
-        id: u64,
-        particles: &[usize],
-        grad: &[Vec3],
-        c: f64,
-        dc_dt: f64,
-        kind: RowKind,
-        compliance: f64,
-        contact: Option<ContactInfo>,
-    );
-
-    fn row(&mut self, row: Row) {
-        let n = row.n;
-        self.fields(
-            row.id,
-            &row.particles[..n],
-            &row.grad[..n],
-            row.c,
-            row.dc_dt,
-            row.kind,
-            row.compliance,
-            row.contact,
-        );
-    }
-}
-
-/// Writes rows over the old contents of a vector: slot `len` is overwritten (only the fields a
-/// row uses, zeroing what the old row used beyond the new one's `n`) or pushed.
-struct Put<'a> {
-    out: &'a mut Vec<Row>,
-    len: usize,
-}
-
-impl RowSink for Put<'_> {
-    #[inline(always)]
-    fn fields(
-        &mut self,
-        id: u64,
-        particles: &[usize],
-        grad: &[Vec3],
-        c: f64,
-        dc_dt: f64,
-        kind: RowKind,
-        compliance: f64,
-        contact: Option<ContactInfo>,
-    ) {
-        let n = particles.len();
-        if let Some(r) = self.out.get_mut(self.len) {
-            if r.n > n {
-                r.particles[n..r.n].fill(0);
-                r.grad[n..r.n].fill(Vec3::zeros());
-            }
-            r.particles[..n].copy_from_slice(particles);
-            r.grad[..n].copy_from_slice(grad);
-            (r.id, r.n, r.c, r.dc_dt, r.kind, r.compliance, r.contact) = (id, n, c, dc_dt, kind, compliance, contact);
-        } else {
-            let (particles, grad) = (padded(particles), padded_grad(grad));
-            self.out.push(Row { id, n, particles, grad, c, dc_dt, kind, compliance, contact });
-        }
-        self.len += 1;
-    }
-}
-
-impl RowSink for RowSet {
-    #[inline(always)]
-    fn fields(
-        &mut self,
-        id: u64,
-        particles: &[usize],
-        grad: &[Vec3],
-        c: f64,
-        dc_dt: f64,
-        kind: RowKind,
-        compliance: f64,
-        contact: Option<ContactInfo>,
-    ) {
-        self.push_fields(id, particles, grad, c, dc_dt, kind, compliance, contact);
-    }
+/// The rows [`gather_row_set`] gathers, as whole [`Row`]s (for tests and tools; the solvers keep
+/// the compact store).
+pub fn gather_rows(
+    scene: &Scene,
+    x: &[Vec3],
+    t: f64,
+    stick_margin: f64,
+    contact_margin: impl Fn(usize) -> f64,
+) -> Vec<Row> {
+    let mut set = RowSet::default();
+    gather_row_set(scene, x, t, stick_margin, contact_margin, &mut set);
+    set.iter().map(|r| r.to_row()).collect()
 }
 
 /// A row's scalars in a [`RowSet`] (48 bytes).
@@ -439,6 +346,7 @@ impl RowSet {
     }
 
     /// Appends `row`.
+    #[inline(always)]
     pub fn push(&mut self, row: &Row) {
         let n = row.n;
         let (particles, grad) = (&row.particles[..n], &row.grad[..n]);
@@ -482,7 +390,7 @@ fn gather_into(
     t: f64,
     stick_margin: f64,
     contact_margin: impl Fn(usize) -> f64,
-    out: &mut impl RowSink,
+    out: &mut RowSet,
 ) {
     let w = |i: usize| scene.particles[i].w;
     for (j, con) in scene.constraints.iter().enumerate() {
@@ -497,7 +405,7 @@ fn gather_into(
                 if kind == RowKind::Inequality && r.c >= stick_margin {
                     continue;
                 }
-                out.fields(
+                out.push_fields(
                     constraint_row_id(j, 0),
                     &[a, b],
                     &[-r.normal, r.normal],
@@ -517,7 +425,16 @@ fn gather_into(
                     let mut e = Vec3::zeros();
                     e[k] = 1.0;
                     let (c, dc_dt) = (x[a][k] - goal[k], -velocity[k]);
-                    out.fields(constraint_row_id(j, k), &[a], &[e], c, dc_dt, RowKind::Equality, con.compliance, None);
+                    out.push_fields(
+                        constraint_row_id(j, k),
+                        &[a],
+                        &[e],
+                        c,
+                        dc_dt,
+                        RowKind::Equality,
+                        con.compliance,
+                        None,
+                    );
                 }
             }
         }
@@ -527,7 +444,7 @@ fn gather_into(
         for (i, j) in crate::broadphase::pairs(x, &radius, stick_margin.max(0.0), |_, _| false) {
             let row = pair_row(x, &radius, i, j);
             if row.c < stick_margin {
-                out.row(row);
+                out.push(&row);
             }
         }
     }
@@ -546,7 +463,7 @@ fn gather_into(
                 restitution: 0.0,
                 collider: None,
             };
-            out.row(contact_row(body_row_id(k.a, k.b, k.feature, 0), 8, particles, grad, k.c, info));
+            out.push(&contact_row(body_row_id(k.a, k.b, k.feature, 0), 8, particles, grad, k.c, info));
         }
     }
     if !scene.has_colliders() {
@@ -567,7 +484,7 @@ fn gather_into(
                     c.c,
                     c.info(),
                 );
-                out.row(row);
+                out.push(&row);
             }
         });
     }
@@ -582,7 +499,7 @@ fn gather_into(
                     *g = c.normal * point.weights[k];
                 }
                 let particles = padded(&point.particles[..point.count]);
-                out.row(contact_row(embedded_row_id(e, c.collider, 0), point.count, particles, grad, c.c, c.info()));
+                out.push(&contact_row(embedded_row_id(e, c.collider, 0), point.count, particles, grad, c.c, c.info()));
             }
         });
     }
@@ -775,8 +692,7 @@ mod tests {
     #[test]
     fn rows_of_a_small_scene() {
         let s = small_scene();
-        let mut rows = Vec::new();
-        gather_rows(&s, &s.initial_state(0.01).x, 0.0, 0.0, |_| 0.0, &mut rows);
+        let rows = gather_rows(&s, &s.initial_state(0.01).x, 0.0, 0.0, |_| 0.0);
         assert_eq!(rows.len(), 1 + 3 + 1);
         assert_eq!(rows[0].n, 2);
         assert!((rows[0].c - (1.25f64.sqrt() - 1.0)).abs() < 1e-15);
@@ -788,15 +704,17 @@ mod tests {
         assert_eq!(contact.contact.unwrap().friction, 0.5);
     }
 
-    /// Gathering into a vector that held other rows (wider, with contacts, more of them) gives
-    /// exactly what gathering into an empty one gives: the in-place writes leave no stale field.
+    /// Gathering into a store that held other rows (wider, with contacts, more of them) gives
+    /// exactly what gathering into an empty one gives; the store's views are the whole rows;
+    /// `retain` keeps the chosen rows with their own particles, gradients and contact data.
     #[test]
-    fn gathering_over_old_rows_equals_a_fresh_gather() {
+    fn the_row_set_reuses_its_memory_and_keeps_each_rows_data() {
         let mut s = small_scene();
         s.planes[0].restitution = 0.3;
         let x = s.initial_state(0.01).x;
-        let mut fresh = Vec::new();
-        gather_rows(&s, &x, 0.0, 0.0, |_| 0.0, &mut fresh);
+        let mut fresh = RowSet::default();
+        gather_row_set(&s, &x, 0.0, 0.0, |_| 0.0, &mut fresh);
+        let rows: Vec<Row> = fresh.iter().map(|r| r.to_row()).collect();
         let old = Row {
             id: 99,
             n: ROW_PARTICLES,
@@ -808,40 +726,26 @@ mod tests {
             compliance: 7.0,
             contact: Some(ContactInfo { normal: Vec3::x(), friction: 8.0, restitution: 9.0, collider: None }),
         };
-        for len in [0, 2, fresh.len(), 3 * fresh.len()] {
-            let mut reused = vec![old; len];
-            gather_rows(&s, &x, 0.0, 0.0, |_| 0.0, &mut reused);
-            assert_eq!(reused, fresh, "over {len} old rows");
+        for len in [0, 2, rows.len(), 3 * rows.len()] {
+            let mut reused = RowSet::default();
+            (0..len).for_each(|_| reused.push(&old));
+            gather_row_set(&s, &x, 0.0, 0.0, |_| 0.0, &mut reused);
+            assert_eq!(reused.iter().map(|r| r.to_row()).collect::<Vec<_>>(), rows, "over {len} old rows");
         }
-    }
-
-    /// The compact store holds the rows the vector gather gives, in the same order, with every
-    /// field; gathering into a used store gives the same; `retain` keeps the chosen rows with
-    /// their own particles, gradients and contact data.
-    #[test]
-    fn the_row_set_holds_what_the_vector_gather_gives() {
-        let mut s = small_scene();
-        s.planes[0].restitution = 0.3;
-        let x = s.initial_state(0.01).x;
-        let mut rows = Vec::new();
-        gather_rows(&s, &x, 0.0, 0.0, |_| 0.0, &mut rows);
-        let mut set = RowSet::default();
-        for _ in 0..2 {
-            gather_row_set(&s, &x, 0.0, 0.0, |_| 0.0, &mut set);
-            let back: Vec<Row> = set.iter().map(|r| r.to_row()).collect();
-            assert_eq!(back, rows);
-        }
-        assert!(set.iter().zip(&rows).all(|(r, q)| r.w_grad2(&s.inverse_masses()) == q.w_grad2(&s.inverse_masses())));
-        // Drop the stick and a pin row: the contact row keeps its data.
+        let w = s.inverse_masses();
+        assert!(fresh.iter().zip(&rows).all(|(r, q)| r.w_grad2(&w) == q.w_grad2(&w)));
+        // Drop the stick and a pin row: the others, the contact row among them, keep their data.
+        let mut set = fresh.clone();
+        set.push(&old);
         let mut k = 0;
         set.retain(|_| {
             k += 1;
             k != 1 && k != 3
         });
-        let kept: Vec<Row> = rows.iter().enumerate().filter(|(i, _)| *i != 0 && *i != 2).map(|(_, r)| *r).collect();
+        let mut kept: Vec<Row> = rows.iter().enumerate().filter(|(i, _)| *i != 0 && *i != 2).map(|(_, r)| *r).collect();
+        kept.push(old);
         assert_eq!(set.iter().map(|r| r.to_row()).collect::<Vec<_>>(), kept);
         assert_eq!(set.all_particles().len(), kept.iter().map(|r| r.n).sum::<usize>());
-        assert!(set.get(set.len() - 1).contact.is_some_and(|c| c.restitution == 0.3));
     }
 
     #[test]
