@@ -281,6 +281,7 @@ impl RowSet {
         self.view(&self.heads[i])
     }
 
+    #[inline]
     fn view<'a>(&'a self, h: &RowHead) -> RowView<'a> {
         let slots = h.start as usize..h.start as usize + h.n as usize;
         RowView {
@@ -353,13 +354,16 @@ impl RowSet {
         self.push_fields(row.id, particles, grad, row.c, row.dc_dt, row.kind, row.compliance, row.contact);
     }
 
-    /// Keeps the rows for which `keep` holds, in order (it sees each row once, in order).
-    pub fn retain(&mut self, mut keep: impl FnMut(&RowView) -> bool) {
-        let mut kept = 0;
-        let (mut slot, mut contacts) = (0usize, 0usize);
-        for i in 0..self.heads.len() {
+    /// Keeps the rows whose scalars satisfy `keep`, in order (it sees each row once, in order).
+    /// Nothing moves up to the first row dropped.
+    pub fn retain(&mut self, mut keep: impl FnMut(&RowHead) -> bool) {
+        let Some(first) = self.heads.iter().position(|h| !keep(h)) else { return };
+        let mut kept = first;
+        let mut slot = self.heads.get(first).map_or(0, |h| h.start as usize);
+        let mut contacts = self.heads[..first].iter().filter(|h| h.contact != u32::MAX).count();
+        for i in first + 1..self.heads.len() {
             let h = self.heads[i];
-            if !keep(&self.view(&h)) {
+            if !keep(&h) {
                 continue;
             }
             let (start, n) = (h.start as usize, h.n as usize);
@@ -734,15 +738,20 @@ mod tests {
         }
         let w = s.inverse_masses();
         assert!(fresh.iter().zip(&rows).all(|(r, q)| r.w_grad2(&w) == q.w_grad2(&w)));
-        // Drop the stick and a pin row: the others, the contact row among them, keep their data.
-        let mut set = fresh.clone();
+        // A wide contact row, the gathered rows and the wide row again, less the gathered stick
+        // and a pin row: every row kept, the contact rows before and after the first one dropped
+        // among them, keeps its data.
+        let mut set = RowSet::default();
+        set.push(&old);
+        (0..rows.len()).for_each(|i| set.push(&fresh.get(i).to_row()));
         set.push(&old);
         let mut k = 0;
         set.retain(|_| {
             k += 1;
-            k != 1 && k != 3
+            k != 2 && k != 4
         });
-        let mut kept: Vec<Row> = rows.iter().enumerate().filter(|(i, _)| *i != 0 && *i != 2).map(|(_, r)| *r).collect();
+        let mut kept = vec![old];
+        kept.extend(rows.iter().enumerate().filter(|(i, _)| *i != 0 && *i != 2).map(|(_, r)| *r));
         kept.push(old);
         assert_eq!(set.iter().map(|r| r.to_row()).collect::<Vec<_>>(), kept);
         assert_eq!(set.all_particles().len(), kept.iter().map(|r| r.n).sum::<usize>());
