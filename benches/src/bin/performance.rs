@@ -12,16 +12,18 @@
 //! since on a shared machine other work only adds time; PGS and CG: the marginal cost of one more
 //! iteration, a biased and a split sweep, or one more CG iteration, which leaves out gathering,
 //! preparing and assembling; per step: that left-out work, the time of a one-iteration solve less
-//! one iteration), `plain_ns` (per iteration: the plain loop doing the same arithmetic, one
-//! thread, empty where there is none; per step: one iteration of the same solver), `ratio`
-//! (`ns_per_row` over `plain_ns`: against the plain loop, or the per-step work in iterations),
-//! `memory_floor_ns` (the time to stream the sweep's arrays once at the measured
-//! bandwidth, per row) and `bandwidth_gb_s` (a large array copy, read plus write).
+//! one iteration; for `gather_row_set`, gathering the rows once), `plain_ns` (per iteration: the
+//! plain loop doing the same arithmetic, one thread, empty where there is none; per step: one
+//! iteration of the same solver), `ratio` (`ns_per_row` over `plain_ns`: against the plain loop,
+//! or the per-step work in iterations), `memory_floor_ns` (the time to stream the sweep's arrays
+//! once at the measured bandwidth, per row) and `bandwidth_gb_s` (a large array copy, read plus
+//! write).
 
 use std::io::Write;
 use std::path::Path;
 
 use solverlab_benches::{fastest_seconds_with, plain_gauss_seidel, plain_jacobi, PlainSticks};
+use solverlab_core::rows::{gather_row_set, RowSet};
 use solverlab_core::{NullObserver, Scene, State, StepContext};
 use solverlab_solvers::cg::ForcingKind;
 use solverlab_solvers::{build, preset, CgConfig, Order, PgsConfig, RelaxConfig, SolverConfig};
@@ -212,6 +214,28 @@ fn main() -> Result<(), String> {
             solver: "cg per-Newton-step work (gather, J, preconditioner)".into(),
             threads,
             ns: step,
+            plain: Some(ns),
+            per_step: true,
+        });
+        // Gathering the rows into the compact store, which the Newton loop does at every outer
+        // iteration and line-search trial and PGS once a step (sequential; in CG iterations).
+        let mut set = RowSet::default();
+        let gather = fastest_seconds_with(
+            || (),
+            |()| {
+                gather_row_set(&scene, &state.x, state.time, 0.0, |_| 0.0, &mut set);
+                std::hint::black_box(&set);
+            },
+        );
+        let g = per(gather, 1);
+        eprintln!("gather_row_set, {threads} thread(s): {g:.2} ns = {:.2} CG iterations", g / ns);
+        out.push(Row {
+            scene: scene_name.clone(),
+            rows,
+            family: "cg",
+            solver: "gather_row_set (the rows, in the Newton loop and PGS)".into(),
+            threads,
+            ns: g,
             plain: Some(ns),
             per_step: true,
         });
