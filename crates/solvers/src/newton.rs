@@ -398,7 +398,7 @@ impl<L: Linear> Newton<L> {
         observer: &mut dyn Observer,
     ) -> Result<(Vec<f64>, LinearInfo), SolveError> {
         let h = ctx.h;
-        let alpha_tilde = |r: &RowView| r.compliance / (h * h);
+        let alpha_tilde = |compliance: f64| compliance / (h * h);
         let mut inner = 0;
         let mut previous_round: Option<IdMap<f64>> = None;
         let want_violation = observer.wants_violation();
@@ -409,7 +409,7 @@ impl<L: Linear> Newton<L> {
                 self.rows.iter().map(|r| r.w_grad2(&self.w)).sum::<f64>() / self.rows.len() as f64
             };
             let eps = self.settings.regularization * damping * diag_mean;
-            self.sys.set_jacobian(&self.rows, &self.w, alpha_tilde, eps);
+            self.sys.set_jacobian(&self.rows, &self.w, |r: &RowView| alpha_tilde(r.compliance), eps);
             let pattern_changed = self.sys.ids != self.last_pattern;
             if pattern_changed {
                 self.last_pattern.clone_from(&self.sys.ids);
@@ -419,7 +419,7 @@ impl<L: Linear> Newton<L> {
             }
             let lambda: Vec<f64> = self.rows.heads().iter().map(|r| self.current.get(r.id)).collect();
             let b: Vec<f64> =
-                self.rows.heads().iter().zip(&lambda).map(|(r, l)| -r.c - r.compliance / (h * h) * l).collect();
+                self.rows.heads().iter().zip(&lambda).map(|(r, l)| -r.c - alpha_tilde(r.compliance) * l).collect();
             let mut dl: Vec<f64> = match &previous_round {
                 // A later round starts from the last round's solution on the rows that stayed.
                 Some(last) => self.rows.heads().iter().map(|r| last.get(&r.id).copied().unwrap_or(0.0)).collect(),
