@@ -372,8 +372,7 @@ impl PgsSolver {
         let mut worst = constraint_violation(scene, &self.x_end, state.time, h, &lambda);
         for r in p.vrows.iter().filter(|r| r.lo == 0.0 && r.id >> 63 == 1) {
             // Contact normal rows (ids with the top bit; tangent rows are unbounded), linearised from the start of the step: C + h·J(v + v_p).
-            let travel: f64 =
-                (0..r.n as usize).map(|k| r.j[k].dot(&(p.v[r.p[k] as usize] + p.vp[r.p[k] as usize]))).sum::<f64>() * h;
+            let travel: f64 = p.parts.of(r).map(|(i, j)| j.dot(&(p.v[i] + p.vp[i]))).sum::<f64>() * h;
             worst = worst.max(-(r.c + travel));
         }
         worst
@@ -553,7 +552,9 @@ impl PgsSolver {
                 .map(|it| match *it {
                     Item::Single(r) | Item::Friction { normal: r, .. } => {
                         let row = &self.prepared.vrows[r];
-                        [row.p[0] as usize, row.p[if row.n == 2 { 1 } else { 0 }] as usize]
+                        let mut p = self.prepared.parts.of(row).map(|(i, _)| i);
+                        let a = p.next().unwrap_or(0);
+                        [a, if row.n == 2 { p.next().unwrap_or(a) } else { a }]
                     }
                 })
                 .collect();

@@ -7,12 +7,11 @@ use super::{Feedback, PgsConfig};
 use crate::order::{block_start, Ordering};
 use solverlab_core::rng::Rng;
 
-/// One prepared velocity row.
+/// One prepared velocity row: its scalars (128 bytes); its particles and gradients are in
+/// [`Parts`], from `start` on.
 ///
-/// Laid out (`repr(C)`) with what a sweep reads first: the scalars, then the particle indices
-/// and the gradients, of which a two-particle row uses the first two; what only preparation,
-/// warm starting and restitution read comes last. A sweep over sticks then touches three cache
-/// lines per row instead of the whole row.
+/// Laid out (`repr(C)`) with what a sweep reads first; what only preparation, warm starting and
+/// restitution read comes last.
 #[derive(Clone, Copy, Debug)]
 #[repr(C)]
 pub(super) struct VRow {
@@ -37,8 +36,8 @@ pub(super) struct VRow {
     pub split: bool,
     /// A compliant row: its soft coefficients are physics, kept in the relax sweeps too.
     pub compliant: bool,
-    pub p: [u32; ROW_PARTICLES],
-    pub j: [Vec3; ROW_PARTICLES],
+    /// The row's first slot in [`Parts`].
+    pub start: u32,
     pub id: u64,
     /// `J v` before warm starting, for restitution.
     pub vn0: f64,
@@ -47,10 +46,33 @@ pub(super) struct VRow {
     pub c: f64,
 }
 
-impl VRow {
-    /// The particles and gradients in use.
-    fn parts(&self) -> impl Iterator<Item = (usize, &Vec3)> {
-        self.p[..self.n as usize].iter().map(|&i| i as usize).zip(&self.j)
+/// The particles and gradients of every prepared row, row after row (a stick's take 56 bytes,
+/// against 224 for room for eight in each row).
+#[derive(Default)]
+pub(super) struct Parts {
+    pub p: Vec<u32>,
+    pub j: Vec<Vec3>,
+}
+
+impl Parts {
+    /// The particles and gradients of `row`.
+    #[inline(always)]
+    pub fn of(&self, row: &VRow) -> impl Iterator<Item = (usize, &Vec3)> {
+        let slots = row.start as usize..row.start as usize + row.n as usize;
+        self.p[slots.clone()].iter().map(|&i| i as usize).zip(&self.j[slots])
+    }
+
+    /// Appends a row's particles and gradients; returns its first slot.
+    fn push(&mut self, p: &[u32], j: &[Vec3]) -> u32 {
+        let start = self.p.len() as u32;
+        self.p.extend_from_slice(p);
+        self.j.extend_from_slice(j);
+        start
+    }
+
+    fn clear(&mut self) {
+        self.p.clear();
+        self.j.clear();
     }
 }
 
@@ -91,7 +113,15 @@ use crate::PARALLEL_ROWS;
 /// Returns the natural residual and the applied change (see the module docs of `pgs`); `None` for
 /// a row the pass skips.
 #[inline(always)]
-fn row_sweep(row: &mut VRow, v: &mut [Vec3], first: usize, w: &[f64], pass: Pass, omega: f64) -> Option<(f64, f64)> {
+fn row_sweep(
+    row: &mut VRow,
+    parts: &Parts,
+    v: &mut [Vec3],
+    first: usize,
+    w: &[f64],
+    pass: Pass,
+    omega: f64,
+) -> Option<(f64, f64)> {
     if row.m == 0.0 || (pass == Pass::Split && !row.split) {
         return None;
     }
@@ -101,7 +131,7 @@ fn row_sweep(row: &mut VRow, v: &mut [Vec3], first: usize, w: &[f64], pass: Pass
         Pass::Relax => (row.lambda, row.relax_bias, 1.0, 0.0),
         Pass::Split => (row.split_lambda, row.split_bias, 1.0, 0.0),
     };
-    let jv: f64 = row.parts().map(|(i, j)| j.dot(&v[i - first])).sum();
+    let jv: f64 = parts.of(row).map(|(i, j)| j.dot(&v[i - first])).sum();
     let raw = -row.m * ms * (jv + bias) - is * lambda;
     let target = (lambda + raw).clamp(row.lo, row.hi);
     let res = (target - lambda).abs() / (row.m * ms);
@@ -112,7 +142,7 @@ fn row_sweep(row: &mut VRow, v: &mut [Vec3], first: usize, w: &[f64], pass: Pass
     } else {
         row.lambda = new;
     }
-    for (i, j) in row.parts() {
+    for (i, j) in parts.of(row) {
         v[i - first] += j * (w[i] * dl);
     }
     Some((res, dl))
@@ -152,6 +182,8 @@ pub(super) struct Warm<'a> {
 #[derive(Default)]
 pub(super) struct Rows {
     pub vrows: Vec<VRow>,
+    /// The rows' particles and gradients.
+    pub parts: Parts,
     pub items: Vec<Item>,
     /// The rows' ids, in order (for the warm start's match with the last step).
     pub ids: Vec<u64>,
@@ -170,30 +202,30 @@ pub(super) struct Rows {
     pub vp: Vec<Vec3>,
 }
 
-fn apply(v: &mut [Vec3], w: &[f64], row: &VRow, dl: f64) {
-    for (i, j) in row.parts() {
+fn apply(v: &mut [Vec3], w: &[f64], parts: &Parts, row: &VRow, dl: f64) {
+    for (i, j) in parts.of(row) {
         v[i] += j * (w[i] * dl);
     }
 }
 
-fn jv(v: &[Vec3], row: &VRow) -> f64 {
-    row.parts().map(|(i, j)| j.dot(&v[i])).sum()
+fn jv(v: &[Vec3], parts: &Parts, row: &VRow) -> f64 {
+    parts.of(row).map(|(i, j)| j.dot(&v[i])).sum()
 }
 
 impl Rows {
     /// `J v` of row `r`.
     pub fn jv(&self, r: usize) -> f64 {
-        jv(&self.v, &self.vrows[r])
+        jv(&self.v, &self.parts, &self.vrows[r])
     }
 
     /// Applies an impulse change `dl` of row `r` to the velocities.
     pub fn apply(&mut self, w: &[f64], r: usize, dl: f64) {
-        apply(&mut self.v, w, &self.vrows[r], dl);
+        apply(&mut self.v, w, &self.parts, &self.vrows[r], dl);
     }
 
     /// Applies a pseudo impulse change `dl` of row `r` to the pseudo velocities.
     pub fn apply_split(&mut self, w: &[f64], r: usize, dl: f64) {
-        apply(&mut self.vp, w, &self.vrows[r], dl);
+        apply(&mut self.vp, w, &self.parts, &self.vrows[r], dl);
     }
 
     /// Builds the velocity rows of this step from the gathered position rows (step 3), taken in
@@ -212,6 +244,7 @@ impl Rows {
         warm: Option<&Warm>,
     ) {
         self.vrows.clear();
+        self.parts.clear();
         self.items.clear();
         self.ids.clear();
         self.bouncy.clear();
@@ -223,14 +256,10 @@ impl Rows {
         for i in 0..rows.len() {
             let row = rows.get(order.map_or(i, |o| o[i] as usize));
             let k = row.w_grad2(w);
-            let (mut p, mut j) = ([0u32; ROW_PARTICLES], [Vec3::zeros(); ROW_PARTICLES]);
-            p[..row.particles.len()].copy_from_slice(row.particles);
-            j[..row.grad.len()].copy_from_slice(row.grad);
             let mut vr = VRow {
                 id: row.id,
                 n: row.particles.len() as u32,
-                p,
-                j,
+                start: 0,
                 m: 0.0,
                 mass_scale: 1.0,
                 impulse_scale: 0.0,
@@ -307,9 +336,10 @@ impl Rows {
                             *jk = t * row.grad[k].dot(&info.normal);
                             k_t += w[row.particles[k] as usize] * jk.norm_squared();
                         }
+                        let start = self.parts.push(row.particles, &j[..row.particles.len()]);
                         self.vrows.push(VRow {
                             id: row.id + dir,
-                            j,
+                            start,
                             m: if k_t > 0.0 { 1.0 / k_t } else { 0.0 },
                             mass_scale: 1.0,
                             impulse_scale: 0.0,
@@ -328,6 +358,7 @@ impl Rows {
                     if vr.restitution > 0.0 {
                         self.bouncy.push(normal + 2);
                     }
+                    vr.start = self.parts.push(row.particles, row.grad);
                     self.vrows.push(vr);
                     self.ids.extend([row.id + 1, row.id + 2, row.id]);
                     // The normal row first, so that even the first sweep's friction limit is the
@@ -341,6 +372,7 @@ impl Rows {
                     if vr.restitution > 0.0 {
                         self.bouncy.push(normal);
                     }
+                    vr.start = self.parts.push(row.particles, row.grad);
                     self.vrows.push(vr);
                     self.ids.push(row.id);
                     self.items.push(Item::Single(normal));
@@ -348,7 +380,7 @@ impl Rows {
             }
             for r in normal..self.vrows.len() {
                 if self.vrows[r].restitution > 0.0 {
-                    self.vrows[r].vn0 = jv(v0, &self.vrows[r]);
+                    self.vrows[r].vn0 = jv(v0, &self.parts, &self.vrows[r]);
                 }
                 if let Some(warm) = warm {
                     self.warm_start(r, w, warm);
@@ -396,7 +428,9 @@ impl Rows {
                 match self.items[it] {
                     Item::Single(r) => {
                         let v = if pass == Pass::Split { &mut self.vp } else { &mut self.v };
-                        let Some((res, dl)) = row_sweep(&mut self.vrows[r], v, 0, w, pass, omega) else { continue };
+                        let Some((res, dl)) = row_sweep(&mut self.vrows[r], &self.parts, v, 0, w, pass, omega) else {
+                            continue;
+                        };
                         max = max.max(res);
                         sum2 += res * res;
                         count += 1;
@@ -407,7 +441,8 @@ impl Rows {
                         let limit = mu * self.vrows[normal].lambda;
                         let (a, b) = (self.vrows[t1], self.vrows[t1 + 1]);
                         let old = [a.lambda, b.lambda];
-                        let raw = [old[0] - a.m * jv(&self.v, &a), old[1] - b.m * jv(&self.v, &b)];
+                        let raw =
+                            [old[0] - a.m * jv(&self.v, &self.parts, &a), old[1] - b.m * jv(&self.v, &self.parts, &b)];
                         let clamp = |l: [f64; 2]| {
                             let norm = (l[0] * l[0] + l[1] * l[1]).sqrt();
                             if norm > limit {
@@ -423,7 +458,7 @@ impl Rows {
                         for (k, r) in [t1, t1 + 1].into_iter().enumerate() {
                             let dl = new[k] - old[k];
                             self.vrows[r].lambda = new[k];
-                            apply(&mut self.v, w, &self.vrows[r], dl);
+                            apply(&mut self.v, w, &self.parts, &self.vrows[r], dl);
                             dl2 += dl * dl;
                         }
                         max = max.max(res);
@@ -449,6 +484,7 @@ impl Rows {
         let layout = std::mem::take(&mut self.layout);
         let parallel = self.vrows.len() >= PARALLEL_ROWS && rayon::current_num_threads() > 1;
         let v = if pass == Pass::Split { &mut self.vp } else { &mut self.v };
+        let pj = &self.parts;
         let n = v.len();
         let mut stats: Stats = (0.0, 0.0, 0, 0.0);
         let mut block_stats: Vec<Stats> = Vec::with_capacity(BLOCKS);
@@ -465,7 +501,7 @@ impl Rows {
             let one = |(first, v, rows): (usize, &mut [Vec3], &mut [VRow])| {
                 let mut s: Stats = (0.0, 0.0, 0, 0.0);
                 for row in rows {
-                    if let Some((res, dl)) = row_sweep(row, v, first, w, pass, omega) {
+                    if let Some((res, dl)) = row_sweep(row, pj, v, first, w, pass, omega) {
                         s = add(s, res, dl);
                     }
                 }
@@ -480,7 +516,7 @@ impl Rows {
             stats = block_stats.iter().fold(stats, |a, b| merge(a, *b));
             let mut straddling: Stats = (0.0, 0.0, 0, 0.0);
             for row in &mut self.vrows[parts[BLOCKS]..parts[BLOCKS + 1]] {
-                if let Some((res, dl)) = row_sweep(row, v, 0, w, pass, omega) {
+                if let Some((res, dl)) = row_sweep(row, pj, v, 0, w, pass, omega) {
                     straddling = add(straddling, res, dl);
                 }
             }
