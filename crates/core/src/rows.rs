@@ -231,6 +231,7 @@ pub struct RowView<'a> {
 
 impl RowView<'_> {
     /// `Σ wᵢ |∇ᵢC|²` for inverse masses `w` (the same sum as [`Row::w_grad2`]).
+    #[inline]
     pub fn w_grad2(&self, w: &[f64]) -> f64 {
         self.particles.iter().zip(self.grad).map(|(&p, g)| w[p as usize] * g.norm_squared()).sum()
     }
@@ -254,6 +255,7 @@ impl RowView<'_> {
 
 impl RowSet {
     /// Number of rows.
+    #[inline]
     pub fn len(&self) -> usize {
         self.heads.len()
     }
@@ -272,11 +274,13 @@ impl RowSet {
     }
 
     /// The rows' scalars, in row order.
+    #[inline]
     pub fn heads(&self) -> &[RowHead] {
         &self.heads
     }
 
     /// Row `i`.
+    #[inline]
     pub fn get(&self, i: usize) -> RowView<'_> {
         self.view(&self.heads[i])
     }
@@ -302,6 +306,7 @@ impl RowSet {
     }
 
     /// Row `i`'s slots in [`RowSet::all_particles`] and [`RowSet::all_grads`].
+    #[inline]
     pub fn slots(&self, i: usize) -> std::ops::Range<usize> {
         let h = &self.heads[i];
         h.start as usize..h.start as usize + h.n as usize
