@@ -3,13 +3,15 @@
 //! in one run (the machine is shared, so only ratios within a run compare).
 //!
 //! ```sh
-//! cargo run --release -p solverlab-benches --bin performance
+//! cargo run --release -p solverlab-benches --bin performance [-- --rounds N]
 //! ```
 //!
-//! writes `results/performance/performance.csv` and the figure `results/performance/ns_per_row.svg`
+//! runs every measurement once per round (default 3 rounds), keeps the fastest time of each over
+//! all rounds (a burst of other work on the shared machine then spoils at most one round of a
+//! measurement, not the whole run), and writes `results/performance/performance.csv` and the figure `results/performance/ns_per_row.svg`
 //! (and `.png`). Columns: `scene`, `rows` (sticks), `family`, `solver`, `threads`, `per`
-//! (`iteration` or `step`), `ns_per_row` (per iteration: the fastest of 11 solves of 10 sweeps,
-//! since on a shared machine other work only adds time; PGS and CG: the marginal cost of one more
+//! (`iteration` or `step`), `ns_per_row` (per iteration: the fastest of 11 solves of 10 sweeps in each
+//! round, since on a shared machine other work only adds time; PGS and CG: the marginal cost of one more
 //! iteration, a biased and a split sweep, or one more CG iteration, which leaves out gathering,
 //! preparing and assembling; per step: that left-out work, the time of a one-iteration solve less
 //! one iteration; for `gather_row_set`, gathering the rows once), `plain_ns` (per iteration: the
@@ -19,6 +21,7 @@
 //! once at the measured bandwidth, per row) and `bandwidth_gb_s` (a large array copy, read plus
 //! write).
 
+use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::Path;
 
@@ -55,19 +58,51 @@ fn solve_time(scene: &Scene, state: &State, config: &SolverConfig, threads: usiz
     })
 }
 
-/// Copy bandwidth (GB/s, bytes read plus written) of a 256 MB array.
-fn bandwidth() -> f64 {
-    let n = 32 << 20;
+/// Bytes read plus written by [`copy_seconds`].
+const COPY_BYTES: usize = 2 * (32 << 20) * 8;
+
+/// The fastest time (s) of 11 copies of a 256 MB array.
+fn copy_seconds() -> f64 {
+    let n = COPY_BYTES / 16;
     let src: Vec<f64> = (0..n).map(|i| i as f64).collect();
     let mut dst = vec![0.0f64; n];
-    let t = fastest_seconds_with(
+    fastest_seconds_with(
         || (),
         |()| {
             dst.copy_from_slice(&src);
             std::hint::black_box(&dst);
         },
-    );
-    (2 * n * 8) as f64 / t / 1e9
+    )
+}
+
+/// The fastest time of each measurement over all rounds so far, by name.
+#[derive(Default)]
+struct Fastest(BTreeMap<String, f64>);
+
+impl Fastest {
+    /// Keeps `value` for `key` when it is the fastest so far; returns `value`.
+    fn record(&mut self, key: impl Into<String>, value: f64) -> f64 {
+        let e = self.0.entry(key.into()).or_insert(f64::INFINITY);
+        *e = e.min(value);
+        value
+    }
+
+    fn get(&self, key: &str) -> f64 {
+        self.0[key]
+    }
+}
+
+/// The number of rounds from `--rounds N` (default 3).
+fn rounds() -> Result<usize, String> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match args.as_slice() {
+        [] => Ok(3),
+        [flag, n] if flag == "--rounds" => match n.parse::<usize>() {
+            Ok(n) if n >= 1 => Ok(n),
+            _ => Err(format!("--rounds: expected a whole number of at least 1, got `{n}`")),
+        },
+        _ => Err(format!("usage: performance [--rounds N]; got `{}`", args.join(" "))),
+    }
 }
 
 /// A CSV field, quoted when it holds a comma or a quote.
@@ -92,6 +127,7 @@ struct Row {
 }
 
 fn main() -> Result<(), String> {
+    let rounds = rounds()?;
     let scene = solverlab_scenes::resolve("cloth", &["nx=256".into(), "ny=256".into()]).map_err(|e| e.to_string())?;
     let state = predicted(&scene);
     let sticks = PlainSticks::from_scene(&scene);
@@ -101,61 +137,131 @@ fn main() -> Result<(), String> {
     let plain0: Vec<[f64; 3]> = state.x.iter().map(|v| [v.x, v.y, v.z]).collect();
     let colored = sticks.colored();
     let plain_time = |f: &mut dyn FnMut(&mut Vec<[f64; 3]>)| {
-        per(
-            fastest_seconds_with(
-                || plain0.clone(),
-                |mut x| {
-                    for _ in 0..SWEEPS {
-                        f(&mut x);
-                    }
-                    std::hint::black_box(&x);
-                },
-            ),
-            SWEEPS,
+        fastest_seconds_with(
+            || plain0.clone(),
+            |mut x| {
+                for _ in 0..SWEEPS {
+                    f(&mut x);
+                }
+                std::hint::black_box(&x);
+            },
         )
     };
-    let plain_gs = plain_time(&mut |x| plain_gauss_seidel(x, &sticks));
-    let plain_colored = plain_time(&mut |x| plain_gauss_seidel(x, &colored));
     let (mut dx, mut count) = (vec![[0.0; 3]; plain0.len()], vec![0u32; plain0.len()]);
-    let plain_jac = plain_time(&mut |x| plain_jacobi(x, &sticks, 1.5, &mut dx, &mut count));
-    eprintln!("plain loops: Gauss-Seidel {plain_gs:.2} ns, coloured {plain_colored:.2} ns, Jacobi {plain_jac:.2} ns");
-
     let relax = |name: &str| match preset(name).expect("a preset").config {
         SolverConfig::Relax(r) => RelaxConfig { iterations: SWEEPS as u32, tolerance: 0.0, ..r },
         _ => unreachable!("a relaxation preset"),
     };
-    let relax_cases: [(&str, RelaxConfig, Option<f64>); 6] = [
-        ("gs (natural)", relax("gs"), Some(plain_gs)),
-        ("gs (coloured)", RelaxConfig { order: Order::Colored, ..relax("gs") }, Some(plain_colored)),
-        ("xpbd", relax("xpbd"), Some(plain_gs)),
-        ("jacobi", relax("jacobi"), Some(plain_jac)),
-        ("jacobi-split", relax("jacobi-split"), Some(plain_jac)),
-        ("jacobi-cheb", relax("jacobi-cheb"), Some(plain_jac)),
+    let relax_cases: [(&str, RelaxConfig, &str); 6] = [
+        ("gs (natural)", relax("gs"), "plain gs"),
+        ("gs (coloured)", RelaxConfig { order: Order::Colored, ..relax("gs") }, "plain coloured"),
+        ("xpbd", relax("xpbd"), "plain gs"),
+        ("jacobi", relax("jacobi"), "plain jacobi"),
+        ("jacobi-split", relax("jacobi-split"), "plain jacobi"),
+        ("jacobi-cheb", relax("jacobi-cheb"), "plain jacobi"),
     ];
+    let pgs = |k: u32, order: Order| {
+        SolverConfig::Pgs(PgsConfig { iterations: k, order, tolerance: 0.0, ..PgsConfig::default() })
+    };
+    // CG: one Newton step of exactly k CG iterations.
+    let cg = |k: u32| {
+        SolverConfig::Cg(CgConfig {
+            outer_iterations: 1,
+            tolerance: 0.0,
+            forcing: ForcingKind::Fixed,
+            cg_tolerance: 1e-300,
+            cg_max_iterations: k,
+            cg_budget: k,
+            warm_start: 0.0,
+            ..CgConfig::default()
+        })
+    };
+    // A cloth of about a million sticks: coloured Gauss-Seidel, 10 sweeps a frame.
+    let big = solverlab_scenes::resolve("cloth", &["nx=708".into(), "ny=708".into(), "shear=false".into()])
+        .map_err(|e| e.to_string())?;
+    let big_state = predicted(&big);
+    let big_rows = big.constraints.len();
+    let big_cfg = SolverConfig::Relax(RelaxConfig { order: Order::Colored, ..relax("gs") });
+
+    // Every measurement once a round; what each prints is this round's time.
+    let mut fastest = Fastest::default();
+    let mut set = RowSet::default();
+    for round in 1..=rounds {
+        eprintln!("round {round} of {rounds} (ns per row per iteration)");
+        let plain_gs = per(fastest.record("plain gs", plain_time(&mut |x| plain_gauss_seidel(x, &sticks))), SWEEPS);
+        let plain_colored =
+            per(fastest.record("plain coloured", plain_time(&mut |x| plain_gauss_seidel(x, &colored))), SWEEPS);
+        let plain_jac = per(
+            fastest.record("plain jacobi", plain_time(&mut |x| plain_jacobi(x, &sticks, 1.5, &mut dx, &mut count))),
+            SWEEPS,
+        );
+        eprintln!("  plain loops: Gauss-Seidel {plain_gs:.2}, coloured {plain_colored:.2}, Jacobi {plain_jac:.2}");
+        for threads in [1, 2] {
+            for (name, cfg, _) in &relax_cases {
+                let t = solve_time(&scene, &state, &SolverConfig::Relax(cfg.clone()), threads);
+                let ns = per(fastest.record(format!("{name}/{threads}"), t), SWEEPS);
+                eprintln!("  {name}, {threads} thread(s): {ns:.2}");
+            }
+            for order in [Order::Natural, Order::Colored] {
+                let t1 = fastest
+                    .record(format!("pgs 1 {order:?}/{threads}"), solve_time(&scene, &state, &pgs(1, order), threads));
+                let t30 = fastest.record(
+                    format!("pgs 30 {order:?}/{threads}"),
+                    solve_time(&scene, &state, &pgs(30, order), threads),
+                );
+                eprintln!("  pgs ({order:?}), {threads} thread(s): {:.2} per iteration", per((t30 - t1) / 29.0, 1));
+            }
+            let t1 = fastest.record(format!("cg 1/{threads}"), solve_time(&scene, &state, &cg(1), threads));
+            let t101 = fastest.record(format!("cg 101/{threads}"), solve_time(&scene, &state, &cg(101), threads));
+            eprintln!("  cg, {threads} thread(s): {:.2} per CG iteration", per((t101 - t1) / 100.0, 1));
+            let gather = fastest_seconds_with(
+                || (),
+                |()| {
+                    gather_row_set(&scene, &state.x, state.time, 0.0, |_| 0.0, &mut set);
+                    std::hint::black_box(&set);
+                },
+            );
+            eprintln!(
+                "  gather_row_set, {threads} thread(s): {:.2}",
+                per(fastest.record(format!("gather/{threads}"), gather), 1)
+            );
+        }
+        for threads in [1, 2] {
+            let t = fastest.record(format!("big/{threads}"), solve_time(&big, &big_state, &big_cfg, threads));
+            eprintln!("  gs (coloured) on {big_rows} sticks, {threads} thread(s): {:.1} ms per frame", t * 1e3);
+        }
+        let copy = fastest.record("copy", copy_seconds());
+        eprintln!("  bandwidth {:.1} GB/s", COPY_BYTES as f64 / copy / 1e9);
+    }
+
+    // The table, from the fastest of every measurement.
     let mut out = Vec::new();
+    let row = |family: &'static str, solver: &str, threads, ns, plain, per_step| Row {
+        scene: scene_name.clone(),
+        rows,
+        family,
+        solver: solver.into(),
+        threads,
+        ns,
+        plain,
+        per_step,
+    };
+    let plain_gs = per(fastest.get("plain gs"), SWEEPS);
+    let plain_jac = per(fastest.get("plain jacobi"), SWEEPS);
+    eprintln!("fastest of {rounds} round(s):");
     for threads in [1, 2] {
-        for (name, cfg, plain) in &relax_cases {
-            let ns = per(solve_time(&scene, &state, &SolverConfig::Relax(cfg.clone()), threads), SWEEPS);
-            eprintln!("{name}, {threads} thread(s): {ns:.2} ns");
-            out.push(Row {
-                scene: scene_name.clone(),
-                rows,
-                family: "relax",
-                solver: name.to_string(),
-                threads,
-                ns,
-                plain: *plain,
-                per_step: false,
-            });
+        for (name, _, plain) in &relax_cases {
+            let ns = per(fastest.get(&format!("{name}/{threads}")), SWEEPS);
+            let plain = per(fastest.get(plain), SWEEPS);
+            eprintln!("{name}, {threads} thread(s): {ns:.2} ns, {:.2} × the plain loop", ns / plain);
+            out.push(row("relax", name, threads, ns, Some(plain), false));
         }
         // PGS: the marginal cost of one iteration (a biased and a split sweep), (t(30) − t(1)) / 29,
         // in the natural order and coloured (parallel on two threads); and the work done once a
         // step (gather, prepare, warm start, integrate), t(1) less one iteration, in iterations.
         for order in [Order::Natural, Order::Colored] {
-            let pgs =
-                |k: u32| SolverConfig::Pgs(PgsConfig { iterations: k, order, tolerance: 0.0, ..PgsConfig::default() });
-            let t1 = solve_time(&scene, &state, &pgs(1), threads);
-            let iteration = (solve_time(&scene, &state, &pgs(30), threads) - t1) / 29.0;
+            let t1 = fastest.get(&format!("pgs 1 {order:?}/{threads}"));
+            let iteration = (fastest.get(&format!("pgs 30 {order:?}/{threads}")) - t1) / 29.0;
             let ns = per(iteration, 1);
             let (solver, step_solver) = match order {
                 Order::Colored => ("pgs (coloured; one iteration)", "pgs (coloured) per-step work"),
@@ -163,92 +269,27 @@ fn main() -> Result<(), String> {
             };
             let step = per(t1 - iteration, 1);
             eprintln!("{solver}, {threads} thread(s): {ns:.2} ns; per step {step:.2} ns = {:.2} iterations", step / ns);
-            for (solver, ns, plain, per_step) in [(solver, ns, None, false), (step_solver, step, Some(ns), true)] {
-                out.push(Row {
-                    scene: scene_name.clone(),
-                    rows,
-                    family: "pgs",
-                    solver: solver.into(),
-                    threads,
-                    ns,
-                    plain,
-                    per_step,
-                });
-            }
+            out.push(row("pgs", solver, threads, ns, None, false));
+            out.push(row("pgs", step_solver, threads, step, Some(ns), true));
         }
         // CG: the marginal cost of one CG iteration in one Newton step, (t(101) − t(1)) / 100, and
         // the work done once a Newton step (gather, Jacobian, preconditioner, positions), t(1)
         // less one CG iteration.
-        let cg = |k: u32| {
-            SolverConfig::Cg(CgConfig {
-                outer_iterations: 1,
-                tolerance: 0.0,
-                forcing: ForcingKind::Fixed,
-                cg_tolerance: 1e-300,
-                cg_max_iterations: k,
-                cg_budget: k,
-                warm_start: 0.0,
-                ..CgConfig::default()
-            })
-        };
-        let t1 = solve_time(&scene, &state, &cg(1), threads);
-        let iteration = (solve_time(&scene, &state, &cg(101), threads) - t1) / 100.0;
+        let t1 = fastest.get(&format!("cg 1/{threads}"));
+        let iteration = (fastest.get(&format!("cg 101/{threads}")) - t1) / 100.0;
         let ns = per(iteration, 1);
-        eprintln!("cg, {threads} thread(s): {ns:.2} ns");
-        out.push(Row {
-            scene: scene_name.clone(),
-            rows,
-            family: "cg",
-            solver: "cg (one CG iteration)".into(),
-            threads,
-            ns,
-            plain: None,
-            per_step: false,
-        });
         let step = per(t1 - iteration, 1);
-        eprintln!("cg per-Newton-step work, {threads} thread(s): {step:.2} ns = {:.1} CG iterations", step / ns);
-        out.push(Row {
-            scene: scene_name.clone(),
-            rows,
-            family: "cg",
-            solver: "cg per-Newton-step work (gather, J, preconditioner)".into(),
-            threads,
-            ns: step,
-            plain: Some(ns),
-            per_step: true,
-        });
+        eprintln!("cg, {threads} thread(s): {ns:.2} ns; per Newton step {step:.2} ns = {:.1} CG iterations", step / ns);
+        out.push(row("cg", "cg (one CG iteration)", threads, ns, None, false));
+        out.push(row("cg", "cg per-Newton-step work (gather, J, preconditioner)", threads, step, Some(ns), true));
         // Gathering the rows into the compact store, which the Newton loop does at every outer
         // iteration and line-search trial and PGS once a step (sequential; in CG iterations).
-        let mut set = RowSet::default();
-        let gather = fastest_seconds_with(
-            || (),
-            |()| {
-                gather_row_set(&scene, &state.x, state.time, 0.0, |_| 0.0, &mut set);
-                std::hint::black_box(&set);
-            },
-        );
-        let g = per(gather, 1);
+        let g = per(fastest.get(&format!("gather/{threads}")), 1);
         eprintln!("gather_row_set, {threads} thread(s): {g:.2} ns = {:.2} CG iterations", g / ns);
-        out.push(Row {
-            scene: scene_name.clone(),
-            rows,
-            family: "cg",
-            solver: "gather_row_set (the rows, in the Newton loop and PGS)".into(),
-            threads,
-            ns: g,
-            plain: Some(ns),
-            per_step: true,
-        });
+        out.push(row("cg", "gather_row_set (the rows, in the Newton loop and PGS)", threads, g, Some(ns), true));
     }
-
-    // A cloth of about a million sticks: coloured Gauss-Seidel, 10 sweeps a frame.
-    let big = solverlab_scenes::resolve("cloth", &["nx=708".into(), "ny=708".into(), "shear=false".into()])
-        .map_err(|e| e.to_string())?;
-    let big_state = predicted(&big);
-    let big_rows = big.constraints.len();
     for threads in [1, 2] {
-        let cfg = SolverConfig::Relax(RelaxConfig { order: Order::Colored, ..relax("gs") });
-        let t = solve_time(&big, &big_state, &cfg, threads);
+        let t = fastest.get(&format!("big/{threads}"));
         eprintln!("gs (coloured) on {big_rows} sticks, {threads} thread(s): {:.1} ms per frame", t * 1e3);
         out.push(Row {
             scene: "cloth 708×708".into(),
@@ -262,7 +303,7 @@ fn main() -> Result<(), String> {
         });
     }
 
-    let gbs = bandwidth();
+    let gbs = COPY_BYTES as f64 / fastest.get("copy") / 1e9;
     // One sweep streams the positions (read and written) and each row's data (two u32 indices,
     // the rest length, the inverse-mass sum, the multiplier row and the multiplier).
     let bytes = (scene.particles.len() * 24 * 2 + rows * (4 + 4 + 8 + 8 + 4 + 8 * 2)) as f64;
