@@ -613,6 +613,31 @@ pub fn default_out(name: &str) -> PathBuf {
 mod tests {
     use super::*;
 
+    /// A committed experiment that draws a timing column (`seconds`, `step_ms_*`) or a
+    /// performance profile runs one run at a time (`jobs = 1`), so that its runs do not slow each
+    /// other.
+    #[test]
+    fn timing_experiments_run_one_run_at_a_time() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../experiments");
+        let timed = |c: &str| c == "seconds" || c.starts_with("step_ms");
+        let mut files: Vec<PathBuf> = std::fs::read_dir(&root).unwrap().map(|e| e.unwrap().path()).collect();
+        files.sort();
+        let mut timing = 0;
+        for file in files.iter().filter(|p| p.extension().is_some_and(|e| e == "toml")) {
+            let exp = Experiment::load(file).unwrap();
+            let draws_time = exp.file.figures.iter().any(|f| {
+                f.kind == FigureKind::Profile
+                    || timed(&f.x)
+                    || f.y.as_ref().is_some_and(|y| y.list().iter().any(|c| timed(c)))
+            });
+            if draws_time {
+                timing += 1;
+                assert_eq!(exp.file.jobs, Some(1), "{}: a timing experiment sets jobs = 1", file.display());
+            }
+        }
+        assert!(timing >= 6, "found {timing} timing experiments");
+    }
+
     /// The experiment format's half of the fuzz test (the scene format's is
     /// `crates/solvers/tests/fuzz.rs`): every committed experiment file, mutated 100 times
     /// (seeded; deleted, duplicated and retyped keys, NaN, infinities, huge and negative
