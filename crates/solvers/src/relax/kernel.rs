@@ -370,6 +370,56 @@ pub(super) fn gauss_seidel<const XPBD: bool>(s: &StickSoa, x: &mut [Vec3], sw: &
     residual
 }
 
+/// The rows of the parallel Jacobi pass from `first` on: each row's correction into `out` and its
+/// multiplier update in `lambda`, from the positions `x`; returns the largest residual. Behind a
+/// call boundary, like [`gauss_seidel_block`], so that the loop keeps its arrays' no-alias marks.
+#[allow(clippy::too_many_arguments)]
+#[inline(never)]
+fn jacobi_rows<const XPBD: bool>(
+    s: &StickSoa,
+    first: usize,
+    out: &mut [Vec3],
+    lambda: &mut [f64],
+    x: &[Vec3],
+    scale: f64,
+    sqrt_approx: bool,
+    seed: u64,
+    step: u64,
+) -> f64 {
+    let mut residual: f64 = 0.0;
+    for (k, (out, l)) in (first..).zip(out.iter_mut().zip(lambda.iter_mut())) {
+        let (a, b) = (s.a[k] as usize, s.b[k] as usize);
+        let (at, lk) = if XPBD { (s.at[k], *l) } else { (0.0, 0.0) };
+        let st = stick_step(&x[a], &x[b], s.rest[k], Sense::Equal, s.wsum[k], at, lk, sqrt_approx, || {
+            dislocation(seed, s.row[k], step)
+        });
+        *out = st.v;
+        *l += st.dl * scale * s.share[k];
+        residual = larger(residual, st.res);
+    }
+    residual
+}
+
+/// The particles of the parallel Jacobi pass from `first` on: each one's corrections `buf`,
+/// gathered in row order, times `fac`.
+#[inline(never)]
+fn jacobi_gather(s: &StickSoa, first: usize, x: &mut [Vec3], buf: &[Vec3], w: &[f64], scale: f64) {
+    let (start, ends) = (&s.adjacency.0, &s.adjacency.1);
+    for (i, x) in (first..).zip(x.iter_mut()) {
+        let mut d = Vec3::zeros();
+        for &e in &ends[start[i]..start[i + 1]] {
+            let v = buf[(e / 2) as usize];
+            match e % 2 {
+                0 => d -= v * (w[i] * scale),
+                _ => d += v * (w[i] * scale),
+            }
+        }
+        if start[i + 1] > start[i] {
+            *x += d * s.fac[i];
+        }
+    }
+}
+
 /// One Jacobi pass over `s`: every row from the positions at the start of the sweep, each
 /// particle's corrections summed in row order, then `x_i += Σ·fac_i` and `λ += Δλ·share`
 /// (averaged: `ω/nᵢ` and `ω/max(n_a, n_b)`; mass splitting: `ω`). One core scatters the sums as
@@ -410,32 +460,13 @@ pub(super) fn jacobi<const XPBD: bool>(
     buf.resize(n, Vec3::zeros());
     let x_now: &[Vec3] = x;
     // λ is read and written only by its own row, so each row updates it where it stands.
-    let one = |(k, (out, l)): (usize, (&mut Vec3, &mut f64))| {
-        let (a, b) = (s.a[k] as usize, s.b[k] as usize);
-        let (at, lk) = if XPBD { (s.at[k], *l) } else { (0.0, 0.0) };
-        let st = stick_step(&x_now[a], &x_now[b], s.rest[k], Sense::Equal, s.wsum[k], at, lk, sqrt_approx, || {
-            dislocation(seed, s.row[k], step)
-        });
-        *out = st.v;
-        *l += st.dl * scale * s.share[k];
-        st.res
-    };
-    let rows = buf[..n].par_iter_mut().zip(sw.lambda[..n].par_iter_mut());
-    let residual = rows.enumerate().with_min_len(CHUNK).map(one).reduce(|| 0.0, larger);
-    let (start, ends) = (&s.adjacency.0, &s.adjacency.1);
+    let residual = buf[..n]
+        .par_chunks_mut(CHUNK)
+        .zip(sw.lambda[..n].par_chunks_mut(CHUNK))
+        .enumerate()
+        .map(|(c, (out, l))| jacobi_rows::<XPBD>(s, c * CHUNK, out, l, x_now, scale, sqrt_approx, seed, step))
+        .reduce(|| 0.0, larger);
     let (w, buf) = (sw.w, &*buf);
-    x.par_iter_mut().enumerate().with_min_len(CHUNK).for_each(|(i, x)| {
-        let mut d = Vec3::zeros();
-        for &e in &ends[start[i]..start[i + 1]] {
-            let v = buf[(e / 2) as usize];
-            match e % 2 {
-                0 => d -= v * (w[i] * scale),
-                _ => d += v * (w[i] * scale),
-            }
-        }
-        if start[i + 1] > start[i] {
-            *x += d * s.fac[i];
-        }
-    });
+    x.par_chunks_mut(CHUNK).enumerate().for_each(|(c, x)| jacobi_gather(s, c * CHUNK, x, buf, w, scale));
     residual
 }
