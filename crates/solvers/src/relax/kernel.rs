@@ -470,3 +470,49 @@ pub(super) fn jacobi<const XPBD: bool>(
     x.par_chunks_mut(CHUNK).enumerate().for_each(|(c, x)| jacobi_gather(s, c * CHUNK, x, buf, w, scale));
     residual
 }
+
+/// `dst = src`, on every core from [`PARALLEL_ROWS`] elements (Chebyshev's copies of the
+/// positions and multipliers at each sweep).
+pub(super) fn copy_into<T: Copy + Send + Sync + Default>(dst: &mut Vec<T>, src: &[T]) {
+    if !parallel(src.len()) {
+        dst.clear();
+        dst.extend_from_slice(src);
+        return;
+    }
+    dst.resize(src.len(), T::default());
+    dst.par_chunks_mut(CHUNK).zip(src.par_chunks(CHUNK)).for_each(|(d, s)| d.copy_from_slice(s));
+}
+
+/// Chebyshev's step `x = old + (x − old)·weight` for the movable particles (`w > 0`) and for every
+/// multiplier, on every core for large systems (elementwise: the same numbers either way).
+pub(super) fn extrapolate(x: &mut [Vec3], old_x: &[Vec3], w: &[f64], lambda: &mut [f64], old_l: &[f64], weight: f64) {
+    if !parallel(x.len().max(lambda.len())) {
+        extrapolate_positions(x, old_x, w, weight);
+        extrapolate_multipliers(lambda, old_l, weight);
+        return;
+    }
+    x.par_chunks_mut(CHUNK)
+        .zip(old_x.par_chunks(CHUNK))
+        .zip(w.par_chunks(CHUNK))
+        .for_each(|((x, old), w)| extrapolate_positions(x, old, w, weight));
+    lambda
+        .par_chunks_mut(CHUNK)
+        .zip(old_l.par_chunks(CHUNK))
+        .for_each(|(l, old)| extrapolate_multipliers(l, old, weight));
+}
+
+#[inline(never)]
+fn extrapolate_positions(x: &mut [Vec3], old: &[Vec3], w: &[f64], weight: f64) {
+    for ((x, old), w) in x.iter_mut().zip(old).zip(w) {
+        if *w > 0.0 {
+            *x = old + (*x - old) * weight;
+        }
+    }
+}
+
+#[inline(never)]
+fn extrapolate_multipliers(lambda: &mut [f64], old: &[f64], weight: f64) {
+    for (l, old) in lambda.iter_mut().zip(old) {
+        *l = old + (*l - old) * weight;
+    }
+}

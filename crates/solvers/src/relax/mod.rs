@@ -652,14 +652,14 @@ impl Solver for RelaxSolver {
         let want_violation = observer.wants_violation() || self.cfg.tolerance > 0.0;
         let chebyshev = self.cfg.chebyshev_rho > 0.0 && self.cfg.mode != Mode::GaussSeidel;
         if chebyshev {
-            self.cheb_prev.0.clone_from(&state.x);
-            self.cheb_prev.1.clone_from(&self.lambda);
+            kernel::copy_into(&mut self.cheb_prev.0, &state.x);
+            kernel::copy_into(&mut self.cheb_prev.1, &self.lambda);
         }
         let mut weight = 1.0;
         for it in 1..=n_iter {
             if chebyshev {
-                self.cheb_cur.0.clone_from(&state.x);
-                self.cheb_cur.1.clone_from(&self.lambda);
+                kernel::copy_into(&mut self.cheb_cur.0, &state.x);
+                kernel::copy_into(&mut self.cheb_cur.1, &self.lambda);
             }
             let mut residual = self.contacts.project(scene, state, &self.w, &self.radius);
             residual = residual.max(match (self.cfg.mode, self.soa.take()) {
@@ -701,14 +701,8 @@ impl Solver for RelaxSolver {
                 // x_{k+1} = ω (x̂ − x_{k−1}) + x_{k−1} for the particles and their multipliers.
                 weight = self.chebyshev_weight(it, weight);
                 if weight != 1.0 {
-                    for ((x, old), w) in state.x.iter_mut().zip(&self.cheb_prev.0).zip(&self.w) {
-                        if *w > 0.0 {
-                            *x = old + (*x - old) * weight;
-                        }
-                    }
-                    for (l, old) in self.lambda.iter_mut().zip(&self.cheb_prev.1) {
-                        *l = old + (*l - old) * weight;
-                    }
+                    let (old_x, old_l) = (&self.cheb_prev.0, &self.cheb_prev.1);
+                    kernel::extrapolate(&mut state.x, old_x, &self.w, &mut self.lambda, old_l, weight);
                 }
                 std::mem::swap(&mut self.cheb_prev, &mut self.cheb_cur);
             }
