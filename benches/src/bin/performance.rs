@@ -4,6 +4,7 @@
 //!
 //! ```sh
 //! cargo run --release -p solverlab-benches --bin performance [-- --rounds N]
+//! cargo run --release -p solverlab-benches --bin performance -- --plot   # the figure from the CSV
 //! ```
 //!
 //! runs every measurement once per round (default 3 rounds), keeps the fastest time of each over
@@ -92,17 +93,101 @@ impl Fastest {
     }
 }
 
-/// The number of rounds from `--rounds N` (default 3).
-fn rounds() -> Result<usize, String> {
+/// What to do: measure in `Some(rounds)` rounds (`--rounds N`, default 3), or `None`: redraw the
+/// figure from the CSV (`--plot`).
+fn mode() -> Result<Option<usize>, String> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.as_slice() {
-        [] => Ok(3),
+        [] => Ok(Some(3)),
+        [flag] if flag == "--plot" => Ok(None),
         [flag, n] if flag == "--rounds" => match n.parse::<usize>() {
-            Ok(n) if n >= 1 => Ok(n),
+            Ok(n) if n >= 1 => Ok(Some(n)),
             _ => Err(format!("--rounds: expected a whole number of at least 1, got `{n}`")),
         },
-        _ => Err(format!("usage: performance [--rounds N]; got `{}`", args.join(" "))),
+        _ => Err(format!("usage: performance [--rounds N | --plot]; got `{}`", args.join(" "))),
     }
+}
+
+/// The results directory.
+const DIR: &str = "results/performance";
+
+/// Redraws the figure from `performance.csv` alone.
+fn replot() -> Result<(), String> {
+    let path = Path::new(DIR).join("performance.csv");
+    let bad = |what: String| format!("{}: {what}", path.display());
+    let mut reader = csv::Reader::from_path(&path).map_err(|e| bad(e.to_string()))?;
+    let (mut out, mut plain_gs, mut plain_jac, mut floor, mut gbs) = (Vec::new(), None, None, 0.0, 0.0);
+    for (line, record) in reader.records().enumerate() {
+        let record = record.map_err(|e| bad(e.to_string()))?;
+        let field = |name: &str, k: usize| record.get(k).ok_or_else(|| bad(format!("row {}: no `{name}`", line + 2)));
+        let number = |name: &str, k: usize| -> Result<f64, String> {
+            let text = field(name, k)?;
+            text.parse::<f64>().map_err(|_| bad(format!("row {}: `{name}` is `{text}`, not a number", line + 2)))
+        };
+        let (solver, threads) = (field("solver", 3)?.to_string(), number("threads", 4)? as usize);
+        let plain = match field("plain_ns", 7)? {
+            "" => None,
+            _ => Some(number("plain_ns", 7)?),
+        };
+        match (solver.as_str(), threads) {
+            ("gs (natural)", 1) => plain_gs = plain,
+            ("jacobi", 1) => plain_jac = plain,
+            _ => {}
+        }
+        (floor, gbs) = (number("memory_floor_ns", 9)?, number("bandwidth_gb_s", 10)?);
+        out.push(Row {
+            scene: field("scene", 0)?.to_string(),
+            rows: number("rows", 1)? as usize,
+            family: "",
+            solver,
+            threads,
+            ns: number("ns_per_row", 6)?,
+            plain,
+            per_step: field("per", 5)? == "step",
+        });
+    }
+    let missing = || bad("no plain-loop times for `gs (natural)` and `jacobi` on one thread".into());
+    let (plain_gs, plain_jac) = (plain_gs.ok_or_else(missing)?, plain_jac.ok_or_else(missing)?);
+    let rows = out.first().map(|r| r.rows).ok_or_else(|| bad("no rows".into()))?;
+    let written = draw(&out, rows, plain_gs, plain_jac, floor, gbs)?;
+    eprintln!("redrew {written} figure files from {}", path.display());
+    Ok(())
+}
+
+/// Draws `ns_per_row` (SVG and PNG): ns per row per iteration against threads, one series per
+/// solver of the `rows`-row cloth, with the plain loops and the memory floor as flat lines.
+/// Returns the number of files written.
+fn draw(out: &[Row], rows: usize, plain_gs: f64, plain_jac: f64, floor: f64, gbs: f64) -> Result<usize, String> {
+    use solverlab_plot::{Axis, Figure, LineStyle, Panel, Series};
+    let mut series: Vec<Series> = Vec::new();
+    // The cloth's solvers (the million-stick cloth is in the table only), then the flat
+    // reference lines, dashed. Colours repeat after the palette's eight: a repeated solver is
+    // dashed, and the reference lines take colours of solvers drawn with points.
+    let solvers = out.iter().filter(|r| r.threads == 1 && !r.per_step && r.rows == rows);
+    for (index, r) in solvers.enumerate() {
+        let points = out.iter().filter(|q| q.solver == r.solver).map(|q| (q.threads as f64, q.ns)).collect();
+        let style = if index >= solverlab_plot::PALETTE.len() { LineStyle::Dashed } else { LineStyle::LineAndPoints };
+        series.push(Series { label: r.solver.clone(), points, style });
+    }
+    for (label, v) in [("plain Gauss-Seidel loop", plain_gs), ("plain Jacobi loop", plain_jac), ("memory floor", floor)]
+    {
+        series.push(Series { label: label.into(), points: vec![(1.0, v), (2.0, v)], style: LineStyle::Dashed });
+    }
+    let figure = Figure {
+        title: format!("ns per row per iteration, cloth 256×256 ({rows} sticks), {gbs:.1} GB/s copy bandwidth"),
+        panels: vec![Panel {
+            title: "every family, one and two threads".into(),
+            x: Axis { label: "threads".into(), log: false, range: Some((0.8, 2.2)) },
+            y: Axis { label: "ns per row per iteration".into(), log: true, range: None },
+            series,
+        }],
+        columns: 1,
+        panel_width: 800,
+        ..Figure::default()
+    };
+    let written =
+        solverlab_plot::write_figure(&figure, &Path::new(DIR).join("ns_per_row")).map_err(|e| e.to_string())?;
+    Ok(written.len())
 }
 
 /// A CSV field, quoted when it holds a comma or a quote.
@@ -127,7 +212,7 @@ struct Row {
 }
 
 fn main() -> Result<(), String> {
-    let rounds = rounds()?;
+    let Some(rounds) = mode()? else { return replot() };
     let scene = solverlab_scenes::resolve("cloth", &["nx=256".into(), "ny=256".into()]).map_err(|e| e.to_string())?;
     let state = predicted(&scene);
     let sticks = PlainSticks::from_scene(&scene);
@@ -310,7 +395,7 @@ fn main() -> Result<(), String> {
     let floor = bytes / (gbs * 1e9) * 1e9 / rows as f64;
     eprintln!("bandwidth {gbs:.1} GB/s; memory floor {floor:.2} ns per row per sweep");
 
-    let dir = Path::new("results/performance");
+    let dir = Path::new(DIR);
     std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     let mut csv =
         String::from("scene,rows,family,solver,threads,per,ns_per_row,plain_ns,ratio,memory_floor_ns,bandwidth_gb_s\n");
@@ -335,31 +420,7 @@ fn main() -> Result<(), String> {
     f.write_all(csv.as_bytes()).and_then(|_| f.sync_all()).map_err(|e| format!("{}: {e}", tmp.display()))?;
     std::fs::rename(&tmp, dir.join("performance.csv")).map_err(|e| format!("{}: {e}", dir.display()))?;
 
-    // The figure: ns per row per iteration against threads, one series per solver, with the plain
-    // loops and the memory floor as flat lines.
-    use solverlab_plot::{Axis, Figure, LineStyle, Panel, Series};
-    let mut series: Vec<Series> = Vec::new();
-    for r in out.iter().filter(|r| r.threads == 1 && !r.per_step) {
-        let points = out.iter().filter(|q| q.solver == r.solver).map(|q| (q.threads as f64, q.ns)).collect();
-        series.push(Series { label: r.solver.clone(), points, style: LineStyle::LineAndPoints });
-    }
-    for (label, v) in [("plain Gauss-Seidel loop", plain_gs), ("plain Jacobi loop", plain_jac), ("memory floor", floor)]
-    {
-        series.push(Series { label: label.into(), points: vec![(1.0, v), (2.0, v)], style: LineStyle::Dashed });
-    }
-    let figure = Figure {
-        title: format!("ns per row per iteration, cloth 256×256 ({rows} sticks), {gbs:.1} GB/s copy bandwidth"),
-        panels: vec![Panel {
-            title: "every family, one and two threads".into(),
-            x: Axis { label: "threads".into(), log: false, range: Some((0.8, 2.2)) },
-            y: Axis { label: "ns per row per iteration".into(), log: true, range: None },
-            series,
-        }],
-        columns: 1,
-        panel_width: 800,
-        ..Figure::default()
-    };
-    let written = solverlab_plot::write_figure(&figure, &dir.join("ns_per_row")).map_err(|e| e.to_string())?;
-    eprintln!("wrote {} and {} figure files", dir.join("performance.csv").display(), written.len());
+    let written = draw(&out, rows, plain_gs, plain_jac, floor, gbs)?;
+    eprintln!("wrote {} and {written} figure files", dir.join("performance.csv").display());
     Ok(())
 }
