@@ -254,6 +254,23 @@ pub(super) struct Sweep<'a> {
     pub step: u64,
 }
 
+/// The numbers a row update reads besides its own (a [`Sweep`] without the multipliers),
+/// passed by value to the row loops.
+#[derive(Clone, Copy)]
+struct RowParams<'a> {
+    w: &'a [f64],
+    scale: f64,
+    sqrt_approx: bool,
+    seed: u64,
+    step: u64,
+}
+
+impl<'a> Sweep<'a> {
+    fn params(&self) -> RowParams<'a> {
+        RowParams { w: self.w, scale: self.scale, sqrt_approx: self.sqrt_approx, seed: self.seed, step: self.step }
+    }
+}
+
 /// A block of the parallel coloured sweep: its first particle, its positions, its rows'
 /// multipliers and its rows.
 type Block<'a> = (usize, &'a mut [Vec3], &'a mut [f64], std::ops::Range<usize>);
@@ -270,13 +287,12 @@ fn gauss_seidel_rows<const XPBD: bool>(
     x: &mut [Vec3],
     sw: &mut Sweep,
 ) -> f64 {
-    let lambda = &mut sw.lambda[range.clone()];
-    gauss_seidel_kernel::<XPBD>(s, range, x, 0, lambda, sw.w, sw.scale, sw.sqrt_approx, sw.seed, sw.step)
+    let p = sw.params();
+    gauss_seidel_kernel::<XPBD>(s, range.clone(), x, 0, &mut sw.lambda[range], p)
 }
 
 /// Gauss-Seidel over rows `rows` of `s`, one after the other, on the positions `x` of the
 /// particles from `first` on and the rows' multipliers `lambda`; returns the residual.
-#[allow(clippy::too_many_arguments)]
 #[inline(always)]
 fn gauss_seidel_kernel<const XPBD: bool>(
     s: &StickSoa,
@@ -284,12 +300,9 @@ fn gauss_seidel_kernel<const XPBD: bool>(
     x: &mut [Vec3],
     first: usize,
     lambda: &mut [f64],
-    w: &[f64],
-    scale: f64,
-    sqrt_approx: bool,
-    seed: u64,
-    step: u64,
+    p: RowParams,
 ) -> f64 {
+    let RowParams { w, scale, sqrt_approx, seed, step } = p;
     let mut residual: f64 = 0.0;
     for (k, l) in rows.zip(lambda.iter_mut()) {
         let (a, b) = (s.a[k] as usize, s.b[k] as usize);
@@ -311,7 +324,6 @@ fn gauss_seidel_kernel<const XPBD: bool>(
 /// which carry no no-alias marks, and reload every array pointer at each row; as a function's
 /// arguments they keep them (measured on the 256² cloth, the parallel pass on one thread: 12.7
 /// ns per row inlined, 10.4 here, 9.3 for the sequential loop).
-#[allow(clippy::too_many_arguments)]
 #[inline(never)]
 fn gauss_seidel_block<const XPBD: bool>(
     s: &StickSoa,
@@ -319,13 +331,9 @@ fn gauss_seidel_block<const XPBD: bool>(
     x: &mut [Vec3],
     first: usize,
     lambda: &mut [f64],
-    w: &[f64],
-    scale: f64,
-    sqrt_approx: bool,
-    seed: u64,
-    step: u64,
+    p: RowParams,
 ) -> f64 {
-    gauss_seidel_kernel::<XPBD>(s, rows, x, first, lambda, w, scale, sqrt_approx, seed, step)
+    gauss_seidel_kernel::<XPBD>(s, rows, x, first, lambda, p)
 }
 
 /// One Gauss-Seidel pass over `s` in its order, colour by colour; returns the residual. A colour
@@ -333,7 +341,7 @@ fn gauss_seidel_block<const XPBD: bool>(
 /// own slices of the positions and of the multipliers, then the rows that straddle two blocks:
 /// the same numbers as one row after the other, since no two rows of a colour share a particle.
 pub(super) fn gauss_seidel<const XPBD: bool>(s: &StickSoa, x: &mut [Vec3], sw: &mut Sweep) -> f64 {
-    let (seed, step) = (sw.seed, sw.step);
+    let p = sw.params();
     if s.parts.is_empty() {
         return gauss_seidel_rows::<XPBD>(s, 0..s.len(), x, sw);
     }
@@ -357,12 +365,9 @@ pub(super) fn gauss_seidel<const XPBD: bool>(s: &StickSoa, x: &mut [Vec3], sw: &
             blocks.push((first, head, lhead, parts[j]..parts[j + 1]));
             (xs, ls) = (tail, ltail);
         }
-        let (w, scale, sqrt_approx) = (sw.w, sw.scale, sw.sqrt_approx);
         let r = blocks
             .into_par_iter()
-            .map(|(first, xs, lambda, rows)| {
-                gauss_seidel_block::<XPBD>(s, rows, xs, first, lambda, w, scale, sqrt_approx, seed, step)
-            })
+            .map(|(first, xs, lambda, rows)| gauss_seidel_block::<XPBD>(s, rows, xs, first, lambda, p))
             .reduce(|| 0.0, larger);
         residual = residual.max(r);
         residual = residual.max(gauss_seidel_rows::<XPBD>(s, parts[count]..range.end, x, sw));
@@ -373,7 +378,6 @@ pub(super) fn gauss_seidel<const XPBD: bool>(s: &StickSoa, x: &mut [Vec3], sw: &
 /// The rows of the parallel Jacobi pass from `first` on: each row's correction into `out` and its
 /// multiplier update in `lambda`, from the positions `x`; returns the largest residual. Behind a
 /// call boundary, like [`gauss_seidel_block`], so that the loop keeps its arrays' no-alias marks.
-#[allow(clippy::too_many_arguments)]
 #[inline(never)]
 fn jacobi_rows<const XPBD: bool>(
     s: &StickSoa,
@@ -381,11 +385,9 @@ fn jacobi_rows<const XPBD: bool>(
     out: &mut [Vec3],
     lambda: &mut [f64],
     x: &[Vec3],
-    scale: f64,
-    sqrt_approx: bool,
-    seed: u64,
-    step: u64,
+    p: RowParams,
 ) -> f64 {
+    let RowParams { scale, sqrt_approx, seed, step, .. } = p;
     let mut residual: f64 = 0.0;
     for (k, (out, l)) in (first..).zip(out.iter_mut().zip(lambda.iter_mut())) {
         let (a, b) = (s.a[k] as usize, s.b[k] as usize);
@@ -433,7 +435,8 @@ pub(super) fn jacobi<const XPBD: bool>(
     buf: &mut Vec<Vec3>,
 ) -> f64 {
     let n = s.len();
-    let (scale, sqrt_approx, seed, step) = (sw.scale, sw.sqrt_approx, sw.seed, sw.step);
+    let p = sw.params();
+    let RowParams { scale, sqrt_approx, seed, step, .. } = p;
     if !parallel(n) {
         dx.iter_mut().for_each(|d| *d = Vec3::zeros());
         let mut residual: f64 = 0.0;
@@ -464,7 +467,7 @@ pub(super) fn jacobi<const XPBD: bool>(
         .par_chunks_mut(CHUNK)
         .zip(sw.lambda[..n].par_chunks_mut(CHUNK))
         .enumerate()
-        .map(|(c, (out, l))| jacobi_rows::<XPBD>(s, c * CHUNK, out, l, x_now, scale, sqrt_approx, seed, step))
+        .map(|(c, (out, l))| jacobi_rows::<XPBD>(s, c * CHUNK, out, l, x_now, p))
         .reduce(|| 0.0, larger);
     let (w, buf) = (sw.w, &*buf);
     x.par_chunks_mut(CHUNK).enumerate().for_each(|(c, x)| jacobi_gather(s, c * CHUNK, x, buf, w, scale));
