@@ -9,11 +9,11 @@
 //!
 //! runs every measurement once per round (default 3 rounds), keeps the fastest time of each over
 //! all rounds (a burst of other work on the shared machine then spoils at most one round of a
-//! measurement, not the whole run), and writes `results/performance/performance.csv` and the figure `results/performance/ns_per_row.svg`
-//! (and `.png`). Columns: `scene`, `rows` (sticks), `family`, `solver`, `threads`, `per`
-//! (`iteration` or `step`), `ns_per_row` (per iteration: the fastest of 11 solves of 10 sweeps in each
-//! round, since on a shared machine other work only adds time; PGS and CG: the marginal cost of one more
-//! iteration, a biased and a split sweep, or one more CG iteration, which leaves out gathering,
+//! measurement, not the whole run), and writes `results/performance/performance.csv` and the
+//! figure `results/performance/ns_per_row.svg` (and `.png`). Columns: `scene`, `rows` (sticks),
+//! `family`, `solver`, `threads`, `per` (`iteration` or `step`), `ns_per_row` (per iteration: the
+//! fastest of 11 solves of 10 sweeps in each round, since on a shared machine other work only
+//! adds time; PGS and CG: the marginal cost of one more iteration, a biased and a split sweep, or one more CG iteration, which leaves out gathering,
 //! preparing and assembling; per step: that left-out work, the time of a one-iteration solve less
 //! one iteration; for `gather_row_set`, gathering the rows once), `plain_ns` (per iteration: the
 //! plain loop doing the same arithmetic, one thread, empty where there is none; per step: one
@@ -138,7 +138,7 @@ fn replot() -> Result<(), String> {
         out.push(Row {
             scene: field("scene", 0)?.to_string(),
             rows: number("rows", 1)? as usize,
-            family: "",
+            family: field("family", 2)?.to_string(),
             solver,
             threads,
             ns: number("ns_per_row", 6)?,
@@ -201,7 +201,7 @@ fn quoted(field: &str) -> String {
 struct Row {
     scene: String,
     rows: usize,
-    family: &'static str,
+    family: String,
     solver: String,
     threads: usize,
     ns: f64,
@@ -321,10 +321,10 @@ fn main() -> Result<(), String> {
 
     // The table, from the fastest of every measurement.
     let mut out = Vec::new();
-    let row = |family: &'static str, solver: &str, threads, ns, plain, per_step| Row {
+    let row = |family: &str, solver: &str, threads, ns, plain, per_step| Row {
         scene: scene_name.clone(),
         rows,
-        family,
+        family: family.into(),
         solver: solver.into(),
         threads,
         ns,
@@ -379,7 +379,7 @@ fn main() -> Result<(), String> {
         out.push(Row {
             scene: "cloth 708×708".into(),
             rows: big_rows,
-            family: "relax",
+            family: "relax".into(),
             solver: "gs (coloured; 10⁶ sticks)".into(),
             threads,
             ns: t * 1e9 / (big_rows * SWEEPS) as f64,
