@@ -188,7 +188,7 @@ pub fn presets() -> Vec<Preset> {
         },
         Preset {
             name: "pgs-ngs",
-            summary: "PGS then nonlinear Gauss-Seidel as Box2D v2.4: 8 block sweeps, 3 position sweeps on rigid joints and contacts (β = 0.2 on contacts); particles as pgs",
+            summary: "PGS then nonlinear Gauss-Seidel as Box2D v2.4: 8 block sweeps, 3 position sweeps on joints, sticks and contacts (β = 0.2 on contacts)",
             config: SolverConfig::Pgs(PgsConfig { iterations: 8, position_iterations: 3, ..pgs.clone() }),
         },
         Preset {

@@ -19,7 +19,7 @@ fn pinned_runs_give_the_pinned_state_hashes() {
         ("pendulum", "gs", 60, 0xb80ac9e44c37f303_u64),
         ("cloth", "xpbd", 30, 0xbab80a2f8f9c8eee),
         ("chain", "cg", 20, 0x8f4dcb98798f96b9),
-        ("box-stack", "pgs", 20, 0xb344f3345c58ac4b),
+        ("box-stack", "pgs", 20, 0x2dd86381f944db28),
         ("rigid-stack", "pgs", 30, 0xe06bae62e6cdf103),
         ("rigid-stack", "xpbd", 30, 0xe62c3c9279e932c2),
         ("rigid-ragdoll", "soft-step", 30, 0xe127a12734aeb49a),

@@ -15,8 +15,9 @@
 //!      `s_m = 1`, `s_i = γ·m` (Catto 2011, "Soft constraints"; the velocity form of XPBD);
 //!    * `baumgarte`: `m = 1/K`, `b = β·C/h` for equalities; for contacts `b = C/h` while
 //!      separated (speculative) and `b = max(β·(C + slop)/h, −max_push)` when penetrating.
-//!      With `split_impulse` (the default) the position part `β·C/h` is not in the velocity
-//!      rows but in split rows on pseudo velocities `v_p` (step 5);
+//!      With `split_impulse` (the default) the position part is not in the velocity rows but in
+//!      split rows on pseudo velocities `v_p` (step 5); with `position_iterations` it is in
+//!      neither, but in the position sweeps of step 6;
 //!    * `soft`: with `ω = 2πf`, `a₁ = 2ζ + hω`, `a₂ = hω·a₁`: `b = (ω/a₁)·C`,
 //!      `s_m = a₂/(1 + a₂)`, `s_i = 1/(1 + a₂)` (Catto, Solver2D 2024; Box2D v3), with joint
 //!      (`joint_hertz`, `joint_damping_ratio`) and contact (`contact_hertz`, …) settings;
@@ -27,18 +28,24 @@
 //!    to the accumulated `λ`, which is clamped (`λₙ ≥ 0`; the tangent pair to the disk
 //!    `|λₜ| ≤ μ·λₙ`); the clamped change is applied, `v += W Jᵀ Δλ`. Friction rows of a contact are
 //!    visited just after its normal row (Box2D visits them before; after, the first sweep's
-//!    friction limit is already the normal impulse of that sweep). With split impulses each iteration also sweeps the
-//!    split rows, `J v_p + β·C/h = 0` (contacts: `≥`), on pseudo velocities that never enter the
-//!    momentum (Catto 2006; Bullet's split impulse); equality rows start every step from their
-//!    last pseudo impulses times `warm_start`, contacts from zero. Stop when the common violation at
-//!    `x* + h·(v + v_p)` is at most `tolerance`, or the own residual at most
-//!    `velocity_tolerance`. Coloured sweeps of at least [`crate::PARALLEL_ROWS`] rows without
-//!    friction pairs store their rows in colour order, within a colour by block of particles,
-//!    once the rows have stayed the same for a step; each colour then runs its blocks on every
-//!    core (a block's rows touch only its particles) and the rows that straddle two blocks on
-//!    one, with the same numbers for any thread count.
+//!    friction limit is already the normal impulse of that sweep). With split impulses each
+//!    iteration also sweeps the split rows on pseudo velocities that never enter the momentum
+//!    (Catto 2006; Bullet's split impulse): contacts and pins `J v_p + β·C/h = 0` (contacts: `≥`),
+//!    linearised at the start of the step; a rigid stick is corrected fully and with its
+//!    curvature, `C(x* + h(v + v_p)) − h·J·v = 0` at the end-of-step positions (see "Why" below).
+//!    Pins start every step from their last pseudo impulses times `warm_start`, sticks and
+//!    contacts from zero. Stop when the common violation at `x* + h·(v + v_p)` is at most
+//!    `tolerance`, or the own residual at most `velocity_tolerance`. Coloured sweeps of at least
+//!    [`crate::PARALLEL_ROWS`] rows without friction pairs store their rows in colour order,
+//!    within a colour by block of particles, once the rows have stayed the same for a step; each
+//!    colour then runs its blocks on every core (a block's rows touch only its particles) and the
+//!    rows that straddle two blocks on one, with the same numbers for any thread count.
 //! 6. Positions: `x = x̂ + h·(v − v₀ + v_p)`, which is `x* + h·(v + v_p)`; unconstrained particles
-//!    keep `x̂` exactly, so without constraints the trajectory is the relax solver's.
+//!    keep `x̂` exactly, so without constraints the trajectory is the relax solver's. Then
+//!    `position_iterations` nonlinear Gauss-Seidel sweeps over the positions (Box2D v2.4's
+//!    position solver): sticks evaluated where they are and corrected fully, contacts pushed out
+//!    by `β·(C + slop)`, at most 0.2 m per row and sweep; velocities are left as the sweeps of
+//!    step 5 made them.
 //! 7. `relax_iterations` relax sweeps (rigid rows unbiased, `b` = speculative part only,
 //!    `s_m = 1`, `s_i = 0`; compliant rows keep their spring, which is physics, not
 //!    stabilisation) and one restitution sweep (normal rows with `e > 0` that approached faster
@@ -54,10 +61,22 @@
 //! kinetic energy in one second; an independent 30-line model of the same method does the same
 //! to the last digit, so it is the method, not this code (`tests/pgs.rs` asserts both). Bullet's
 //! warm-start factor 0.85 and split impulses each remove it; `split_impulse = false` keeps the
-//! textbook form for ablations. The price: the position correction no longer rides on the
-//! warm-started velocity impulses, so on the quickstart's 12 × 12 cloth at 10 iterations the
-//! swing drifts further (peak violation 0.14 m against 0.07 m for the textbook form and 0.05 m
-//! for `pgs-bullet`); on a swinging 10-link chain it drifts less (0.044 m against 0.092 m).
+//! textbook form for ablations.
+//!
+//! Why sticks carry their curvature: velocity rows linearised at the start of the step keep a
+//! link's length only to first order; a link that turns by `θ` in one step ends about `L·θ²/2`
+//! longer. The `chain` scene (20 links of 0.1 m released horizontally) turns its links by up to
+//! 1.05 rad a step at the bottom of the swing. Split rows linearised at the start of the step
+//! then push along each link's old direction: they tore that chain to 12.7 times its length
+//! (more iterations made it worse: 14.5 at 100), and an independent model of textbook split
+//! impulses does the same (`tests/pgs.rs`). With the curvature in the split rows of sticks,
+//! solved fully, the chain peaks at 11 % stretch in the whip and holds within 4.2 % after 5 s
+//! (30 iterations: 3.2 % and 1.2 %; 100: 0.8 % and 0.2 %); Box2D 2.3 (8 velocity
+//! and 3 position iterations, rigid distance joints between small circles) peaks at 16 % and
+//! holds within 7.6 % on the same chain, and `pgs-ngs` at 18 % and 7.4 %. Full correction,
+//! rather than β = 0.2, because an unconverged velocity solve leaves sag every step that a fifth
+//! of does not remove: without warm start the chain then hangs at 4.6 times its length (1.9
+//! with full correction). The quickstart's 12 × 12 cloth stays within 4.4 mm (0.14 m before).
 //!
 //! Loops per step: one pass over constraints and particles × colliders to gather rows, one over
 //! rows to prepare and warm start, `iterations` (× 2 with split impulses) `+ relax_iterations
@@ -160,7 +179,8 @@ pub struct PgsConfig {
     /// `baumgarte` or `soft` (default: `baumgarte`).
     pub feedback: Feedback,
     /// Baumgarte factor β in [0, 1]: the fraction of the position error removed per step
-    /// (default: 0.2, Bullet's ERP).
+    /// (default: 0.2, Bullet's ERP). The position-level passes (split rows, position sweeps)
+    /// correct rigid sticks and joints fully, as Box2D v2.4's position solver does joints.
     pub baumgarte: f64,
     /// Solve the Baumgarte correction on pseudo velocities that never enter the momentum (split
     /// impulse), instead of in the velocity rows (default: true; see the module docs).
@@ -192,10 +212,11 @@ pub struct PgsConfig {
     pub restitution_threshold: f64,
     /// Substeps the runner uses when none are given on the command line (default: 1).
     pub substeps: u32,
-    /// Rigid bodies: nonlinear Gauss-Seidel position sweeps over the contacts after the
-    /// positions are updated (Box2D v2.4's position solver; β = `baumgarte`, at most 0.2 m per
-    /// point and sweep). With any, Baumgarte feedback leaves the contacts' velocity rows (and
-    /// their split rows) and acts only here (default: 0; the `pgs-ngs` preset: 3).
+    /// Nonlinear Gauss-Seidel position sweeps over the joints, sticks and contacts after the
+    /// positions are updated (Box2D v2.4's position solver; joints and sticks corrected fully,
+    /// contacts by β = `baumgarte`, at most 0.2 m per row and sweep), on particles and rigid
+    /// bodies. With any, Baumgarte feedback leaves the velocity rows (and the split rows) and
+    /// acts only here (default: 0; the `pgs-ngs` preset: 3).
     pub position_iterations: u32,
     /// Rigid bodies: solve each island (connected by contacts) on its own, each stopping on its
     /// own tolerance (default: true). With `false` all contacts are one system; with no
@@ -538,7 +559,7 @@ impl PgsSolver {
             && self.rows.len() == self.colour_order_ids.len()
             && self.rows.heads().iter().zip(&self.colour_order_ids).all(|(r, id)| r.id == *id);
         let order = sorted.then_some(self.colour_order.as_slice());
-        self.prepared.prepare(&self.rows, order, &self.w, &self.cfg, h, &self.v0, warm);
+        self.prepared.prepare(scene, &self.rows, order, &self.w, &self.cfg, h, &self.v0, warm);
         // (Still one prepared row per gathered row: a contact that gained friction rows since
         // the layout was made sends the step through the one-by-one sweep.)
         self.prepared.in_layout = sorted && self.prepared.vrows.len() == self.rows.len();
@@ -599,9 +620,10 @@ impl PgsSolver {
         let omega = self.cfg.omega;
         for it in 1..=n_iter {
             let (mut max, mut sum2, mut count, mut dl2) =
-                self.prepared.sweep(Pass::Biased, &self.w, omega, &mut self.ordering, &mut self.rng);
+                self.prepared.sweep(Pass::Biased, &self.w, &state.x_prev, omega, &mut self.ordering, &mut self.rng);
             if split {
-                let (m, s, c, d) = self.prepared.sweep(Pass::Split, &self.w, omega, &mut self.ordering, &mut self.rng);
+                let (m, s, c, d) =
+                    self.prepared.sweep(Pass::Split, &self.w, &state.x_prev, omega, &mut self.ordering, &mut self.rng);
                 (max, sum2, count, dl2) = (max.max(m), sum2 + s, count + c, dl2 + d);
             }
             (info.iterations, info.outer) = (it, it);
@@ -616,16 +638,21 @@ impl PgsSolver {
                 break;
             }
         }
-        // 6. Positions.
+        // 6. Positions, then the nonlinear Gauss-Seidel position sweeps.
         let p = &mut self.prepared;
         for i in 0..n {
             state.x[i] += (p.v[i] - self.v0[i] + p.vp[i]) * h;
+        }
+        if self.cfg.feedback == Feedback::Baumgarte {
+            for _ in 0..self.cfg.position_iterations {
+                p.position_sweep(&mut state.x, &state.x_prev, &self.w, &self.cfg);
+            }
         }
         // 7. Relax and restitution change velocities only.
         self.v_solved.clone_from(&p.v);
         let v_solved = &self.v_solved;
         for _ in 0..self.cfg.relax_iterations {
-            p.sweep(Pass::Relax, &self.w, omega, &mut self.ordering, &mut self.rng);
+            p.sweep(Pass::Relax, &self.w, &state.x_prev, omega, &mut self.ordering, &mut self.rng);
         }
         for k in 0..p.bouncy.len() {
             let r = p.bouncy[k];

@@ -1,7 +1,8 @@
 //! The prepared velocity rows of the PGS solver and the sweeps over them.
 
-use solverlab_core::rows::{tangents, IdMap, RowKind, RowSet, ROW_PARTICLES};
-use solverlab_core::Vec3;
+use solverlab_core::model::{Kind, Sense};
+use solverlab_core::rows::{decode, tangents, IdMap, RowKind, RowRef, RowSet, ROW_PARTICLES};
+use solverlab_core::{Scene, Vec3};
 
 use super::{Feedback, PgsConfig};
 use crate::order::{block_start, Ordering};
@@ -25,8 +26,8 @@ pub(super) struct VRow {
     pub bias: f64,
     /// Bias of the relax sweeps: the speculative part and `∂C/∂t` only.
     pub relax_bias: f64,
-    /// Baumgarte bias of the split (pseudo-velocity) sweeps; the row takes part in them when
-    /// `split` is set.
+    /// Baumgarte bias of the split (pseudo-velocity) sweeps (m/s); the row takes part in them
+    /// when `split` is set.
     pub split_bias: f64,
     pub mass_scale: f64,
     pub impulse_scale: f64,
@@ -36,13 +37,18 @@ pub(super) struct VRow {
     pub split: bool,
     /// A compliant row: its soft coefficients are physics, kept in the relax sweeps too.
     pub compliant: bool,
+    /// A rigid equality stick (two particles, `C = |x_b − x_a| − rest`, gradient `(−u, u)`): the
+    /// position-level passes (split sweeps, nonlinear Gauss-Seidel) evaluate it at the positions
+    /// they correct instead of only at the start of the step.
+    pub stick: bool,
     /// The row's first slot in [`Parts`].
     pub start: u32,
     pub id: u64,
     /// `J v` before warm starting, for restitution.
     pub vn0: f64,
     pub restitution: f64,
-    /// The position-level `C` at the start of the step (m), for the linearised penetration.
+    /// The position-level `C` at the start of the step (m), for the linearised penetration and
+    /// the position sweeps.
     pub c: f64,
 }
 
@@ -108,11 +114,36 @@ pub(super) fn soft(hz: f64, zeta: f64, h: f64) -> (f64, f64, f64) {
 // `PARALLEL_ROWS` rows on (the relaxation family's threshold).
 use crate::PARALLEL_ROWS;
 
+/// What the split sweeps read besides the pseudo velocities: the start-of-step positions `x0`
+/// and the velocities `v` (both indexed by particle, not offset by a block's first particle),
+/// and the step `h`, so that a stick's row can be evaluated at the end-of-step positions
+/// `x0 + h·(v + v_p)`.
+#[derive(Clone, Copy)]
+pub(super) struct EndOfStep<'a> {
+    pub x0: &'a [Vec3],
+    pub v: &'a [Vec3],
+    pub h: f64,
+}
+
 /// One row's sweep: the new accumulated impulse from the velocities `v` (the pseudo velocities
 /// for `Pass::Split`) of the particles from `first` on, stored in the row and applied to `v`.
 /// Returns the natural residual and the applied change (see the module docs of `pgs`); `None` for
 /// a row the pass skips.
+///
+/// A split sweep over a `stick` also removes the stick's curvature. The linear split row
+/// `J* v_p + β·C*/h = 0` (`J* = (−u*, u*)` and `C*` at the start of the step) assumes that the
+/// end-of-step length is `C* + h·J*(v + v_p)`; a link that turns by `θ` in the step is longer
+/// than that by about `|d|·θ²/2`, and a swinging chain's links turn by most of a radian a step at
+/// the bottom of the swing. So the stick's row is the linear row plus the remainder
+/// `R = C(e) − C* − h·J*(v + v_p)` at the end-of-step positions `e = x0 + h·(v + v_p)`:
+/// `F = C(e) − (1 − β)·C* − h·J*·v = 0` (a stick's `β` is 1: see [`Rows::prepare`]), solved by
+/// `Δλ = −m·F/h` along the end-of-step direction `u = (e_b − e_a)/|e_b − e_a|` (one Newton step
+/// on the stick's end length). With converged velocity rows (`J*·v = 0`) this leaves
+/// `(1 − β)·C*`, as the linear row does; it does not chase the velocity rows' own residual,
+/// which their next sweeps remove (chasing it, the pseudo impulses of touching contacts lift a
+/// resting box whenever a stick's correction moves a corner down).
 #[inline(always)]
+#[allow(clippy::too_many_arguments)]
 fn row_sweep(
     row: &mut VRow,
     parts: &Parts,
@@ -121,9 +152,15 @@ fn row_sweep(
     w: &[f64],
     pass: Pass,
     omega: f64,
+    end: Option<EndOfStep>,
 ) -> Option<(f64, f64)> {
     if row.m == 0.0 || (pass == Pass::Split && !row.split) {
         return None;
+    }
+    if pass == Pass::Split && row.stick {
+        if let Some(end) = end {
+            return Some(stick_split(row, parts, v, first, w, omega, end));
+        }
     }
     let (lambda, bias, ms, is) = match pass {
         Pass::Biased => (row.lambda, row.bias, row.mass_scale, row.impulse_scale),
@@ -146,6 +183,36 @@ fn row_sweep(
         v[i - first] += j * (w[i] * dl);
     }
     Some((res, dl))
+}
+
+/// The split sweep of a stick (see [`row_sweep`]); `vp` are the pseudo velocities from particle
+/// `first` on. The residual is `|F|/h` (m/s).
+#[inline(always)]
+fn stick_split(
+    row: &mut VRow,
+    parts: &Parts,
+    vp: &mut [Vec3],
+    first: usize,
+    w: &[f64],
+    omega: f64,
+    end: EndOfStep,
+) -> (f64, f64) {
+    let slot = row.start as usize;
+    let (a, b) = (parts.p[slot] as usize, parts.p[slot + 1] as usize);
+    let u0 = parts.j[slot + 1];
+    let at = |i: usize, vp: &[Vec3]| end.x0[i] + (end.v[i] + vp[i - first]) * end.h;
+    let d = at(b, vp) - at(a, vp);
+    let len = d.norm();
+    // Coinciding ends: keep the start-of-step direction.
+    let u = if len > 0.0 { d / len } else { u0 };
+    // F/h = (|e_b − e_a| − |x0_b − x0_a|)/h + β·C*/h − J*·v, the rest length cancelling.
+    let f = (len - (end.x0[b] - end.x0[a]).norm()) / end.h + row.split_bias - u0.dot(&(end.v[b] - end.v[a]));
+    let target = -row.m * f;
+    let dl = omega * target;
+    row.split_lambda += dl;
+    vp[a - first] -= u * (w[a] * dl);
+    vp[b - first] += u * (w[b] * dl);
+    (f.abs(), dl)
 }
 
 /// A sweep's statistics: (max, sum of squares, count, Σ Δλ²) of the residuals.
@@ -200,6 +267,19 @@ pub(super) struct Rows {
     pub v: Vec<Vec3>,
     /// Pseudo velocities of the split sweeps (m/s).
     pub vp: Vec<Vec3>,
+    /// The step (s).
+    pub h: f64,
+}
+
+/// The rest length of the rigid equality stick that row `id` belongs to, if it is one.
+fn stick_rest(scene: &Scene, id: u64) -> Option<f64> {
+    match decode(id) {
+        RowRef::Constraint { index, axis: 0 } => match scene.constraints.get(index)?.kind {
+            Kind::Stick { rest, sense: Sense::Equal, .. } => Some(rest),
+            _ => None,
+        },
+        _ => None,
+    }
 }
 
 fn apply(v: &mut [Vec3], w: &[f64], parts: &Parts, row: &VRow, dl: f64) {
@@ -235,6 +315,7 @@ impl Rows {
     #[allow(clippy::too_many_arguments)]
     pub fn prepare(
         &mut self,
+        scene: &Scene,
         rows: &RowSet,
         order: Option<&[u32]>,
         w: &[f64],
@@ -252,7 +333,11 @@ impl Rows {
         let (contact_hz, joint_hz) = cfg.soft_hertz(h);
         let (joint_rate, joint_ms, joint_is) = soft(joint_hz.max(1e-12), cfg.joint_damping_ratio, h);
         let (contact_rate, contact_ms, contact_is) = soft(contact_hz.max(1e-12), cfg.contact_damping_ratio, h);
-        let split = cfg.split_impulse && cfg.feedback == Feedback::Baumgarte;
+        self.h = h;
+        // Nonlinear Gauss-Seidel position sweeps take Baumgarte's place in the velocity rows
+        // (Box2D v2.4); otherwise split impulses may.
+        let ngs = cfg.position_iterations > 0 && cfg.feedback == Feedback::Baumgarte;
+        let split = cfg.split_impulse && cfg.feedback == Feedback::Baumgarte && !ngs;
         for i in 0..rows.len() {
             let row = rows.get(order.map_or(i, |o| o[i] as usize));
             let k = row.w_grad2(w);
@@ -268,6 +353,7 @@ impl Rows {
                 split_bias: 0.0,
                 split: false,
                 compliant: false,
+                stick: false,
                 lo: f64::NEG_INFINITY,
                 hi: f64::INFINITY,
                 lambda: 0.0,
@@ -277,6 +363,9 @@ impl Rows {
                 c: row.c,
             };
             let c = row.c;
+            if let (RowKind::Equality, 2, 0.0) = (row.kind, row.particles.len(), row.compliance) {
+                vr.stick = stick_rest(scene, row.id).is_some();
+            }
             if row.compliance > 0.0 {
                 let gamma = row.compliance / (h * h);
                 vr.m = 1.0 / (k + gamma);
@@ -287,9 +376,15 @@ impl Rows {
             } else if k > 0.0 {
                 vr.m = 1.0 / k;
                 match (row.kind, cfg.feedback) {
+                    (RowKind::Equality, Feedback::Baumgarte) if ngs => vr.bias = row.dc_dt,
                     (RowKind::Equality, Feedback::Baumgarte) if split => {
+                        // A position-level pass corrects a stick fully (as Box2D v2.4's position
+                        // solver does joints): with β = 0.2 an unconverged velocity solve leaves
+                        // more sag each step than a fifth of it removes, and a 20-link chain
+                        // hangs at 4.6 times its length without warm start (1.9 with full
+                        // correction).
                         vr.bias = row.dc_dt;
-                        vr.split_bias = cfg.baumgarte * c / h;
+                        vr.split_bias = if vr.stick { c / h } else { cfg.baumgarte * c / h };
                         vr.split = true;
                     }
                     (RowKind::Equality, Feedback::Baumgarte) => vr.bias = cfg.baumgarte * c / h + row.dc_dt,
@@ -304,6 +399,7 @@ impl Rows {
                         vr.relax_bias = c / h;
                         vr.split = split;
                     }
+                    (RowKind::Inequality, Feedback::Baumgarte) if ngs => {}
                     (RowKind::Inequality, Feedback::Baumgarte) if split => {
                         vr.split_bias = (cfg.baumgarte * (c + cfg.slop).min(0.0) / h).max(-cfg.max_push);
                         vr.split = true;
@@ -348,6 +444,7 @@ impl Rows {
                             split: false,
                             split_bias: 0.0,
                             compliant: false,
+                            stick: false,
                             lo: f64::NEG_INFINITY,
                             hi: f64::INFINITY,
                             restitution: 0.0,
@@ -390,9 +487,11 @@ impl Rows {
     }
 
     /// Starts row `r` from the last step's impulses times `warm.factor`, applied to the
-    /// velocities; equality rows also from their pseudo impulses. A contact's pseudo impulse from
-    /// the last step would push a body that no longer penetrates clear of the surface, where it
-    /// floats without friction.
+    /// velocities; linear equality rows (pins) also from their pseudo impulses. A contact's
+    /// pseudo impulse from the last step would push a body that no longer penetrates clear of the
+    /// surface, where it floats without friction. A stick's pseudo impulse holds the last step's
+    /// curvature correction, which its split sweeps compute afresh: started from it as well, the
+    /// 20-link chain of the `chain` scene is torn within a second.
     fn warm_start(&mut self, r: usize, w: &[f64], warm: &Warm) {
         let id = self.ids[r];
         // The last step's position of this row: the same position while the rows stay the same.
@@ -402,33 +501,42 @@ impl Rows {
         self.vrows[r].lambda = l;
         self.apply(w, r, l);
         let l = warm.split[k];
-        if !l.is_nan() && self.vrows[r].split && self.vrows[r].lo == f64::NEG_INFINITY {
+        let row = &self.vrows[r];
+        if !l.is_nan() && row.split && !row.stick && row.lo == f64::NEG_INFINITY {
             let l = l * warm.factor;
             self.vrows[r].split_lambda = l;
             self.apply_split(w, r, l);
         }
     }
 
-    /// One sweep of `pass` in `ordering` with SOR factor `omega`. Returns (max, sum of squares,
-    /// count, Σ Δλ²) of the residuals.
+    /// One sweep of `pass` in `ordering` with SOR factor `omega`; `x0` are the start-of-step
+    /// positions (read by the split sweeps over sticks). Returns (max, sum of squares, count,
+    /// Σ Δλ²) of the residuals.
+    #[allow(clippy::too_many_arguments)]
     pub fn sweep(
         &mut self,
         pass: Pass,
         w: &[f64],
+        x0: &[Vec3],
         omega: f64,
         ordering: &mut Ordering,
         rng: &mut Rng,
     ) -> (f64, f64, usize, f64) {
         if self.in_layout {
-            return self.block_sweep(pass, w, omega);
+            return self.block_sweep(pass, w, x0, omega);
         }
         let (mut max, mut sum2, mut count, mut dl2) = (0.0f64, 0.0, 0usize, 0.0);
         for order in ordering.passes(rng) {
             for &it in order {
                 match self.items[it] {
                     Item::Single(r) => {
-                        let v = if pass == Pass::Split { &mut self.vp } else { &mut self.v };
-                        let Some((res, dl)) = row_sweep(&mut self.vrows[r], &self.parts, v, 0, w, pass, omega) else {
+                        let (target, end) = match pass {
+                            Pass::Split => (&mut self.vp, Some(EndOfStep { x0, v: &self.v, h: self.h })),
+                            _ => (&mut self.v, None),
+                        };
+                        let Some((res, dl)) =
+                            row_sweep(&mut self.vrows[r], &self.parts, target, 0, w, pass, omega, end)
+                        else {
                             continue;
                         };
                         max = max.max(res);
@@ -473,17 +581,80 @@ impl Rows {
 }
 
 impl Rows {
+    /// One nonlinear Gauss-Seidel position sweep over the rows (Box2D v2.4's position solver),
+    /// in prepared order, moving the end-of-step positions `x` directly; `x0` are the
+    /// start-of-step positions. Each displacement is also added to the pseudo velocities
+    /// (`Δx/h`), so that the step's velocities stay what the velocity sweeps made them.
+    ///
+    /// * A stick is evaluated at the current positions, `C = |x_b − x_a| − rest` (written
+    ///   `|x_b − x_a| − |x0_b − x0_a| + C₀`), and corrected fully: `Δλ = −C/K` along the current
+    ///   direction (Box2D corrects joints fully).
+    /// * Every other row is linear in the positions from the start of the step,
+    ///   `C = C₀ + J·(x − x0) + h·∂C/∂t`: equality rows (pins) are corrected fully; an
+    ///   inequality row (a contact, a distance limit) only when `C + slop < 0`, by
+    ///   `C' = β·(C + slop)`, Box2D's contact rule.
+    /// * Every correction is capped at [`MAX_CORRECTION`] per row and sweep, Box2D's
+    ///   `b2_maxLinearCorrection`; friction rows and compliant rows take no part.
+    pub fn position_sweep(&mut self, x: &mut [Vec3], x0: &[Vec3], w: &[f64], cfg: &PgsConfig) {
+        let inv_h = 1.0 / self.h;
+        for it in 0..self.items.len() {
+            let Item::Single(r) = self.items[it] else { continue };
+            let row = self.vrows[r];
+            if row.m == 0.0 || row.compliant {
+                continue;
+            }
+            let parts = &self.parts;
+            if row.stick {
+                let slots = row.start as usize;
+                let (a, b) = (parts.p[slots] as usize, parts.p[slots + 1] as usize);
+                let d = x[b] - x[a];
+                let len = d.norm();
+                let u = if len > 0.0 { d / len } else { parts.j[slots + 1] };
+                let c = len - (x0[b] - x0[a]).norm() + row.c;
+                let s = row.m * c.clamp(-MAX_CORRECTION, MAX_CORRECTION);
+                for (i, step) in [(a, u * (w[a] * s)), (b, -u * (w[b] * s))] {
+                    x[i] += step;
+                    self.vp[i] += step * inv_h;
+                }
+                continue;
+            }
+            let moved: f64 = parts.of(&row).map(|(i, j)| j.dot(&(x[i] - x0[i]))).sum();
+            let c = match row.lo {
+                f64::NEG_INFINITY => (row.c + moved + self.h * row.relax_bias).clamp(-MAX_CORRECTION, MAX_CORRECTION),
+                _ => (cfg.baumgarte * (row.c + moved + cfg.slop)).clamp(-MAX_CORRECTION, 0.0),
+            };
+            if c == 0.0 {
+                continue;
+            }
+            let s = -row.m * c;
+            for (i, j) in parts.of(&row) {
+                let step = j * (w[i] * s);
+                x[i] += step;
+                self.vp[i] += step * inv_h;
+            }
+        }
+    }
+}
+
+/// The largest correction of one row in one position sweep (m): Box2D's
+/// `b2_maxLinearCorrection`, which keeps a deep overlap from being resolved in one jump.
+pub(super) const MAX_CORRECTION: f64 = 0.2;
+
+impl Rows {
     /// One sweep over rows stored in the coloured layout: colour by colour, the particle blocks
     /// on every core (each on its own slices of the rows and of the velocities: a block's rows
     /// touch only its particles), then the rows that straddle two blocks on one. The rows are
     /// visited in the order they are stored, as the one-by-one sweep does, and the statistics
     /// are summed block by block in block order, so every number is the same for any thread
     /// count.
-    fn block_sweep(&mut self, pass: Pass, w: &[f64], omega: f64) -> Stats {
+    fn block_sweep(&mut self, pass: Pass, w: &[f64], x0: &[Vec3], omega: f64) -> Stats {
         use rayon::prelude::*;
         let layout = std::mem::take(&mut self.layout);
         let parallel = self.vrows.len() >= PARALLEL_ROWS && rayon::current_num_threads() > 1;
-        let v = if pass == Pass::Split { &mut self.vp } else { &mut self.v };
+        let (v, end) = match pass {
+            Pass::Split => (&mut self.vp, Some(EndOfStep { x0, v: &self.v, h: self.h })),
+            _ => (&mut self.v, None),
+        };
         let pj = &self.parts;
         let n = v.len();
         let mut stats: Stats = (0.0, 0.0, 0, 0.0);
@@ -501,7 +672,7 @@ impl Rows {
             let one = |(first, v, rows): (usize, &mut [Vec3], &mut [VRow])| {
                 let mut s: Stats = (0.0, 0.0, 0, 0.0);
                 for row in rows {
-                    if let Some((res, dl)) = row_sweep(row, pj, v, first, w, pass, omega) {
+                    if let Some((res, dl)) = row_sweep(row, pj, v, first, w, pass, omega, end) {
                         s = add(s, res, dl);
                     }
                 }
@@ -516,7 +687,7 @@ impl Rows {
             stats = block_stats.iter().fold(stats, |a, b| merge(a, *b));
             let mut straddling: Stats = (0.0, 0.0, 0, 0.0);
             for row in &mut self.vrows[parts[BLOCKS]..parts[BLOCKS + 1]] {
-                if let Some((res, dl)) = row_sweep(row, pj, v, 0, w, pass, omega) {
+                if let Some((res, dl)) = row_sweep(row, pj, v, 0, w, pass, omega, end) {
                     straddling = add(straddling, res, dl);
                 }
             }
