@@ -290,6 +290,25 @@ impl RigidXpbd {
         fix
     }
 
+    /// Applies a positional correction `impulse` (kg·m) at the points of `a` and `b` (in their
+    /// frames, world for a collider) that are at `la` and `lb` in the poses `st`.
+    pub(crate) fn push_at(
+        &self,
+        st: &mut [RigidState],
+        a: usize,
+        b: Option<usize>,
+        la: &Vec3,
+        lb: &Vec3,
+        impulse: Vec3,
+    ) {
+        let (pa, pb) = (Self::point(st, Some(a), la), Self::point(st, b, lb));
+        let fix = self.push_pair(st, Some(a), b, &pa, &pb, impulse);
+        for &(k, dx, dq) in &fix.moves[..fix.len] {
+            st[k].x += dx;
+            st[k].q = rotate(&st[k].q, &dq, 1.0);
+        }
+    }
+
     /// An angular correction: `a` turns by `I_a⁻¹·n`, `b` by the opposite.
     fn turn_pair(&self, a: Option<usize>, b: Option<usize>, n: Vec3) -> Fix {
         let mut fix = Fix::default();
