@@ -142,12 +142,13 @@ pub fn presets() -> Vec<Preset> {
         },
         Preset {
             name: "jacobi-cheb",
-            summary: "Chebyshev-accelerated Jacobi (Wang 2015): ρ = 0.99 from the 3rd sweep, ω = 1.5, 10 iterations",
+            summary: "Chebyshev-accelerated Jacobi (Wang 2015): ρ measured in each step by sweeps 2–4 (at most 0.99), extrapolation from the 5th sweep, ω = 1.5, 10 iterations",
             config: SolverConfig::Relax(RelaxConfig {
                 mode: Mode::Jacobi,
                 omega: 1.5,
                 chebyshev_rho: 0.99,
-                chebyshev_delay: 3,
+                chebyshev_delay: 5,
+                chebyshev_estimate: true,
                 ..relax.clone()
             }),
         },

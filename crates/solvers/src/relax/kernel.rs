@@ -486,6 +486,19 @@ pub(super) fn copy_into<T: Copy + Send + Sync + Default>(dst: &mut Vec<T>, src: 
     dst.par_chunks_mut(CHUNK).zip(src.par_chunks(CHUNK)).for_each(|(d, s)| d.copy_from_slice(s));
 }
 
+/// `Σ |x − old|²` over the movable particles (`w > 0`), summed in fixed chunks in order, so that
+/// any thread count gives the same number.
+pub(super) fn change_norm2(x: &[Vec3], old: &[Vec3], w: &[f64]) -> f64 {
+    let part = |(x, (old, w)): (&[Vec3], (&[Vec3], &[f64]))| -> f64 {
+        x.iter().zip(old).zip(w).filter(|(_, w)| **w > 0.0).map(|((x, old), _)| (x - old).norm_squared()).sum()
+    };
+    if !parallel(x.len()) {
+        return x.chunks(CHUNK).zip(old.chunks(CHUNK).zip(w.chunks(CHUNK))).map(part).sum();
+    }
+    let parts: Vec<f64> = x.par_chunks(CHUNK).zip(old.par_chunks(CHUNK).zip(w.par_chunks(CHUNK))).map(part).collect();
+    parts.iter().sum()
+}
+
 /// Chebyshev's step `x = old + (x − old)·weight` for the movable particles (`w > 0`) and for every
 /// multiplier, on every core for large systems (elementwise: the same numbers either way).
 pub(super) fn extrapolate(x: &mut [Vec3], old_x: &[Vec3], w: &[f64], lambda: &mut [f64], old_l: &[f64], weight: f64) {

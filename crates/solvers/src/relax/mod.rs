@@ -41,7 +41,19 @@
 //!         are not extrapolated), with `ω = 1` before the delay `S`, `ω_S = 2/(2 − ρ²)` and
 //!         `ω_{k+1} = 4/(4 − ρ²ω_k)`. `ρ` estimates the spectral radius of the plain
 //!         iteration; too large a `ρ` or too early a start overshoots, and a chain at
-//!         `ρ = 0.99, S = 1` blows up (the `jacobi-cheb` preset starts at `S = 3`).
+//!         `ρ = 0.99, S = 1` blows up. With `chebyshev_estimate` (the `jacobi-cheb` preset) `ρ`
+//!         is measured in every step, as Wang measures it on each mesh: the ratio
+//!         `‖x_k − x_{k−1}‖/‖x_{k−1} − x_{k−2}‖` of the last two plain sweeps before `S` (the
+//!         power iteration's estimate of the plain iteration's largest eigenvalue), at most
+//!         `chebyshev_rho`, and 0 (no extrapolation) when that ratio is 1 or more (contacts
+//!         switching on: the sweeps are not contracting yet). Should an extrapolated sweep
+//!         still change the positions more than the one before, the step drops the
+//!         extrapolation and finishes with plain sweeps. A fixed `ρ = 0.99` suits a large cloth
+//!         but not a pendulum, whose plain iteration converges in one sweep: there it left a
+//!         violation 200 times the plain one's, and on the hinge, the spring and the stick in a
+//!         box 10 to 400 times. Measured over 120 frames of every builtin (`S = 5`, at most
+//!         0.99), the estimate ends no worse than plain Jacobi on any, and on the default cloth
+//!         keeps the mean violation at 0.4 of plain Jacobi's.
 //!    3. Stop when the common violation (see `# Residual`) is at most `tolerance`.
 //! 4. Restitution ([`solverlab_core::integrate::apply_restitution`], shared with CG and
 //!    direct): a particle that hit a collider with restitution `e > 0` faster than `2|g|h` gets
@@ -166,6 +178,10 @@ pub struct RelaxConfig {
     /// The iteration at which the Chebyshev extrapolation starts, at least 1 (default: 5); the
     /// ones before it are plain.
     pub chebyshev_delay: u32,
+    /// Estimate ρ in every step from the plain sweeps before the delay, at most
+    /// `chebyshev_rho`, and drop the extrapolation for the rest of a step whose sweeps start to
+    /// grow (default: false; see the module docs).
+    pub chebyshev_estimate: bool,
 }
 
 impl Default for RelaxConfig {
@@ -183,6 +199,7 @@ impl Default for RelaxConfig {
             xpbd: false,
             chebyshev_rho: 0.0,
             chebyshev_delay: 5,
+            chebyshev_estimate: false,
         }
     }
 }
@@ -469,8 +486,8 @@ impl RelaxSolver {
 
     /// The Chebyshev weight of iteration `it` (1-based) given the previous one (Wang 2015, eq. 12):
     /// 1 before the delay `S`, `2/(2 − ρ²)` at `S`, then `4/(4 − ρ²ω_{k−1})`.
-    fn chebyshev_weight(&self, it: usize, previous: f64) -> f64 {
-        let (rho, delay) = (self.cfg.chebyshev_rho, self.cfg.chebyshev_delay as usize);
+    fn chebyshev_weight(&self, rho: f64, it: usize, previous: f64) -> f64 {
+        let delay = self.cfg.chebyshev_delay as usize;
         if rho == 0.0 || self.cfg.mode == Mode::GaussSeidel || it < delay {
             1.0
         } else if it == delay {
@@ -656,6 +673,12 @@ impl Solver for RelaxSolver {
             kernel::copy_into(&mut self.cheb_prev.1, &self.lambda);
         }
         let mut weight = 1.0;
+        // The estimate of ρ, the last sweep's change (m) and whether the extrapolation is on.
+        let (mut rho, mut last_change, mut accelerate) = (self.cfg.chebyshev_rho, 0.0f64, true);
+        let estimate = self.cfg.chebyshev_estimate;
+        if estimate {
+            rho = 0.0;
+        }
         for it in 1..=n_iter {
             if chebyshev {
                 kernel::copy_into(&mut self.cheb_cur.0, &state.x);
@@ -697,9 +720,22 @@ impl Solver for RelaxSolver {
                 let jacobi = self.cfg.mode != Mode::GaussSeidel;
                 residual = residual.max(self.rigid.sweep(scene, &mut state.rigid, jacobi, scale, ctx.h));
             }
-            if chebyshev {
+            if chebyshev && estimate {
+                let change = kernel::change_norm2(&state.x, &self.cheb_cur.0, &self.w).sqrt();
+                let delay = self.cfg.chebyshev_delay as usize;
+                if it < delay && it > 1 && last_change > 0.0 {
+                    // A sweep that changed more than the one before is not contracting yet
+                    // (contacts switching on): no extrapolation from it.
+                    let ratio = change / last_change;
+                    rho = if ratio < 1.0 { ratio.min(self.cfg.chebyshev_rho) } else { 0.0 };
+                } else if it > delay && change > last_change {
+                    accelerate = false;
+                }
+                last_change = change;
+            }
+            if chebyshev && accelerate {
                 // x_{k+1} = ω (x̂ − x_{k−1}) + x_{k−1} for the particles and their multipliers.
-                weight = self.chebyshev_weight(it, weight);
+                weight = self.chebyshev_weight(rho, it, weight);
                 if weight != 1.0 {
                     let (old_x, old_l) = (&self.cheb_prev.0, &self.cheb_prev.1);
                     kernel::extrapolate(&mut state.x, old_x, &self.w, &mut self.lambda, old_l, weight);
