@@ -101,6 +101,7 @@ fn label(column: &str) -> String {
         "rms_violation" => "RMS |C| (m)".into(),
         "max_penetration" => "max penetration (m)".into(),
         "max_stretch" | "final_max_stretch" => "max length / rest".into(),
+        "tear" => "largest tear (fraction of length)".into(),
         "energy" => "energy (J)".into(),
         "slide_acceleration" => "acceleration from rest, 2Δx/t² (m/s²)".into(),
         "scene.angle" => "incline angle θ (°)".into(),
@@ -212,6 +213,28 @@ fn series_name(row: &[String], sc: &[usize], series_cols: &[String]) -> String {
         .join(", ")
 }
 
+/// Each run's status from `runs.csv` in `dir`, for the runs that did not end `ok` (empty when
+/// there is no runs.csv).
+fn failed_runs(dir: &Path) -> BTreeMap<usize, String> {
+    let Ok(runs) = Table::read(&dir.join("runs.csv")) else { return BTreeMap::new() };
+    let (Some(rc), Some(sc)) = (runs.col("run"), runs.col("status")) else { return BTreeMap::new() };
+    runs.rows
+        .iter()
+        .filter(|r| r[sc] != "ok")
+        .filter_map(|r| r[rc].parse().ok().map(|run| (run, r[sc].clone())))
+        .collect()
+}
+
+/// A series' legend name, marked with the status of any of its runs that did not end `ok`
+/// (`spring [torn]`): a torn or diverged run's line is drawn, and says so.
+fn marked(name: String, runs: &BTreeSet<usize>, failed: &BTreeMap<usize, String>) -> String {
+    let statuses: BTreeSet<&str> = runs.iter().filter_map(|r| failed.get(r)).map(String::as_str).collect();
+    match statuses.is_empty() {
+        true => name,
+        false => format!("{name} [{}]", statuses.into_iter().collect::<Vec<_>>().join(", ")),
+    }
+}
+
 /// One series of a drawn figure, for the report: its legend name, its colour and the runs whose
 /// rows it draws.
 pub struct SeriesRuns {
@@ -254,9 +277,11 @@ pub fn series_runs(spec: &FigureSpec, dir: &Path) -> Result<Vec<SeriesRuns>, Str
             None => panel.push((name, BTreeSet::from([run]))),
         }
     }
+    let failed = failed_runs(dir);
     let mut out: Vec<SeriesRuns> = Vec::new();
     for panel in panels.into_values() {
         for (index, (name, runs)) in panel.into_iter().enumerate() {
+            let name = marked(name, &runs, &failed);
             match out.get_mut(index) {
                 Some(s) => s.runs.extend(runs),
                 None => out.push(SeriesRuns {
@@ -279,12 +304,13 @@ pub fn svg_files(spec: &FigureSpec) -> Vec<String> {
     }
 }
 
-fn lines(spec: &FigureSpec, table: &Table, file: &ExperimentFile) -> Figure {
+fn lines(spec: &FigureSpec, table: &Table, file: &ExperimentFile, failed: &BTreeMap<usize, String>) -> Figure {
     let ys = spec.y.as_ref().map(OneOrMany::list).unwrap_or_default();
     let series_cols = spec.series.as_ref().map(OneOrMany::list).unwrap_or_else(|| vec!["label".into()]);
     let xc = table.col(&spec.x).expect("validated");
     let sc: Vec<usize> = series_cols.iter().filter_map(|c| table.col(c)).collect();
     let frame_col = table.col("frame");
+    let run_col = table.col("run");
     let panel_values: Vec<Option<String>> = match spec.panels.as_deref().and_then(|p| table.col(p)) {
         Some(pc) => table.rows.iter().map(|r| r[pc].clone()).collect::<BTreeSet<_>>().into_iter().map(Some).collect(),
         None => vec![None],
@@ -296,6 +322,7 @@ fn lines(spec: &FigureSpec, table: &Table, file: &ExperimentFile) -> Figure {
             // series name → (x → values), in first-appearance order.
             let mut order: Vec<String> = Vec::new();
             let mut groups: BTreeMap<String, Vec<(f64, f64, f64)>> = BTreeMap::new();
+            let mut runs: BTreeMap<String, BTreeSet<usize>> = BTreeMap::new();
             for row in &table.rows {
                 if !keep(table, spec, row) {
                     continue;
@@ -310,6 +337,9 @@ fn lines(spec: &FigureSpec, table: &Table, file: &ExperimentFile) -> Figure {
                     order.push(name.clone());
                 }
                 let frame = frame_col.map_or(0.0, |c| table.num(row, c));
+                if let Some(run) = run_col.and_then(|c| row[c].parse().ok()) {
+                    runs.entry(name.clone()).or_default().insert(run);
+                }
                 groups.entry(name).or_default().push((table.num(row, xc), table.num(row, yc), frame));
             }
             let t_max = groups.values().flatten().map(|p| p.0).fold(0.0, f64::max);
@@ -344,6 +374,8 @@ fn lines(spec: &FigureSpec, table: &Table, file: &ExperimentFile) -> Figure {
                             pts
                         }
                     };
+                    let runs = runs.remove(&name).unwrap_or_default();
+                    let name = marked(name, &runs, failed);
                     let label = match (spec.fit, loglog_slope(&points)) {
                         (true, Some(s)) => format!("{name} (slope {s:.2})"),
                         _ => name,
@@ -556,6 +588,7 @@ pub fn position_frames(file: &ExperimentFile) -> Vec<u64> {
 /// Draws every figure of `file` from the CSVs in `dir`; returns the files written.
 pub fn draw_all(file: &ExperimentFile, dir: &Path) -> Result<Vec<PathBuf>, String> {
     let mut written = Vec::new();
+    let failed = failed_runs(dir);
     let mut tables: BTreeMap<String, Table> = BTreeMap::new();
     for spec in &file.figures {
         if crate::INTERRUPTED.load(std::sync::atomic::Ordering::Relaxed) {
@@ -579,7 +612,7 @@ pub fn draw_all(file: &ExperimentFile, dir: &Path) -> Result<Vec<PathBuf>, Strin
         let table = &tables[&spec.table];
         let figure = match spec.kind {
             FigureKind::Profile => profile(spec, table, file),
-            _ => lines(spec, table, file),
+            _ => lines(spec, table, file, &failed),
         };
         written.extend(
             solverlab_plot::write_figure(&figure, &dir.join(&spec.name)).map_err(|e| format!("{}: {e}", spec.name))?,

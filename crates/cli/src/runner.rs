@@ -75,9 +75,10 @@ pub trait Sink {
 
 /// How a run ended, with what its summary needs.
 pub struct RunSummary {
-    /// `ok`, `diverged`, `failed` or `interrupted`.
+    /// `ok`, `torn` (a stick or joint tore, [`solverlab_core::sim::tear`], and the run went on
+    /// to its last frame), `diverged` (NaN, or a blow-up bound), `failed` or `interrupted`.
     pub status: String,
-    /// Why it diverged or failed.
+    /// Why it diverged, tore or failed.
     pub error: String,
     /// Hash of the final state.
     pub hash: String,
@@ -225,20 +226,21 @@ fn convergence(run: &RunConfig, spec: &ConvergenceSpec) -> Result<(Vec<Convergen
     let h = run.scene.dt / run.substeps as f64;
     let ctx = StepContext { scene: &run.scene, h };
     let caps: Vec<u64> = spec.caps.clone().unwrap_or_else(|| (0..=8).map(|p| 1u64 << p).collect());
-    let solve = |config: &SolverConfig, observer: &mut dyn Observer| -> Result<(State, usize, f64, f64), String> {
-        let mut solver = solverlab_solvers::build(config, &run.label).map_err(|e| e.to_string())?;
-        solver.prepare(&run.scene).map_err(|e| e.to_string())?;
-        let mut prime = predicted(&run.scene, &before, h);
-        solver.solve(&ctx, &mut prime, &mut NullObserver).map_err(|e| e.to_string())?;
-        let mut state = predicted(&run.scene, &at, h);
-        let t = Instant::now();
-        let info = solver.solve(&ctx, &mut state, observer).map_err(|e| e.to_string())?;
-        let seconds = t.elapsed().as_secs_f64();
-        let lambda = |j: usize, axis: usize| solver.multiplier(constraint_row_id(j, axis));
-        let v = violation(&run.scene, &state.x, state.time, h, &lambda)
-            .max(solverlab_core::metrics::rigid_violation(&run.scene, &state.rigid));
-        Ok((state, info.iterations, seconds, v))
-    };
+    let solve =
+        |config: &SolverConfig, observer: &mut dyn Observer| -> Result<(State, usize, f64, f64), String> {
+            let mut solver = solverlab_solvers::build(config, &run.label).map_err(|e| e.to_string())?;
+            solver.prepare(&run.scene).map_err(|e| e.to_string())?;
+            let mut prime = predicted(&run.scene, &before, h);
+            solver.solve(&ctx, &mut prime, &mut NullObserver).map_err(|e| e.to_string())?;
+            let mut state = predicted(&run.scene, &at, h);
+            let t = Instant::now();
+            let info = solver.solve(&ctx, &mut state, observer).map_err(|e| e.to_string())?;
+            let seconds = t.elapsed().as_secs_f64();
+            let lambda = |j: usize, axis: usize| solver.multiplier(constraint_row_id(j, axis));
+            let v = violation(&run.scene, &state.x, state.time, h, &lambda)
+                .max(solverlab_core::metrics::rigid_violation(&run.scene, &state.rigid, state.time));
+            Ok((state, info.iterations, seconds, v))
+        };
     let mut rows = Vec::new();
     for &cap in &caps {
         let (state, iterations, seconds, violation) = solve(&with_cap(&run.solver, cap), &mut NullObserver)?;
@@ -321,6 +323,9 @@ pub fn execute(
         }
         match result {
             Ok(r) => {
+                if let (Some(what), true) = (solverlab_core::sim::tear(&r.metrics), out.error.is_empty()) {
+                    out.error = format!("the run tore in frame {} under solver `{}`: {what}", r.frame, run.label);
+                }
                 if r.frame % steps_every == 0 {
                     sink.step(&r)?;
                 }
@@ -345,13 +350,18 @@ pub fn execute(
             }
         }
     }
+    // A run that tore and went on to the end ends torn (a divergence or an interruption says
+    // more).
+    if out.status == "ok" && !out.error.is_empty() {
+        out.status = "torn".into();
+    }
     // The last frame's row is always written.
     if let Some(last) = out.steps.last().filter(|r| r.frame % steps_every != 0) {
         sink.step(last)?;
     }
     out.hash = hex(state_hash(&sim.state));
     drop(sim);
-    if let (Some(spec), "ok") = (study, out.status.as_str()) {
+    if let (Some(spec), "ok" | "torn") = (study, out.status.as_str()) {
         match convergence(run, spec) {
             Ok((rows, trace)) => (out.convergence, out.frozen_trace) = (rows, trace),
             Err(e) => {

@@ -16,9 +16,9 @@ use crate::output::num;
 /// geometric `|C|` of equality rows alone; `support_force` is the total normal force of the world
 /// colliders (N).
 #[rustfmt::skip]
-pub const STEP_COLUMNS: [&str; 29] = [
+pub const STEP_COLUMNS: [&str; 30] = [
     "frame", "time", "iterations", "outer_iterations", "residual", "converged", "violation", "max_violation",
-    "rms_violation", "max_penetration", "max_stretch", "kinetic_energy", "potential_energy", "momentum_x",
+    "rms_violation", "max_penetration", "max_stretch", "tear", "kinetic_energy", "potential_energy", "momentum_x",
     "momentum_y", "momentum_z", "angular_momentum_x", "angular_momentum_y", "angular_momentum_z", "com_x", "com_y", "com_z", "rms_speed", "body_drift", "top_drift", "in_place",
     "support_force", "solve_seconds", "integrate_seconds",
 ];
@@ -42,6 +42,7 @@ pub fn step_fields(r: &FrameReport) -> Vec<String> {
         num(m.rms_violation),
         num(m.max_penetration),
         num(m.max_stretch),
+        num(m.tear),
         num(m.kinetic_energy),
         num(m.potential_energy),
         num(m.momentum.x),

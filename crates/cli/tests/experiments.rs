@@ -254,3 +254,39 @@ preset = "gs"
     let left: Vec<_> = std::fs::read_dir(&d).unwrap().map(|e| e.unwrap().file_name()).collect();
     assert!(!out.exists(), "nothing written: {left:?}");
 }
+
+/// A run that tears is counted as `torn` in runs.csv, the run's note names it, and the figure's
+/// legend marks its line: the textbook sequential impulses tear the swinging chain, `pgs` holds it.
+#[test]
+fn torn_runs_are_counted_and_their_lines_marked() {
+    let dir = common::absent("experiments", "torn");
+    std::fs::create_dir_all(&dir).unwrap();
+    let (o, out) = run(
+        &dir,
+        r#"
+name = "torn"
+frames = 60
+[[scene]]
+name = "chain"
+[[solver]]
+label = "textbook"
+preset = "pgs"
+set = { split_impulse = false }
+[[solver]]
+label = "split"
+preset = "pgs"
+[[figure]]
+name = "stretch"
+x = "frame"
+y = "max_stretch"
+"#,
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("torn"), "the note names the torn run");
+    let (h, rows) = table(&out.join("runs.csv"));
+    let (label, status) = (h.iter().position(|c| c == "label").unwrap(), h.iter().position(|c| c == "status").unwrap());
+    let status_of = |l: &str| rows.iter().find(|r| r[label] == l).unwrap()[status].clone();
+    assert_eq!((status_of("textbook").as_str(), status_of("split").as_str()), ("torn", "ok"));
+    let svg = std::fs::read_to_string(out.join("stretch.svg")).unwrap();
+    assert!(svg.contains("textbook [torn]") && !svg.contains("split [torn]"), "the legend marks the torn line");
+}

@@ -43,6 +43,11 @@ pub struct StepMetrics {
     pub max_penetration: f64,
     /// Largest `length/rest` over equality sticks; 1 when there are none.
     pub max_stretch: f64,
+    /// The largest tear, a fraction: `|length − rest|/rest` over rigid (compliance 0) equality
+    /// sticks, and over the joints that hold the anchor gap divided by the size (twice the
+    /// bounding radius) of the smaller body the joint holds. A run is torn above
+    /// [`crate::sim::TEAR`]; 0 when there are neither.
+    pub tear: f64,
     /// Kinetic energy (J).
     pub kinetic_energy: f64,
     /// Potential energy (J): gravitational, relative to the origin, plus elastic `½ C²/α`.
@@ -152,6 +157,9 @@ pub fn measure(scene: &Scene, state: &State, h: f64, lambda: &dyn Fn(u64) -> f64
                     count += 1;
                     m.max_violation = m.max_violation.max(value.abs());
                     m.max_stretch = m.max_stretch.max((value + rest) / rest);
+                    if c.compliance == 0.0 {
+                        m.tear = m.tear.max(value.abs() / rest);
+                    }
                 } else {
                     m.max_penetration = m.max_penetration.max(-value);
                 }
@@ -213,25 +221,34 @@ pub fn measure(scene: &Scene, state: &State, h: f64, lambda: &dyn Fn(u64) -> f64
     if !scene.rigid.is_empty() {
         let pen = crate::rigid::max_penetration(scene, &state.rigid);
         m.max_penetration = m.max_penetration.max(pen);
-        let joints = joint_violation(scene, &state.rigid);
+        let joints = joint_violation(scene, &state.rigid, state.time);
         m.max_violation = m.max_violation.max(joints);
         m.violation = m.violation.max(pen).max(joints);
+        for j in (0..scene.joints.len()).filter(|&j| scene.joint_active(j, state.time)) {
+            let joint = &scene.joints[j];
+            let size = |b: usize| 2.0 * scene.rigid[b].shape.bounding_radius();
+            let size = joint.b.map_or(size(joint.a), |b| size(joint.a).min(size(b)));
+            m.tear = m.tear.max(joint.error(&scene.rigid, &state.rigid).0 / size);
+        }
     }
     m
 }
 
 /// The largest joint error of the rigid bodies at `states`: anchor gaps (m) and angular errors
 /// (rad) ([`crate::rigid::Joint::error`]).
-pub fn joint_violation(scene: &Scene, states: &[crate::rigid::RigidState]) -> f64 {
-    scene.joints.iter().map(|j| j.error(&scene.rigid, states)).fold(0.0, |v, (gap, angle)| v.max(gap).max(angle))
+pub fn joint_violation(scene: &Scene, states: &[crate::rigid::RigidState], time: f64) -> f64 {
+    (0..scene.joints.len())
+        .filter(|&j| scene.joint_active(j, time))
+        .map(|j| scene.joints[j].error(&scene.rigid, states))
+        .fold(0.0, |v, (gap, angle)| v.max(gap).max(angle))
 }
 
 /// The common violation of the rigid bodies at `states`: the largest penetration (m) and joint
 /// error ([`joint_violation`]).
-pub fn rigid_violation(scene: &Scene, states: &[crate::rigid::RigidState]) -> f64 {
+pub fn rigid_violation(scene: &Scene, states: &[crate::rigid::RigidState], time: f64) -> f64 {
     match scene.rigid.is_empty() {
         true => 0.0,
-        false => crate::rigid::max_penetration(scene, states).max(joint_violation(scene, states)),
+        false => crate::rigid::max_penetration(scene, states).max(joint_violation(scene, states, time)),
     }
 }
 

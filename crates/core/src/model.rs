@@ -289,6 +289,14 @@ impl Scene {
         self.removals.iter().any(|r| r.rigid && r.body == k && r.time <= time)
     }
 
+    /// Whether joint `j` still holds at `time`: a joint leaves the scene with either of its
+    /// bodies (every family and the metrics skip it from then on).
+    pub fn joint_active(&self, j: usize, time: f64) -> bool {
+        let joint = &self.joints[j];
+        self.removals.is_empty()
+            || !(self.rigid_removed(joint.a, time) || joint.b.is_some_and(|b| self.rigid_removed(b, time)))
+    }
+
     /// Adds a particle and returns its index.
     pub fn add(&mut self, p: Particle) -> usize {
         self.particles.push(p);

@@ -5,10 +5,19 @@
 //! solver re-implements them. The simulation measures wall time around the solver (the solver
 //! never times itself) and stops with [`SimError::Diverged`] the moment a coordinate is NaN or
 //! infinite, naming the frame and the solver. A run that blows up without producing a NaN stops
-//! with [`SimError::BlewUp`] at the end of the frame in which a stick is stretched beyond
-//! [`BLOWUP_STRETCH`] (100) times its rest length or the kinetic energy exceeds [`BLOWUP_ENERGY`]
-//! (10⁶) times the scene's [`energy_scale`] (its initial kinetic energy plus what gravity can
-//! release over its height, at least 1 J).
+//! with [`SimError::BlewUp`] at the end of the frame in which it is measured to: in a scene that
+//! puts no energy in (no moving pins), the total energy has risen above its initial value by
+//! more than [`ENERGY_GAIN`] (10) times the scene's [`energy_scale`] (its initial kinetic and
+//! elastic energy plus what gravity can release over its height and 1 m more, at least 1 J);
+//! in any scene, a
+//! stick is stretched beyond [`BLOWUP_STRETCH`] (100) times its rest length or the kinetic
+//! energy exceeds [`BLOWUP_ENERGY`] (10⁶) times the energy scale.
+//!
+//! A run that tears without blowing up goes on (what happens after is part of the result), but
+//! the first frame in which a rigid stick is further than [`TEAR`] (50 %) of its rest length from
+//! it, or a joint's anchors are further apart than 50 % of the size of the smaller body it
+//! holds ([`crate::metrics::StepMetrics::tear`]), is named by [`tear`], and the runner ends such
+//! a run with the status `torn`.
 
 use std::time::Instant;
 
@@ -59,7 +68,7 @@ pub enum SimError {
         /// The solver's name.
         solver: String,
     },
-    /// A measured quantity passed its blow-up bound (see [`Simulation`]) without becoming NaN.
+    /// A measured quantity passed its blow-up bound (see the module docs) without becoming NaN.
     BlewUp {
         /// The frame (1-based) at whose end it was measured.
         frame: u64,
@@ -112,7 +121,34 @@ pub struct Simulation<'a> {
     contacts: Vec<crate::rigid::ContactForce>,
     /// The energy scale of the blow-up bound (J).
     energy_scale: f64,
+    /// The total energy at the start (J), and whether the scene puts energy in (moving pins),
+    /// when the energy-gain bound does not apply.
+    energy_start: f64,
+    energy_in: bool,
 }
+
+/// A rigid stick or a joint torn by more than this fraction tears the run
+/// ([`crate::metrics::StepMetrics::tear`]).
+pub const TEAR: f64 = 0.5;
+
+/// What tore in a frame measured `m`, if the tear passed [`TEAR`].
+pub fn tear(m: &StepMetrics) -> Option<String> {
+    (m.tear > TEAR).then(|| {
+        format!(
+            "a rigid stick or joint is torn by {:.0} % of its length (bound {:.0} %; largest stretch {:.3}×)",
+            100.0 * m.tear,
+            100.0 * TEAR,
+            m.max_stretch
+        )
+    })
+}
+
+/// In a scene that puts no energy in, a total energy above its initial value by more than this
+/// many energy scales ([`energy_scale`]) blows the run up. Ten, because position-based
+/// dynamics that ignores a spring's compliance legitimately turns its elastic energy into up to
+/// 7 times as much kinetic energy (the XPBD spring at 600 Hz), while a rigid chain that tears
+/// gains 15 scales.
+pub const ENERGY_GAIN: f64 = 10.0;
 
 /// A stick longer than this many times its rest length counts as a blow-up.
 pub const BLOWUP_STRETCH: f64 = 100.0;
@@ -120,25 +156,29 @@ pub const BLOWUP_STRETCH: f64 = 100.0;
 /// Kinetic energy above this many times [`energy_scale`] counts as a blow-up.
 pub const BLOWUP_ENERGY: f64 = 1e6;
 
-/// The energy a run can plausibly reach (J): the initial kinetic energy plus what gravity can
-/// release, the movable mass times `|g|` times the scene's initial height span plus 1 m, and at
-/// least 1 J (so that a scene at rest without gravity still has a scale).
+/// The energy a run can plausibly reach (J): the initial kinetic and elastic energy plus what
+/// gravity can release, the movable mass times `|g|` times the scene's initial height span plus
+/// 1 m, and at least 1 J (so that a scene at rest without gravity still has a scale).
 pub fn energy_scale(scene: &Scene, state: &State) -> f64 {
     let m0 = measure(scene, state, 1.0, &crate::metrics::no_multipliers);
     let g = scene.gravity.norm();
     let up = if g > 0.0 { -scene.gravity / g } else { Vec3::y() };
     let mut mass = 0.0;
+    let mut gravitational = 0.0;
     let (mut low, mut high) = (f64::INFINITY, f64::NEG_INFINITY);
     for (p, x) in scene.particles.iter().zip(&state.x).filter(|(p, _)| p.w > 0.0) {
         mass += 1.0 / p.w;
+        gravitational -= scene.gravity.dot(x) / p.w;
         (low, high) = (low.min(up.dot(x)), high.max(up.dot(x)));
     }
     for (b, r) in scene.rigid.iter().zip(&state.rigid).filter(|(b, _)| !b.is_fixed()) {
         mass += b.mass();
+        gravitational -= b.mass() * scene.gravity.dot(&r.x);
         (low, high) = (low.min(up.dot(&r.x)), high.max(up.dot(&r.x)));
     }
     let span = if high >= low { high - low } else { 0.0 };
-    (m0.kinetic_energy + mass * g * (span + 1.0)).max(1.0)
+    let elastic = (m0.potential_energy - gravitational).max(0.0);
+    (m0.kinetic_energy + elastic + mass * g * (span + 1.0)).max(1.0)
 }
 
 impl<'a> Simulation<'a> {
@@ -161,6 +201,11 @@ impl<'a> Simulation<'a> {
         solver.prepare(scene)?;
         let substeps = substeps.max(1);
         let energy_scale = energy_scale(scene, &state);
+        let m0 = measure(scene, &state, dt / substeps as f64, &crate::metrics::no_multipliers);
+        let energy_in = scene.constraints.iter().any(|c| match c.kind {
+            crate::model::Kind::Pin { velocity, .. } => velocity != Vec3::zeros(),
+            _ => false,
+        });
         Ok(Self {
             scene,
             solver,
@@ -172,6 +217,8 @@ impl<'a> Simulation<'a> {
             multipliers: Vec::new(),
             contacts: Vec::new(),
             energy_scale,
+            energy_start: m0.kinetic_energy + m0.potential_energy,
+            energy_in,
         })
     }
 
@@ -235,10 +282,15 @@ impl<'a> Simulation<'a> {
             let t0 = Instant::now();
             predict(self.scene, &self.kinematic, &mut self.state, self.h);
             let t1 = Instant::now();
-            let info: SolveInfo = self
-                .solver
-                .solve(&ctx, &mut self.state, observer)
-                .map_err(|error| SimError::Solver { frame, solver: self.solver.name().to_string(), error })?;
+            let info: SolveInfo = match self.solver.solve(&ctx, &mut self.state, observer) {
+                Ok(info) => info,
+                // A solver that fails on a NaN it was handed (a factorisation that meets it, say)
+                // reports the divergence, not its own symptom of it.
+                Err(_) if !self.state.is_finite() => {
+                    return Err(SimError::Diverged { frame, substep, solver: self.solver.name().to_string() })
+                }
+                Err(error) => return Err(SimError::Solver { frame, solver: self.solver.name().to_string(), error }),
+            };
             let t2 = Instant::now();
             report.integrate_seconds += (t1 - t0).as_secs_f64();
             report.solve_seconds += (t2 - t1).as_secs_f64();
@@ -254,10 +306,18 @@ impl<'a> Simulation<'a> {
         report.time = self.state.time;
         let solver = &*self.solver;
         report.metrics = measure(self.scene, &self.state, self.h, &|id| solver.multiplier(id));
+        let m = &report.metrics;
+        let gained = m.kinetic_energy + m.potential_energy - self.energy_start;
         let blown = if report.metrics.max_stretch > BLOWUP_STRETCH {
             Some(format!(
                 "a stick is stretched to {:.3e} times its rest length (bound {BLOWUP_STRETCH}×)",
                 report.metrics.max_stretch
+            ))
+        } else if !self.energy_in && gained > ENERGY_GAIN * self.energy_scale {
+            Some(format!(
+                "the total energy rose by {gained:.3e} J with none put in, above {ENERGY_GAIN} times the scene's energy \
+                 scale of {:.3e} J",
+                self.energy_scale
             ))
         } else if report.metrics.kinetic_energy > BLOWUP_ENERGY * self.energy_scale {
             Some(format!(

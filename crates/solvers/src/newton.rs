@@ -776,7 +776,7 @@ impl<L: Linear> Solver for Newton<L> {
         let mut x = state.x.clone();
         self.w.truncate(n);
         if rigid {
-            self.rigid.begin(scene, &mut state.rigid, h, n);
+            self.rigid.begin(scene, &mut state.rigid, h, n, state.time);
             self.rigid.push_inverse_masses(scene, &mut self.w);
             self.rigid.push_predicted(&mut x);
         }

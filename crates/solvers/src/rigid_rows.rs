@@ -206,9 +206,9 @@ struct Manifold {
 
 impl RigidRows {
     /// The prediction and the step's contacts; the bodies' coordinates start at block `offset`.
-    pub(crate) fn begin(&mut self, scene: &Scene, st: &mut [RigidState], h: f64, offset: usize) {
+    pub(crate) fn begin(&mut self, scene: &Scene, st: &mut [RigidState], h: f64, offset: usize, time: f64) {
         let start: Vec<UnitQuaternion<f64>> = st.iter().map(|s| s.q).collect();
-        self.xpbd.begin(scene, st, h);
+        self.xpbd.begin(scene, st, h, time);
         self.offset = offset;
         self.rot.clear();
         self.rot.extend(self.xpbd.predicted().iter().map(|(_, q)| *q.to_rotation_matrix().matrix()));
@@ -369,6 +369,9 @@ impl RigidRows {
             }
         }
         for (j, (joint, f)) in scene.joints.iter().zip(self.xpbd.frames()).enumerate() {
+            if !self.xpbd.joint_active(j) {
+                continue;
+            }
             let (ka, kb) = (Some(joint.a), joint.b);
             let (sa, sb) = (pose(ka), pose(kb));
             let (pa, pb) = (point(&sa, &f.anchor_a), point(&sb, &f.anchor_b));
@@ -577,7 +580,7 @@ mod tests {
     fn row_gradients_match_finite_differences() {
         let (scene, mut st) = scene();
         let mut rr = RigidRows::default();
-        rr.begin(&scene, &mut st, 1.0 / 60.0, 0);
+        rr.begin(&scene, &mut st, 1.0 / 60.0, 0, 1.0 / 60.0);
         assert!(rr.manifolds.len() >= 2, "the boxes should touch the floor and each other");
         for m in &mut rr.manifolds {
             m.stick = true;

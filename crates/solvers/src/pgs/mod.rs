@@ -473,9 +473,10 @@ impl PgsSolver {
         observer: &mut dyn Observer,
         report: bool,
     ) -> SolveInfo {
+        let time = state.time;
         let st = &mut state.rigid;
         let cfg = &self.cfg;
-        self.rigid.prepare(scene, st, cfg, h);
+        self.rigid.prepare(scene, st, cfg, h, time);
         let mut info = SolveInfo::default();
         let want_violation = (report && observer.wants_violation()) || cfg.tolerance > 0.0;
         let split = cfg.split_impulse && cfg.feedback == Feedback::Baumgarte;

@@ -148,6 +148,8 @@ struct Group {
 /// The rigid part of the PGS solver: per-step contacts and the impulses kept for warm starting.
 #[derive(Default)]
 pub(super) struct RigidSi {
+    /// Per joint, whether it holds this step (a joint leaves with a removed body).
+    active: Vec<bool>,
     contacts: Vec<RigidContact>,
     points: Vec<Point>,
     manifolds: Vec<Manifold>,
@@ -362,7 +364,9 @@ impl RigidSi {
     }
 
     /// Steps 1–4: contacts, rows and the warm start.
-    pub(super) fn prepare(&mut self, scene: &Scene, st: &mut [RigidState], cfg: &PgsConfig, h: f64) {
+    pub(super) fn prepare(&mut self, scene: &Scene, st: &mut [RigidState], cfg: &PgsConfig, h: f64, time: f64) {
+        self.active.clear();
+        self.active.extend((0..scene.joints.len()).map(|j| scene.joint_active(j, time)));
         let n = scene.rigid.len();
         self.cone = cfg.friction_cone;
         self.block = cfg.block;
@@ -472,7 +476,15 @@ impl RigidSi {
 
     /// Islands, waking, and the order and groups of the sweeps (see the module docs).
     fn build_islands(&mut self, scene: &Scene, st: &mut [RigidState], cfg: &PgsConfig) {
-        let (island, count) = islands(&scene.rigid, &self.contacts, &scene.joints);
+        // A joint that left with a removed body links nothing.
+        let (island, count) = match self.active.iter().all(|&a| a) {
+            true => islands(&scene.rigid, &self.contacts, &scene.joints),
+            false => {
+                let held: Vec<_> =
+                    scene.joints.iter().zip(&self.active).filter(|(_, a)| **a).map(|(j, _)| j.clone()).collect();
+                islands(&scene.rigid, &self.contacts, &held)
+            }
+        };
         // An island is awake if any of its bodies is: a body touched by an awake one wakes with
         // its whole island.
         self.awake.clear();
@@ -503,7 +515,7 @@ impl RigidSi {
         self.order.clear();
         self.order.extend((0..self.manifolds.len()).filter(|&i| awake(self.manifolds[i].island)));
         self.joint_order.clear();
-        self.joint_order.extend((0..scene.joints.len()).filter(|&j| awake(joint_island[j])));
+        self.joint_order.extend((0..scene.joints.len()).filter(|&j| self.active[j] && awake(joint_island[j])));
         self.groups.clear();
         if cfg.islands {
             self.order.sort_by_key(|&i| self.manifolds[i].island);
@@ -666,7 +678,7 @@ impl RigidSi {
                         (l1, l2) = (l1 * limit / len, l2 * limit / len);
                     }
                 }
-                FrictionCone::Pyramid => (l1, l2) = (l1.clamp(-limit, limit), l2.clamp(-limit, limit)),
+                FrictionCone::Pyramid => (l1, l2) = (l1.max(-limit).min(limit), l2.max(-limit).min(limit)),
             }
             (m.lt1, m.lt2) = (l1, l2);
             dl2 += (l1 - o1).powi(2) + (l2 - o2).powi(2);
@@ -676,7 +688,8 @@ impl RigidSi {
                 let spin = st[a].w - b.map_or(Vec3::zeros(), |k| st[k].w);
                 let old = m.l_twist;
                 let limit = m.mu * m.radius * total;
-                m.l_twist = (old - omega * m.m_twist * m.n.dot(&spin)).clamp(-limit, limit);
+                // (max/min, not clamp: a NaN limit from a diverged step must not panic.)
+                m.l_twist = (old - omega * m.m_twist * m.n.dot(&spin)).max(-limit).min(limit);
                 dl2 += (m.l_twist - old).powi(2);
                 self.apply_at(st, a, b, &m.ra, &m.rb, Vec3::zeros(), m.n * (m.l_twist - old), false);
             }

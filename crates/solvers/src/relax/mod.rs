@@ -663,7 +663,7 @@ impl Solver for RelaxSolver {
         self.contacts.begin_step(scene, state, &self.w, &self.radius);
         let rigid = scene.has_rigid();
         if rigid {
-            self.rigid.begin(scene, &mut state.rigid, ctx.h);
+            self.rigid.begin(scene, &mut state.rigid, ctx.h, state.time);
         }
         let mut info = SolveInfo::default();
         let want_violation = observer.wants_violation() || self.cfg.tolerance > 0.0;

@@ -103,6 +103,8 @@ pub(crate) struct RigidXpbd {
     /// Whether the current sweep is a Jacobi sweep.
     jacobi: bool,
     forces: Vec<ContactForce>,
+    /// Per joint, whether it holds this step (a joint leaves with a removed body).
+    active: Vec<bool>,
 }
 
 /// Which multiplier a pending Jacobi change belongs to.
@@ -197,8 +199,10 @@ impl RigidXpbd {
     }
 
     /// Steps 1–2: predicted poses and the step's contacts.
-    pub(crate) fn begin(&mut self, scene: &Scene, st: &mut [RigidState], h: f64) {
+    pub(crate) fn begin(&mut self, scene: &Scene, st: &mut [RigidState], h: f64, time: f64) {
         let n = scene.rigid.len();
+        self.active.clear();
+        self.active.extend((0..scene.joints.len()).map(|j| scene.joint_active(j, time)));
         self.inv_m = scene.rigid.iter().map(|b| b.inv_mass).collect();
         if self.frames.len() != scene.joints.len() {
             self.frames = scene.joints.iter().map(|j| JointFrame::new(j, &scene.rigid)).collect();
@@ -339,6 +343,9 @@ impl RigidXpbd {
             {
                 let read: &[RigidState] = if jacobi { &frozen } else { st };
                 let e = if r < joints {
+                    if !self.active[r] {
+                        continue;
+                    }
                     self.joint(scene, read, r, omega, h, &mut rows)
                 } else if r - joints < self.contacts.len() {
                     self.contact(read, r - joints, &mut rows)
@@ -524,11 +531,16 @@ impl RigidXpbd {
             let pb = Self::point(st, k.b, &k.lb);
             v = v.max(-(pa - pb).dot(&k.n));
         }
-        for j in &scene.joints {
+        for (j, _) in scene.joints.iter().zip(&self.active).filter(|(_, a)| **a) {
             let (gap, angle) = j.error(&scene.rigid, st);
             v = v.max(gap).max(angle);
         }
         v
+    }
+
+    /// Whether joint `j` holds this step (see [`solverlab_core::Scene::joint_active`]).
+    pub(crate) fn joint_active(&self, j: usize) -> bool {
+        self.active.get(j).copied().unwrap_or(true)
     }
 
     /// Steps 4–5, and the forces of the step.
