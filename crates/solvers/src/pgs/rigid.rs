@@ -481,7 +481,7 @@ impl RigidSi {
             true => islands(&scene.rigid, &self.contacts, &scene.joints),
             false => {
                 let held: Vec<_> =
-                    scene.joints.iter().zip(&self.active).filter(|(_, a)| **a).map(|(j, _)| j.clone()).collect();
+                    scene.joints.iter().zip(&self.active).filter(|(_, a)| **a).map(|(j, _)| *j).collect();
                 islands(&scene.rigid, &self.contacts, &held)
             }
         };
