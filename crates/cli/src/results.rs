@@ -213,12 +213,18 @@ impl Sink for RunWriter<'_> {
         }
         Ok(())
     }
-    fn forces(&mut self, frame: u64, multipliers: &[(u64, f64)], h: f64) -> std::io::Result<()> {
+    fn forces(
+        &mut self,
+        frame: u64,
+        multipliers: &[(u64, f64)],
+        joints: &[solverlab_core::rigid::JointForce],
+        h: f64,
+    ) -> std::io::Result<()> {
         if self.forces.is_none() {
             self.forces = Some(self.table("forces.csv", &FORCE_COLUMNS)?);
         }
         let table = self.forces.as_mut().expect("created");
-        for f in force_rows(self.scene, frame, multipliers, h) {
+        for f in force_rows(self.scene, frame, multipliers, joints, h) {
             table.row(Self::row(&self.prefix.1, f))?;
         }
         Ok(())
@@ -267,6 +273,11 @@ fn runs_fields(run: &RunConfig, warmup: u64, o: &RunSummary) -> Vec<String> {
         o.hash.clone(),
         num(quantile(&solve_ms, 0.5)),
         num(ms.iter().sum::<f64>() / ms.len().max(1) as f64),
+        num(max_of(&|r| r.metrics.tear)),
+        num(o.steps.first().map_or(0.0, |first| {
+            let energy = |r: &FrameReport| r.metrics.kinetic_energy + r.metrics.potential_energy;
+            o.steps.iter().map(|r| energy(r) - energy(first)).fold(0.0, f64::max)
+        })),
     ]
 }
 

@@ -69,8 +69,15 @@ pub trait Sink {
     fn positions(&mut self, frame: u64, x: &[Vec3], rigid: &[RigidState]) -> std::io::Result<()>;
     /// The rigid contacts with their forces at a recorded frame.
     fn contacts(&mut self, frame: u64, contacts: &[ContactForce]) -> std::io::Result<()>;
-    /// The multipliers `(row id, λ)` of a recorded frame, with the (sub)step `h`.
-    fn forces(&mut self, frame: u64, multipliers: &[(u64, f64)], h: f64) -> std::io::Result<()>;
+    /// The multipliers `(row id, λ)` and the joints' forces of a recorded frame, with the
+    /// (sub)step `h`.
+    fn forces(
+        &mut self,
+        frame: u64,
+        multipliers: &[(u64, f64)],
+        joints: &[solverlab_core::rigid::JointForce],
+        h: f64,
+    ) -> std::io::Result<()>;
 }
 
 /// How a run ended, with what its summary needs.
@@ -303,6 +310,7 @@ pub fn execute(
     }
     let mut contacts = Vec::new();
     let mut multipliers = Vec::new();
+    let mut joints = Vec::new();
     for _ in 0..run.frames {
         if INTERRUPTED.load(std::sync::atomic::Ordering::Relaxed) {
             out.status = "interrupted".into();
@@ -338,7 +346,8 @@ pub fn execute(
                 }
                 if recording.forces_every.is_some_and(|n| r.frame % n == 0) {
                     sim.solver().multipliers(&mut multipliers);
-                    sink.forces(r.frame, &multipliers, sim.h())?;
+                    sim.solver().rigid_joints(&mut joints);
+                    sink.forces(r.frame, &multipliers, &joints, sim.h())?;
                 }
                 out.steps.push(r);
                 progress();

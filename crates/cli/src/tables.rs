@@ -75,13 +75,15 @@ pub const RUN_COLUMNS: [&str; 4] = ["run", "scene", "label", "family"];
 /// `jitter` is the RMS of `rms_speed` over the settled window, the second half of the completed
 /// frames (m/s); `max_body_drift` and `max_top_drift` are the largest drifts over the run (m);
 /// `stood` is 1 if every body stayed in place in every frame, 0 if not, empty for scenes without
-/// bodies.
+/// bodies. `peak_tear` is the largest tear over the run (a fraction: `tear` of steps.csv; above
+/// 0.5 the run is `torn`), and `energy_gain` the largest rise of the total energy above the
+/// start's (J, 0 if it never rose).
 #[rustfmt::skip]
-pub const RUNS_COLUMNS: [&str; 22] = [
+pub const RUNS_COLUMNS: [&str; 24] = [
     "status", "particles", "constraints", "frames_completed", "unconverged_frames", "mean_iterations",
     "mean_outer_iterations", "step_ms_median", "step_ms_p25", "step_ms_p75", "final_violation", "peak_violation",
     "final_max_stretch", "max_penetration", "final_support_force", "jitter", "max_body_drift", "max_top_drift",
-    "stood", "final_state_hash", "solve_ms_median", "step_ms_mean",
+    "stood", "final_state_hash", "solve_ms_median", "step_ms_mean", "peak_tear", "energy_gain",
 ];
 
 /// Jitter: the RMS of the per-frame RMS particle speed over the second half of `steps` (frame 0
@@ -177,15 +179,29 @@ pub fn trace_fields(frame: u64, substep: u32, r: &IterationReport) -> Vec<String
 }
 
 /// Columns of `forces.csv`: one row per active constraint row (pins and friction pairs
-/// combined) per recorded frame; see `solverlab_core::forces` for kinds and signs.
-pub const FORCE_COLUMNS: [&str; 5] = ["frame", "kind", "a", "b", "force"];
+/// combined) per recorded frame; see `solverlab_core::forces` for kinds and signs. Rigid joints
+/// follow, one row each of kind `joint`: `a` and `b` its bodies (`world` for none), `force` the
+/// magnitude of the force on `a` (N) and `torque` that of the torque on `a` about the anchor
+/// (N·m; 0 for a ball joint); `torque` is empty on the other rows.
+pub const FORCE_COLUMNS: [&str; 6] = ["frame", "kind", "a", "b", "force", "torque"];
 
-/// The `forces.csv` rows of one frame from a solver's multipliers.
-pub fn force_rows(scene: &Scene, frame: u64, multipliers: &[(u64, f64)], h: f64) -> Vec<[String; 5]> {
-    solverlab_core::forces::forces(scene, multipliers, h)
+/// The `forces.csv` rows of one frame from a solver's multipliers and joint forces.
+pub fn force_rows(
+    scene: &Scene,
+    frame: u64,
+    multipliers: &[(u64, f64)],
+    joints: &[solverlab_core::rigid::JointForce],
+    h: f64,
+) -> Vec<[String; 6]> {
+    let rows = solverlab_core::forces::forces(scene, multipliers, h)
         .into_iter()
-        .map(|f| [frame.to_string(), f.kind.to_string(), f.a, f.b, num(f.force)])
-        .collect()
+        .map(|f| [frame.to_string(), f.kind.to_string(), f.a, f.b, num(f.force), String::new()]);
+    let joints = joints.iter().map(|f| {
+        let joint = &scene.joints[f.joint];
+        let b = joint.b.map_or("world".to_string(), |b| b.to_string());
+        [frame.to_string(), "joint".into(), joint.a.to_string(), b, num(f.force.norm()), num(f.torque.norm())]
+    });
+    rows.chain(joints).collect()
 }
 
 /// Columns of `bodies.csv`, written beside `positions.csv` for scenes with box bodies: each

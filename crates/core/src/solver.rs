@@ -178,6 +178,13 @@ pub trait Solver {
         out.clear();
     }
 
+    /// The force and torque each joint that holds applied in the last (sub)step
+    /// ([`crate::rigid::JointForce`]), into `out` (cleared first) in joint order; empty for
+    /// solvers and scenes without joints.
+    fn rigid_joints(&self, out: &mut Vec<crate::rigid::JointForce>) {
+        out.clear();
+    }
+
     /// Every nonzero multiplier of the last (sub)step as `(row id, λ)` pairs (N·s²), into `out`
     /// (cleared first), for the forces table.
     fn multipliers(&self, out: &mut Vec<(u64, f64)>) {

@@ -24,13 +24,16 @@
 //!    iteration starts from the previous step's multipliers times `warm_start` (matched by row
 //!    id); later ones from `Δλ = 0`, which is the current total `λ`, the best guess there is;
 //! 4. active set: an inequality row whose accumulated `λ + Δλ` would be negative (it would pull)
-//!    leaves and gives back what it pushed, `Δλ = −λ` (its displacement `W Jᵀ Δλ` joins the
-//!    step), and the remaining rows are solved again from the last solution, with their `C`
-//!    taken where the released rows leave the coordinates, up to `active_set_iterations` times;
-//!    after the cap any remaining negative change is clamped to zero, so contacts never pull.
-//!    A released row that kept its push instead would stay active with `λ > 0` while it
-//!    separates, and the merit could then not fall: a box released on a slope rocked in a
-//!    three-frame cycle under `cg`, 80 of 120 frames unconverged;
+//!    leaves, and the remaining rows are solved again from the last solution, up to
+//!    `active_set_iterations` times; after the cap any remaining negative change is clamped to
+//!    zero, so contacts never pull. A row that leaves while it still touches (`C ≤ 0`) keeps
+//!    what it pushed so far: on redundant contact sets the minimum-norm solution asks spurious
+//!    rows to pull, and letting them go drops a stack. A row that leaves separated (`C > 0`)
+//!    gives back what it pushed, `Δλ = −λ` (its displacement `W Jᵀ Δλ` joins the step, and the
+//!    others' `C` are taken from where it leaves the coordinates): kept, its push would hold it
+//!    active with `λ > 0` while it separates, the merit could not fall, and a box released on a
+//!    35° slope with μ = 0.5 rocked in a three-frame cycle under `cg` (80 of 120 frames
+//!    unconverged) instead of sliding;
 //! 5. `x += s·W Jᵀ Δλ`, `λ += s·Δλ` with the largest `s` in 1, ½, ¼, …, 1/64 that lowers the
 //!    merit `Σ (C + α̃λ)²` over the active rows (backtracking: with `η < 1` the inexact step is
 //!    still a descent direction); if none does, the system is solved again with `damping`
@@ -228,6 +231,8 @@ pub struct Newton<L: Linear> {
     /// Inequality rows the active set of this outer iteration released (step 4), with their
     /// changes `Δλ = −λ` and the displacement `W Jᵀ Δλ` those give.
     released: Released,
+    /// The joints' forces of the last step.
+    joint_forces: Vec<solverlab_core::rigid::JointForce>,
 }
 
 /// The rows an outer iteration's active set released, what they give back, and where that moves
@@ -355,6 +360,7 @@ impl<L: Linear> Newton<L> {
             particles: 0,
             rigid: RigidRows::default(),
             released: Released::default(),
+            joint_forces: Vec::new(),
         }
     }
 
@@ -544,12 +550,14 @@ impl<L: Linear> Newton<L> {
                 return Ok((dl, total));
             }
             previous_round = Some(self.rows.heads().iter().zip(&dl).map(|(r, d)| (r.id, *d)).collect());
-            // A pulling row leaves and gives back what it pushed, `Δλ = −λ`; the others are
-            // solved again from where that leaves the coordinates.
+            // A pulling row leaves. One that has separated gives back what it pushed,
+            // `Δλ = −λ`, and the others are solved again from where that leaves the
+            // coordinates; one that still touches keeps its push (see the module docs).
             if self.released.dx.is_empty() {
                 self.released.dx.resize(x.len(), Vec3::zeros());
             }
-            for ((r, l), _) in self.rows.iter().zip(&lambda).zip(&pulling).filter(|(_, p)| **p) {
+            let separated = |r: &RowView| r.c > 0.0;
+            for ((r, l), _) in self.rows.iter().zip(&lambda).zip(&pulling).filter(|((r, _), p)| **p && separated(r)) {
                 self.released.ids.push(r.id);
                 self.released.dl.push(-l);
                 for (&i, g) in r.particles.iter().zip(r.grad) {
@@ -823,6 +831,7 @@ impl<L: Linear> Solver for Newton<L> {
         }
         state.x.copy_from_slice(&x[..n]);
         if rigid {
+            self.rigid.joint_forces(scene, &x[n..], lookup(&self.current), h, &mut self.joint_forces);
             self.rigid.write_poses(&x[n..], &mut state.rigid);
             self.rigid.set_normal_multipliers(&lookup(&self.current));
             self.rigid.xpbd.finish(scene, &mut state.rigid, h);
@@ -860,6 +869,11 @@ impl<L: Linear> Solver for Newton<L> {
     fn rigid_contacts(&self, out: &mut Vec<solverlab_core::rigid::ContactForce>) {
         out.clear();
         out.extend_from_slice(self.rigid.xpbd.forces());
+    }
+
+    fn rigid_joints(&self, out: &mut Vec<solverlab_core::rigid::JointForce>) {
+        out.clear();
+        out.extend_from_slice(&self.joint_forces);
     }
 
     fn multiplier(&self, id: u64) -> f64 {

@@ -39,9 +39,13 @@
 //!    c_b⁰)) = 0` along the tangents, and one its bodies' relative turn about the normal, and the
 //!    second pass solves them with the normal and joint rows. A manifold whose rows took more
 //!    than its cone (`|λₜ| > μ·Σλₙ`, or a twist above `μ·Σλₙ` times its radius) is released
-//!    and the round runs again with it sliding under the passes' Coulomb correction, topped up
-//!    at its centre to the whole cone along the direction holding it asked for (point by point
-//!    the passes stop a sliding box's corners by turning it, which the normal rows undo). Rows per
+//!    and the round runs again with it sliding under the passes' Coulomb correction. (Point by
+//!    point, the passes can stop a sliding box's corners by turning it, which the normal rows
+//!    then undo: a box released from rest on a 35° slope with μ = 0.5 takes 56 % of its cone in
+//!    its first step and slides 2.2 % further in 2 s than the discrete closed form; from the
+//!    second step on its acceleration is Coulomb's to 1e-4. Applying the rest of the cone at a
+//!    sliding manifold's centre fixed the box and made a pile of ragdolls under `direct` gain
+//!    energy, so it is not done.) Rows per
 //!    point instead of per manifold over-constrain a box (eight tangent rows and four normal
 //!    rows on six degrees of freedom, not all satisfiable at once when the box must tilt) and the
 //!    direct solve stopped converging; friction fixed after the normal solve (as for the
@@ -199,9 +203,6 @@ struct Manifold {
     /// for more than the cone allows.
     stick: bool,
     released: bool,
-    /// Once released: the unit direction of the correction on `a` that holding it asked for,
-    /// along which it slides with its whole cone.
-    slide: Vec3,
 }
 
 impl RigidRows {
@@ -246,7 +247,6 @@ impl RigidRows {
                 qb0: start(run[0].b),
                 stick: false,
                 released: false,
-                slide: Vec3::zeros(),
             });
             first = end;
         }
@@ -374,58 +374,43 @@ impl RigidRows {
             }
             let (ka, kb) = (Some(joint.a), joint.b);
             let (sa, sb) = (pose(ka), pose(kb));
-            let (pa, pb) = (point(&sa, &f.anchor_a), point(&sb, &f.anchor_b));
-            let (ra, rb) = (arm(&sa, &pa), arm(&sb, &pb));
-            let mut push = |row: Row| {
+            for w in world_joint_rows(joint, f, sa.as_ref().map(|p| (p.x, p.q)), sb.as_ref().map(|p| (p.x, p.q))) {
+                let mut row = Self::row(joint_id(j, w.row), w.c, w.kind, w.compliance);
+                self.add(&mut row, ka, sa.as_ref(), w.linear_a, w.angular_a);
+                self.add(&mut row, kb, sb.as_ref(), w.linear_b, w.angular_b);
                 if row.n > 0 {
                     rows.push(&row);
                 }
-            };
-            for (axis, e) in [Vec3::x(), Vec3::y(), Vec3::z()].into_iter().enumerate() {
-                let mut row = Self::row(joint_id(j, axis), e.dot(&(pa - pb)), RowKind::Equality, joint.compliance);
-                self.add(&mut row, ka, sa.as_ref(), e, ra.cross(&e));
-                self.add(&mut row, kb, sb.as_ref(), -e, -rb.cross(&e));
-                push(row);
             }
-            let qa = sa.as_ref().map_or(UnitQuaternion::identity(), |s| s.q);
-            let qb = sb.as_ref().map_or(UnitQuaternion::identity(), |s| s.q);
-            // An angular row: its value and its gradients for a's and b's world rotations.
-            let mut angular = |id: u64, value: f64, kind: RowKind, ga: Vec3, gb: Vec3| {
-                let mut row = Self::row(id, value, kind, 0.0);
-                self.add(&mut row, ka, sa.as_ref(), Vec3::zeros(), ga);
-                self.add(&mut row, kb, sb.as_ref(), Vec3::zeros(), gb);
-                push(row);
-            };
-            match joint.kind {
-                JointKind::Ball => {}
-                JointKind::Revolute { lower, upper, .. } => {
-                    let (axis_a, axis_b) = (qa * f.axis_a, qb * f.axis_b);
-                    // The axes agree when b's axis has no component along the two directions
-                    // a carries perpendicular to its own: `C = s·a_b`, with `s` turning with a.
-                    let (ref_a, ref_b) = (qa * f.ref_a, qb * f.ref_b);
-                    for (row, s) in [ref_a, axis_a.cross(&ref_a)].into_iter().enumerate() {
-                        let g = s.cross(&axis_b);
-                        angular(joint_id(j, 3 + row), s.dot(&axis_b), RowKind::Equality, g, -g);
-                    }
-                    let theta = ref_a.cross(&ref_b).dot(&axis_a).atan2(ref_a.dot(&ref_b));
-                    if theta - lower < LIMIT_MARGIN {
-                        angular(joint_id(j, 5), theta - lower, RowKind::Inequality, -axis_a, axis_a);
-                    }
-                    if upper - theta < LIMIT_MARGIN {
-                        angular(joint_id(j, 6), upper - theta, RowKind::Inequality, axis_a, -axis_a);
-                    }
-                }
-                JointKind::Fixed => {
-                    // `φ_rel = log(q_b·(q_a·rel)⁻¹)`: turning b by `δω` changes it by
-                    // `J_l⁻¹(φ_rel)·δω`, turning a by `−J_r⁻¹(φ_rel)·δω`.
-                    let phi = (qb * (qa * f.relative).inverse()).scaled_axis();
-                    for (axis, e) in [Vec3::x(), Vec3::y(), Vec3::z()].into_iter().enumerate() {
-                        let gb = left_jacobian_inverse_transpose(&phi, &e);
-                        let ga = -left_jacobian_inverse_transpose(&-phi, &e);
-                        angular(joint_id(j, 3 + axis), e.dot(&phi), RowKind::Equality, ga, gb);
-                    }
+        }
+    }
+
+    /// The force and torque each joint that held applied to its body `a`, from its rows'
+    /// multipliers `lambda` (N·s², by row id) at the coordinates `c`, over `h²`: the point
+    /// rows' gradients on `a` give the force, the angular rows' the torque about the anchor.
+    pub(crate) fn joint_forces(
+        &self,
+        scene: &Scene,
+        c: &[Vec3],
+        lambda: impl Fn(u64) -> f64,
+        h: f64,
+        out: &mut Vec<solverlab_core::rigid::JointForce>,
+    ) {
+        out.clear();
+        let pose = |k: Option<usize>| k.map(|k| self.pose(c, k)).map(|p| (p.x, p.q));
+        for (j, (joint, f)) in scene.joints.iter().zip(self.xpbd.frames()).enumerate() {
+            if !self.xpbd.joint_active(j) {
+                continue;
+            }
+            let mut force = solverlab_core::rigid::JointForce { joint: j, ..Default::default() };
+            for w in world_joint_rows(joint, f, pose(Some(joint.a)), pose(joint.b)) {
+                let l = lambda(joint_id(j, w.row)) / (h * h);
+                match w.row < 3 {
+                    true => force.force += w.linear_a * l,
+                    false => force.torque += w.angular_a * l,
                 }
             }
+            out.push(force);
         }
     }
 
@@ -480,25 +465,6 @@ impl RigidRows {
             c.ln = *ln;
         }
         self.xpbd.friction_passes(st, FRICTION_PASSES);
-        // A released manifold slides: Coulomb's law gives its friction, the whole cone `μ·Σλₙ`
-        // against the slip, at its centre. The passes alone give less: point by point, each
-        // corner of a sliding box stops slipping by turning the box about the others (a
-        // correction the normal rows then undo), and a box released from rest on a 35° slope
-        // with μ = 0.5 took 56 % of its cone in its first step and kept the extra speed.
-        for m in self.manifolds.iter().filter(|m| m.released && m.slide != Vec3::zeros()) {
-            let run = &self.xpbd.contacts()[m.first..m.end];
-            let ln: f64 = run.iter().map(|c| c.ln).sum();
-            let taken = run.iter().map(|c| c.lt).sum::<Vec3>().dot(&m.slide);
-            let extra = run[0].mu * ln - taken;
-            if ln <= 0.0 || extra <= 0.0 {
-                continue;
-            }
-            let (a, b) = (run[0].a, run[0].b);
-            self.xpbd.push_at(st, a, b, &m.ca, &m.cb, m.slide * extra);
-            for c in &mut self.xpbd.contacts_mut()[m.first..m.end] {
-                c.lt += m.slide * (extra * c.ln / ln);
-            }
-        }
         let contacts = self.xpbd.contacts();
         for m in &mut self.manifolds {
             let run = &contacts[m.first..m.end];
@@ -524,7 +490,6 @@ impl RigidRows {
             let limit = run[0].mu * ln * (1.0 + 1e-6);
             if lt.norm() > limit || twist.abs() > limit * m.radius {
                 m.released = true;
-                m.slide = lt.try_normalize(0.0).unwrap_or_else(Vec3::zeros);
                 any = true;
             }
             for c in run.iter_mut() {
@@ -533,6 +498,102 @@ impl RigidRows {
         }
         any
     }
+}
+
+/// One joint row in the world frame: its index within the joint (0–2 the anchors along x, y, z;
+/// 3–4 a revolute's axes or 3–5 a fixed joint's orientation; 5 and 6 a revolute's lower and
+/// upper limit), `C`, and its gradients on each body as `(linear, angular)` (angular: with
+/// respect to a world rotation of the body).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct WorldRow {
+    pub(crate) row: usize,
+    pub(crate) c: f64,
+    pub(crate) kind: RowKind,
+    pub(crate) compliance: f64,
+    pub(crate) linear_a: Vec3,
+    pub(crate) angular_a: Vec3,
+    pub(crate) linear_b: Vec3,
+    pub(crate) angular_b: Vec3,
+}
+
+/// The rows of `joint` (frames `f`) at the poses `(x, q)` of its bodies (`None` for the world),
+/// as pure functions of those poses:
+///
+/// * anchors, along each world axis `e`: `C = e·(p_a − p_b) = 0`, gradients `(e, r_a×e)` on `a`
+///   and `(−e, −r_b×e)` on `b`, with the joint's compliance;
+/// * a revolute joint's axes: `C = s·a_b = 0` for the two directions `s` that `a` carries
+///   perpendicular to its own axis (`ref_a` and `a_a × ref_a`), angular gradients `s×a_b` on
+///   `a` and its opposite on `b` (exact while the axes nearly agree);
+/// * a revolute limit within [`LIMIT_MARGIN`] of the hinge angle `θ`: `C = θ − lower ≥ 0`
+///   (angular `−a_a`, `+a_a`) or `upper − θ ≥ 0` (the opposite);
+/// * a fixed joint: `C = e·φ_rel = 0` with `φ_rel = log(q_b (q_a·rel)⁻¹)`, angular gradients
+///   `−J_l⁻¹(−φ_rel)ᵀ e` on `a` and `J_l⁻¹(φ_rel)ᵀ e` on `b`.
+pub(crate) fn world_joint_rows(
+    joint: &solverlab_core::rigid::Joint,
+    f: &crate::pgs::joints::JointFrame,
+    a: Option<(Vec3, UnitQuaternion<f64>)>,
+    b: Option<(Vec3, UnitQuaternion<f64>)>,
+) -> Vec<WorldRow> {
+    let point = |p: &Option<(Vec3, UnitQuaternion<f64>)>, l: &Vec3| p.as_ref().map_or(*l, |(x, q)| x + q * l);
+    let arm = |p: &Option<(Vec3, UnitQuaternion<f64>)>, at: &Vec3| p.as_ref().map_or(Vec3::zeros(), |(x, _)| at - x);
+    let (pa, pb) = (point(&a, &f.anchor_a), point(&b, &f.anchor_b));
+    let (ra, rb) = (arm(&a, &pa), arm(&b, &pb));
+    let mut out = Vec::with_capacity(6);
+    for (axis, e) in [Vec3::x(), Vec3::y(), Vec3::z()].into_iter().enumerate() {
+        out.push(WorldRow {
+            row: axis,
+            c: e.dot(&(pa - pb)),
+            kind: RowKind::Equality,
+            compliance: joint.compliance,
+            linear_a: e,
+            angular_a: ra.cross(&e),
+            linear_b: -e,
+            angular_b: -rb.cross(&e),
+        });
+    }
+    let qa = a.map_or(UnitQuaternion::identity(), |(_, q)| q);
+    let qb = b.map_or(UnitQuaternion::identity(), |(_, q)| q);
+    let angular = |row: usize, c: f64, kind: RowKind, ga: Vec3, gb: Vec3| WorldRow {
+        row,
+        c,
+        kind,
+        compliance: 0.0,
+        linear_a: Vec3::zeros(),
+        angular_a: ga,
+        linear_b: Vec3::zeros(),
+        angular_b: gb,
+    };
+    match joint.kind {
+        JointKind::Ball => {}
+        JointKind::Revolute { lower, upper, .. } => {
+            let (axis_a, axis_b) = (qa * f.axis_a, qb * f.axis_b);
+            // The axes agree when b's axis has no component along the two directions a carries
+            // perpendicular to its own: `C = s·a_b`, with `s` turning with a.
+            let (ref_a, ref_b) = (qa * f.ref_a, qb * f.ref_b);
+            for (row, s) in [ref_a, axis_a.cross(&ref_a)].into_iter().enumerate() {
+                let g = s.cross(&axis_b);
+                out.push(angular(3 + row, s.dot(&axis_b), RowKind::Equality, g, -g));
+            }
+            let theta = ref_a.cross(&ref_b).dot(&axis_a).atan2(ref_a.dot(&ref_b));
+            if theta - lower < LIMIT_MARGIN {
+                out.push(angular(5, theta - lower, RowKind::Inequality, -axis_a, axis_a));
+            }
+            if upper - theta < LIMIT_MARGIN {
+                out.push(angular(6, upper - theta, RowKind::Inequality, axis_a, -axis_a));
+            }
+        }
+        JointKind::Fixed => {
+            // `φ_rel = log(q_b·(q_a·rel)⁻¹)`: turning b by `δω` changes it by `J_l⁻¹(φ_rel)·δω`,
+            // turning a by `−J_r⁻¹(φ_rel)·δω`.
+            let phi = (qb * (qa * f.relative).inverse()).scaled_axis();
+            for (axis, e) in [Vec3::x(), Vec3::y(), Vec3::z()].into_iter().enumerate() {
+                let gb = left_jacobian_inverse_transpose(&phi, &e);
+                let ga = -left_jacobian_inverse_transpose(&-phi, &e);
+                out.push(angular(3 + axis, e.dot(&phi), RowKind::Equality, ga, gb));
+            }
+        }
+    }
+    out
 }
 
 #[cfg(test)]

@@ -52,10 +52,12 @@ fn slope(theta_deg: f64, rigid: bool) -> Scene {
 
 /// The Newton family (and, for reference, the impulse family) starts a particle and a rigid box
 /// sliding above atan 0.5 = 26.6° at the Coulomb acceleration, within 3 % of the discrete closed
-/// form after 2 s (measured: to 1e-4), with every frame converged; at 20° they stay within
-/// 1 mm. Before the fix `cg` rocked the box in a three-frame cycle (its active set kept a
-/// released corner's push, so no step lowered the merit) and left it 2 % of the way, and
-/// `direct` took 56 % of the cone in the first step and kept the extra speed (2.2 % too far).
+/// form after 2 s, with every frame converged; at 20° they stay within 1 mm. Measured: the
+/// particle and `pgs` to 1e-5; the Newton family's box 2.2 % too far, because its friction
+/// passes take only 56 % of the cone in the first step from rest (see `rigid_rows.rs`), after
+/// which it accelerates at Coulomb's rate to 1e-4. Before the fix `cg` rocked the box in a
+/// three-frame cycle (its active set kept a separated corner's push, so no step lowered the
+/// merit), 80 of 120 frames unconverged, and left it 1.5 % of the way.
 #[test]
 fn bodies_start_sliding_above_atan_mu_at_the_coulomb_acceleration_slope() {
     let (theta, frames) = (35f64.to_radians(), 120);

@@ -594,6 +594,19 @@ pub struct ContactForce {
     pub tangent_force: f64,
 }
 
+/// The force a joint applied in the last (sub)step, on its body `a` (its body `b`, or the world,
+/// feels the opposite), in the world frame.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct JointForce {
+    /// Index into [`crate::Scene::joints`].
+    pub joint: usize,
+    /// The force on `a` (N).
+    pub force: Vec3,
+    /// The torque on `a` about the joint's anchor (N·m): what the joint's angular rows (and a
+    /// limit) hold, zero for a ball joint.
+    pub torque: Vec3,
+}
+
 /// The fastest any point of any body moves (m/s), bounded by `|v| + |ω|·r` with `r` the body's
 /// bounding radius: the speculative contact margin of a step is a multiple of it.
 pub fn max_point_speed(bodies: &[RigidBody], states: &[RigidState]) -> f64 {

@@ -282,6 +282,16 @@ impl JointRows {
         self.dim + (self.limit > 0) as usize
     }
 
+    /// The accumulated impulses on `a`: the linear impulse of the point rows (N·s), and the
+    /// angular impulse of the angular and limit rows (N·m·s), which is the whole angular impulse
+    /// about the anchor (the point rows' angular parts are their linear impulse's moment about
+    /// `a`'s centre).
+    pub(super) fn impulse_on_a(&self) -> (Vec3, Vec3) {
+        let linear = (0..3).map(|r| self.rows[r].la * self.lambda[r]).sum();
+        let angular = (3..self.all()).map(|r| self.rows[r].aa * self.lambda[r]).sum();
+        (linear, angular)
+    }
+
     fn cdot<V: Velocities + ?Sized>(&self, vel: &V) -> Vector6<f64> {
         let (va, wa) = vel.get(self.a);
         let (vb, wb) = self.b.map_or((Vec3::zeros(), Vec3::zeros()), |b| vel.get(b));

@@ -460,6 +460,11 @@ impl Solver for PgsSolver {
         out.clear();
         out.extend_from_slice(self.rigid.forces());
     }
+
+    fn rigid_joints(&self, out: &mut Vec<solverlab_core::rigid::JointForce>) {
+        out.clear();
+        out.extend_from_slice(self.rigid.joint_forces());
+    }
 }
 
 impl PgsSolver {

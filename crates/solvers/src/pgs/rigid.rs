@@ -66,7 +66,7 @@ use std::collections::HashMap;
 
 use nalgebra::{Matrix3, Matrix4};
 use solverlab_core::rigid::{
-    islands, rigid_contacts, rotate, torque_free_drift, ContactForce, Other, RigidContact, RigidState,
+    islands, rigid_contacts, rotate, torque_free_drift, ContactForce, JointForce, Other, RigidContact, RigidState,
 };
 use solverlab_core::{Scene, Vec3};
 
@@ -180,6 +180,8 @@ pub(super) struct RigidSi {
     /// Last step's friction impulse (world vector) and twist impulse per body pair.
     warm_friction: HashMap<(usize, Other), (Vec3, f64)>,
     forces: Vec<ContactForce>,
+    /// The joints' forces of the last step.
+    joint_forces: Vec<JointForce>,
     /// The friction bound of this step (from the settings).
     cone: FrictionCone,
     /// Whether manifolds' normal rows are solved as blocks (from the settings).
@@ -200,10 +202,15 @@ impl RigidSi {
         self.warm.clear();
         self.warm_friction.clear();
         self.forces.clear();
+        self.joint_forces.clear();
     }
 
     pub(super) fn forces(&self) -> &[ContactForce] {
         &self.forces
+    }
+
+    pub(super) fn joint_forces(&self) -> &[JointForce] {
+        &self.joint_forces
     }
 
     fn vrel(&self, st: &[RigidState], p: &Point, pseudo: bool) -> Vec3 {
@@ -910,9 +917,13 @@ impl RigidSi {
                 self.sweep(g, st, cfg.omega, false, h);
             }
         }
+        self.joint_forces.clear();
         for &k in &self.joint_order {
             self.warm_joints[k] = Some(self.joints[k].impulses());
+            let (linear, angular) = self.joints[k].impulse_on_a();
+            self.joint_forces.push(JointForce { joint: k, force: linear / h, torque: angular / h });
         }
+        self.joint_forces.sort_unstable_by_key(|f| f.joint);
         for o in 0..self.order.len() {
             let (start, end) = (self.manifolds[self.order[o]].start, self.manifolds[self.order[o]].end);
             for k in start..end {

@@ -782,6 +782,10 @@ impl Solver for RelaxSolver {
         out.extend_from_slice(self.rigid.forces());
     }
 
+    fn rigid_joints(&self, out: &mut Vec<solverlab_core::rigid::JointForce>) {
+        self.rigid.joint_forces(out);
+    }
+
     fn multipliers(&self, out: &mut Vec<(u64, f64)>) {
         out.clear();
         for (j, &row) in self.constraint_row.iter().enumerate().filter(|(_, r)| **r != u32::MAX) {

@@ -45,7 +45,7 @@
 
 use nalgebra::{Matrix3, UnitQuaternion};
 use solverlab_core::rigid::{
-    rigid_contacts, rotate, torque_free_drift, ContactForce, JointKind, Other, RigidContact, RigidState,
+    rigid_contacts, rotate, torque_free_drift, ContactForce, JointForce, JointKind, Other, RigidContact, RigidState,
 };
 use solverlab_core::{Scene, Vec3};
 
@@ -105,12 +105,18 @@ pub(crate) struct RigidXpbd {
     forces: Vec<ContactForce>,
     /// Per joint, whether it holds this step (a joint leaves with a removed body).
     active: Vec<bool>,
+    /// Per joint, the position impulses of this step on its body `a`: the anchors' push (kg·m)
+    /// and the angular rows' turn (kg·m²·rad).
+    joint_push: Vec<(Vec3, Vec3)>,
+    /// The step (s).
+    h: f64,
 }
 
 /// Which multiplier a pending Jacobi change belongs to.
 #[derive(Clone, Copy, Debug)]
 enum Pending {
     Joint(usize),
+    JointTurn(usize),
     Normal(usize),
     Tangent(usize),
 }
@@ -209,6 +215,9 @@ impl RigidXpbd {
         }
         self.joint_lambda.clear();
         self.joint_lambda.resize(scene.joints.len(), 0.0);
+        self.h = h;
+        self.joint_push.clear();
+        self.joint_push.resize(scene.joints.len(), (Vec3::zeros(), Vec3::zeros()));
         let speed = solverlab_core::rigid::max_point_speed(&scene.rigid, st);
         self.predicted.clear();
         let mut before = Vec::with_capacity(n);
@@ -294,25 +303,6 @@ impl RigidXpbd {
         fix
     }
 
-    /// Applies a positional correction `impulse` (kg·m) at the points of `a` and `b` (in their
-    /// frames, world for a collider) that are at `la` and `lb` in the poses `st`.
-    pub(crate) fn push_at(
-        &self,
-        st: &mut [RigidState],
-        a: usize,
-        b: Option<usize>,
-        la: &Vec3,
-        lb: &Vec3,
-        impulse: Vec3,
-    ) {
-        let (pa, pb) = (Self::point(st, Some(a), la), Self::point(st, b, lb));
-        let fix = self.push_pair(st, Some(a), b, &pa, &pb, impulse);
-        for &(k, dx, dq) in &fix.moves[..fix.len] {
-            st[k].x += dx;
-            st[k].q = rotate(&st[k].q, &dq, 1.0);
-        }
-    }
-
     /// An angular correction: `a` turns by `I_a⁻¹·n`, `b` by the opposite.
     fn turn_pair(&self, a: Option<usize>, b: Option<usize>, n: Vec3) -> Fix {
         let mut fix = Fix::default();
@@ -374,13 +364,17 @@ impl RigidXpbd {
             let pending = std::mem::take(&mut self.pending);
             for &(which, dl, dt) in &pending {
                 let bodies = match which {
-                    Pending::Joint(j) => (Some(scene.joints[j].a), scene.joints[j].b),
+                    Pending::Joint(j) | Pending::JointTurn(j) => (Some(scene.joints[j].a), scene.joints[j].b),
                     Pending::Normal(c) | Pending::Tangent(c) => (Some(self.contacts[c].a), self.contacts[c].b),
                 };
                 let n = [bodies.0, bodies.1].iter().flatten().map(|&k| self.count[k]).max().unwrap_or(1).max(1);
                 let share = omega / n as f64;
                 match which {
-                    Pending::Joint(j) => self.joint_lambda[j] += dl * share,
+                    Pending::Joint(j) => {
+                        self.joint_lambda[j] += dl * share;
+                        self.joint_push[j].0 += dt * share;
+                    }
+                    Pending::JointTurn(j) => self.joint_push[j].1 += dt * share,
                     Pending::Normal(c) => self.contacts[c].ln += dl * share,
                     Pending::Tangent(c) => self.contacts[c].lt += dt * share,
                 }
@@ -419,9 +413,10 @@ impl RigidXpbd {
             if w + alpha > 0.0 {
                 let dl = omega * (c - alpha * self.joint_lambda[j]) / (w + alpha);
                 if self.jacobi {
-                    self.pending.push((Pending::Joint(j), dl, Vec3::zeros()));
+                    self.pending.push((Pending::Joint(j), dl, n * dl));
                 } else {
                     self.joint_lambda[j] += dl;
+                    self.joint_push[j].0 += n * dl;
                 }
                 out.push(self.push_pair(st, a, b, &pa, &pb, n * dl));
             }
@@ -455,7 +450,13 @@ impl RigidXpbd {
             let n = err / theta;
             let w = self.w_rot(a, &n) + self.w_rot(b, &n);
             if w > 0.0 {
-                out.push(self.turn_pair(a, b, n * (omega * theta / w)));
+                let turn = n * (omega * theta / w);
+                if self.jacobi {
+                    self.pending.push((Pending::JointTurn(j), 0.0, turn));
+                } else {
+                    self.joint_push[j].1 += turn;
+                }
+                out.push(self.turn_pair(a, b, turn));
             }
         }
         worst
@@ -536,6 +537,16 @@ impl RigidXpbd {
             v = v.max(gap).max(angle);
         }
         v
+    }
+
+    /// The force and torque of every joint that held this step: its position impulses over
+    /// `h²` ([`JointForce`]).
+    pub(crate) fn joint_forces(&self, out: &mut Vec<JointForce>) {
+        out.clear();
+        let inv_h2 = 1.0 / (self.h * self.h);
+        for (j, (push, turn)) in self.joint_push.iter().enumerate().filter(|(j, _)| self.active[*j]) {
+            out.push(JointForce { joint: j, force: push * inv_h2, torque: turn * inv_h2 });
+        }
     }
 
     /// Whether joint `j` holds this step (see [`solverlab_core::Scene::joint_active`]).
