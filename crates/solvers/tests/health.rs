@@ -1,0 +1,117 @@
+//! Health: every builtin scene under every preset for 120 frames (2 s), held to the preset's
+//! envelope, with the cells known to fail it listed here (and marked in the README's health
+//! table, from `experiments/health.toml`). A cell that starts failing fails the test; so does a
+//! listed cell that starts passing, so that the list and the README stay true.
+//!
+//! The envelope: no divergence, no panic, and the largest tear (`tear` of steps.csv: a rigid
+//! stick's `|ℓ − rest|/rest`, a joint's gap over its smaller body's size) and the largest
+//! penetration over the run within
+//!
+//! * relaxation and impulse presets: tear ≤ 50 % (beyond it the run ends `torn`), penetration
+//!   ≤ 5 cm;
+//! * the Newton family (`cg`, `cg-cold`, `direct`): tear ≤ 5 %, penetration ≤ 1 cm.
+//!
+//! The Newton family's runs on the four largest scenes (the 1000 balls, the default cloth and
+//! both pyramids: 10 to 90 s each) run only in the experiment.
+
+use solverlab_core::sim::Simulation;
+use solverlab_core::NullObserver;
+use solverlab_scenes::builtins;
+use solverlab_solvers::{build, presets};
+
+/// The cells that fail their envelope: scene, then the presets.
+const FAILING: &[(&str, &[&str])] = &[
+    ("cloth", &["gs", "jacobi", "jacobi-split", "jacobi-cheb", "sor", "xpbd", "pgs", "pgs-bullet", "pgs-ngs"]),
+    ("box-stack", &["direct", "pgs", "pgs-bullet"]),
+    ("box-pyramid", &["pgs", "pgs-bullet"]),
+    (
+        "warm-start-energy",
+        &["gs", "jacobi", "jacobi-split", "jacobi-cheb", "sor", "xpbd", "pgs", "pgs-bullet", "pgs-ngs", "tgs-soft"],
+    ),
+    ("rigid-stack", &["jacobi", "jacobi-split", "jacobi-cheb"]),
+    ("rigid-pyramid", &["jacobi", "jacobi-split", "jacobi-cheb"]),
+    ("rigid-chain", &["jacobi", "jacobi-split", "jacobi-cheb", "pgs", "pgs-bullet"]),
+    ("rigid-card-house", &["jacobi", "jacobi-split", "jacobi-cheb"]),
+    ("rigid-arch", &["jacobi", "jacobi-split", "jacobi-cheb"]),
+    ("rigid-ragdoll", &["gs", "jacobi", "jacobi-split", "jacobi-cheb", "xpbd", "cg", "cg-cold", "direct", "pgs-ngs"]),
+    (
+        "rigid-joint-grid",
+        &["gs", "jacobi", "jacobi-split", "jacobi-cheb", "sor", "xpbd", "pgs", "pgs-bullet", "pgs-ngs"],
+    ),
+    (
+        "rigid-warm-start-energy",
+        &[
+            "gs",
+            "jacobi",
+            "jacobi-split",
+            "jacobi-cheb",
+            "sor",
+            "xpbd",
+            "pgs-bullet",
+            "pgs-ngs",
+            "soft-step",
+            "tgs-soft",
+        ],
+    ),
+];
+
+const NEWTON: [&str; 3] = ["cg", "cg-cold", "direct"];
+
+/// Runs every builtin under the presets `which`; returns the cells whose pass or fail differs
+/// from [`FAILING`], described.
+fn check(which: &[&str]) -> Vec<String> {
+    let mut wrong = Vec::new();
+    for b in builtins() {
+        let scene = solverlab_scenes::resolve(b.name, &[]).unwrap();
+        for p in presets().into_iter().filter(|p| which.contains(&p.name)) {
+            let newton = NEWTON.contains(&p.name);
+            if newton && ["balls", "cloth", "box-pyramid", "rigid-pyramid"].contains(&b.name) {
+                continue;
+            }
+            let (tear_bound, penetration_bound) = if newton { (0.05, 0.01) } else { (0.5, 0.05) };
+            let mut solver = build(&p.config, p.name).unwrap();
+            let mut sim = Simulation::new(&scene, solver.as_mut(), scene.dt, p.config.default_substeps()).unwrap();
+            let (mut tear, mut penetration, mut error) = (0.0f64, 0.0f64, None);
+            for _ in 0..120 {
+                match sim.step_frame(&mut NullObserver) {
+                    Ok(r) => {
+                        (tear, penetration) = (tear.max(r.metrics.tear), penetration.max(r.metrics.max_penetration))
+                    }
+                    Err(e) => {
+                        error = Some(e.to_string());
+                        break;
+                    }
+                }
+            }
+            let fails = error.is_some() || tear > tear_bound || penetration > penetration_bound;
+            let listed = FAILING.iter().any(|(s, ps)| *s == b.name && ps.contains(&p.name));
+            if fails != listed {
+                wrong.push(format!(
+                    "{} under {}: tear {tear:.3}, penetration {penetration:.3} m{}; listed as failing: {listed}",
+                    b.name,
+                    p.name,
+                    error.map_or(String::new(), |e| format!(", {e}"))
+                ));
+            }
+        }
+    }
+    wrong
+}
+
+#[test]
+fn every_builtin_stays_in_the_envelope_of_the_relaxation_presets() {
+    let wrong = check(&["gs", "jacobi", "jacobi-split", "jacobi-cheb", "sor", "xpbd"]);
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+#[test]
+fn every_builtin_stays_in_the_envelope_of_the_impulse_presets() {
+    let wrong = check(&["pgs", "pgs-bullet", "pgs-ngs", "soft-step", "tgs-soft"]);
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+#[test]
+fn every_builtin_stays_in_the_envelope_of_the_newton_presets() {
+    let wrong = check(&NEWTON);
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
