@@ -233,9 +233,9 @@ fn main() -> Result<(), String> {
         )
     };
     let (mut dx, mut count) = (vec![[0.0; 3]; plain0.len()], vec![0u32; plain0.len()]);
-    let relax = |name: &str| match preset(name).expect("a preset").config {
-        SolverConfig::Relax(r) => RelaxConfig { iterations: SWEEPS as u32, tolerance: 0.0, ..r },
-        _ => unreachable!("a relaxation preset"),
+    // A preset's capped form: exactly SWEEPS sweeps, tolerance off.
+    let relax = |name: &str| -> RelaxConfig {
+        preset(name).expect("a preset").config.capped(SWEEPS as u64).typed().expect("a relaxation preset")
     };
     let relax_cases: [(&str, RelaxConfig, &str); 6] = [
         ("gs (natural)", relax("gs"), "plain gs"),
@@ -246,11 +246,11 @@ fn main() -> Result<(), String> {
         ("jacobi-cheb", relax("jacobi-cheb"), "plain jacobi"),
     ];
     let pgs = |k: u32, order: Order| {
-        SolverConfig::Pgs(PgsConfig { iterations: k, order, tolerance: 0.0, ..PgsConfig::default() })
+        SolverConfig::from(PgsConfig { iterations: k, order, tolerance: 0.0, ..PgsConfig::default() })
     };
     // CG: one Newton step of exactly k CG iterations.
     let cg = |k: u32| {
-        SolverConfig::Cg(CgConfig {
+        SolverConfig::from(CgConfig {
             outer_iterations: 1,
             tolerance: 0.0,
             forcing: ForcingKind::Fixed,
@@ -266,7 +266,7 @@ fn main() -> Result<(), String> {
         .map_err(|e| e.to_string())?;
     let big_state = predicted(&big);
     let big_rows = big.constraints.len();
-    let big_cfg = SolverConfig::Relax(RelaxConfig { order: Order::Colored, ..relax("gs") });
+    let big_cfg = SolverConfig::from(RelaxConfig { order: Order::Colored, ..relax("gs") });
 
     // Every measurement once a round; what each prints is this round's time.
     let mut fastest = Fastest::default();
@@ -283,7 +283,7 @@ fn main() -> Result<(), String> {
         eprintln!("  plain loops: Gauss-Seidel {plain_gs:.2}, coloured {plain_colored:.2}, Jacobi {plain_jac:.2}");
         for threads in [1, 2] {
             for (name, cfg, _) in &relax_cases {
-                let t = solve_time(&scene, &state, &SolverConfig::Relax(cfg.clone()), threads);
+                let t = solve_time(&scene, &state, &SolverConfig::from(cfg.clone()), threads);
                 let ns = per(fastest.record(format!("{name}/{threads}"), t), SWEEPS);
                 eprintln!("  {name}, {threads} thread(s): {ns:.2}");
             }

@@ -460,7 +460,7 @@ mod tests {
             if path.extension().and_then(|e| e.to_str()) != Some("toml") {
                 continue;
             }
-            let exp = Experiment::load(&path).unwrap();
+            let exp = Experiment::load(&path, &solverlab_solvers::Registry::builtin()).unwrap();
             let dir = root.join("results").join(&exp.file.name);
             for (name, rest) in [("steps.csv", &STEP_COLUMNS[..]), ("runs.csv", &RUNS_COLUMNS[..])] {
                 let Ok(text) = std::fs::read_to_string(dir.join(name)) else { continue };

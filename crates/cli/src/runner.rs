@@ -157,34 +157,6 @@ pub struct ConvergenceRow {
 }
 
 /// A cap as a configuration's count (caps beyond `u32::MAX` saturate).
-fn cap32(k: u64) -> u32 {
-    u32::try_from(k).unwrap_or(u32::MAX)
-}
-
-/// Caps a solver's iteration count at `k` and turns its tolerance off, so that it runs exactly
-/// the cap: relax and PGS sweeps; CG iterations summed over the step's Newton iterations (a
-/// budget); the direct solver ignores caps.
-pub fn with_cap(config: &SolverConfig, k: u64) -> SolverConfig {
-    let mut c = config.clone();
-    match &mut c {
-        SolverConfig::Relax(r) => {
-            r.iterations = cap32(k);
-            r.tolerance = 0.0;
-        }
-        SolverConfig::Pgs(p) => {
-            p.iterations = cap32(k);
-            p.tolerance = 0.0;
-        }
-        SolverConfig::Cg(g) => {
-            g.cg_budget = cap32(k);
-            g.tolerance = 0.0;
-            g.outer_iterations = g.outer_iterations.max(cap32(k));
-        }
-        SolverConfig::Direct(_) => {}
-    }
-    c
-}
-
 fn predicted(scene: &Scene, state: &State, h: f64) -> State {
     let mut s = state.clone();
     solverlab_core::integrate::predict(scene, &solverlab_core::integrate::kinematic_pins(scene), &mut s, h);
@@ -194,8 +166,8 @@ fn predicted(scene: &Scene, state: &State, h: f64) -> State {
 /// The reference trajectory's states at the start of frames F−1 and F, and the reference
 /// solver's answer for the first step of frame F from that state.
 fn reference_states(run: &RunConfig, spec: &ConvergenceSpec) -> Result<(State, State, State), String> {
-    let preset = solverlab_solvers::preset(&spec.reference).expect("validated");
-    let mut solver = solverlab_solvers::build(&preset.config, "reference").map_err(|e| e.to_string())?;
+    let reference = spec.resolved.as_ref().expect("resolved by Experiment::load");
+    let mut solver = reference.build("reference").map_err(|e| e.to_string())?;
     let mut sim =
         Simulation::new(&run.scene, solver.as_mut(), run.scene.dt, run.substeps).map_err(|e| e.to_string())?;
     for _ in 1..spec.frame - 1 {
@@ -207,9 +179,11 @@ fn reference_states(run: &RunConfig, spec: &ConvergenceSpec) -> Result<(State, S
     let h = sim.h();
     drop(sim);
     let mut exact = predicted(&run.scene, &at, h);
-    let mut reference = solverlab_solvers::build(&preset.config, "reference").map_err(|e| e.to_string())?;
-    reference.prepare(&run.scene).map_err(|e| e.to_string())?;
-    reference.solve(&StepContext { scene: &run.scene, h }, &mut exact, &mut NullObserver).map_err(|e| e.to_string())?;
+    let mut exact_solver = reference.build("reference").map_err(|e| e.to_string())?;
+    exact_solver.prepare(&run.scene).map_err(|e| e.to_string())?;
+    exact_solver
+        .solve(&StepContext { scene: &run.scene, h }, &mut exact, &mut NullObserver)
+        .map_err(|e| e.to_string())?;
     Ok((before, at, exact))
 }
 
@@ -250,7 +224,7 @@ fn convergence(run: &RunConfig, spec: &ConvergenceSpec) -> Result<(Vec<Convergen
         };
     let mut rows = Vec::new();
     for &cap in &caps {
-        let (state, iterations, seconds, violation) = solve(&with_cap(&run.solver, cap), &mut NullObserver)?;
+        let (state, iterations, seconds, violation) = solve(&run.solver.capped(cap), &mut NullObserver)?;
         let d = errors(&run.scene, &state, &reference);
         rows.push(ConvergenceRow {
             cap,

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 use solverlab_core::Scene;
-use solverlab_solvers::SolverConfig;
+use solverlab_solvers::{Registry, SolverConfig};
 
 use crate::tables::columns_of;
 use crate::CliError;
@@ -112,6 +112,9 @@ pub struct ConvergenceSpec {
     pub reference: String,
     /// Iteration caps at which the error `‖x − x_ref‖` is measured (default 1, 2, 4, …, 256).
     pub caps: Option<Vec<u64>>,
+    /// The reference preset's configuration, resolved by [`Experiment::load`].
+    #[serde(skip)]
+    pub resolved: Option<SolverConfig>,
 }
 
 fn direct() -> String {
@@ -156,14 +159,14 @@ fn value_text(v: &toml::Value) -> String {
     }
 }
 
-fn solver_table(spec: &SolverSpec) -> Result<toml::Table, String> {
+fn solver_table(spec: &SolverSpec, registry: &Registry) -> Result<toml::Table, String> {
     let mut table = match (&spec.preset, &spec.config) {
         (Some(p), None) => {
-            let preset = solverlab_solvers::preset(p).ok_or_else(|| {
-                let names: Vec<&str> = solverlab_solvers::presets().iter().map(|p| p.name).collect();
+            let preset = registry.preset(p).ok_or_else(|| {
+                let names: Vec<&str> = registry.presets().iter().map(|p| p.name).collect();
                 format!("preset: unknown solver `{p}` (presets: {})", names.join(", "))
             })?;
-            toml::Table::try_from(&preset.config).expect("configs serialise")
+            preset.config.to_table()
         }
         (None, Some(t)) => t.clone(),
         _ => return Err("give exactly one of preset or config".into()),
@@ -172,27 +175,6 @@ fn solver_table(spec: &SolverSpec) -> Result<toml::Table, String> {
         table.insert(k.clone(), v.clone());
     }
     Ok(table)
-}
-
-fn parse_solver(table: toml::Table) -> Result<SolverConfig, String> {
-    let config = solver_from_table(table)?;
-    config.validate().map_err(|e| e.to_string())?;
-    Ok(config)
-}
-
-/// A solver configuration from a TOML table (an experiment's `[[solver]]`, a solver file or an
-/// inline `--solver` table). The counts ([`solverlab_solvers::COUNT_FIELDS`]) are unsigned; one
-/// that is negative, fractional or too large gets a message naming its field (serde's own names
-/// only the type it expected).
-pub fn solver_from_table(table: toml::Table) -> Result<SolverConfig, String> {
-    for key in solverlab_solvers::COUNT_FIELDS {
-        if let Some(v) = table.get(key) {
-            if !v.as_integer().is_some_and(|i| (0..=i64::from(u32::MAX)).contains(&i)) {
-                return Err(format!("{key}: {v} must be a whole number from 0 to {}", u32::MAX));
-            }
-        }
-    }
-    table.try_into().map_err(|e: toml::de::Error| e.message().trim_end().to_string())
 }
 
 impl ExperimentFile {
@@ -266,9 +248,6 @@ impl ExperimentFile {
             if c.frame < 2 || c.frame > file.frames {
                 return Err(bad("convergence.frame", format!("{} must be in 2..={}", c.frame, file.frames)));
             }
-            if solverlab_solvers::preset(&c.reference).is_none() {
-                return Err(bad("convergence.reference", format!("unknown preset `{}`", c.reference)));
-            }
             if c.caps.as_ref().is_some_and(|caps| caps.is_empty() || caps.contains(&0)) {
                 return Err(bad("convergence.caps", "needs iteration caps of at least 1".into()));
             }
@@ -278,16 +257,24 @@ impl ExperimentFile {
 }
 
 impl Experiment {
-    /// Reads, expands and validates `path`; every error names the file and the field.
-    pub fn load(path: &Path) -> Result<Experiment, CliError> {
+    /// Reads, expands and validates `path` with the solver families of `registry`; every error
+    /// names the file and the field.
+    pub fn load(path: &Path, registry: &Registry) -> Result<Experiment, CliError> {
         let source = path.display().to_string();
         let bad = |field: &str, problem: String| CliError::Input(format!("{source}: {field}: {problem}"));
-        let (file, text) = ExperimentFile::parse(path)?;
+        let (mut file, text) = ExperimentFile::parse(path)?;
+        if let Some(c) = &mut file.convergence {
+            let preset = registry
+                .preset(&c.reference)
+                .ok_or_else(|| bad("convergence.reference", format!("unknown preset `{}`", c.reference)))?;
+            c.resolved = Some(preset.config);
+        }
         let sweep_keys = sweep_columns(&file);
         let mut runs = Vec::new();
         for (si, scene) in file.scenes.iter().enumerate() {
             for (vi, solver) in file.solvers.iter().enumerate() {
-                let base = solver_table(solver).map_err(|p| bad(&format!("solver[{vi}] ({})", solver.label), p))?;
+                let base =
+                    solver_table(solver, registry).map_err(|p| bad(&format!("solver[{vi}] ({})", solver.label), p))?;
                 let mut merged = file.sweep.clone();
                 merged.extend(solver.sweep.iter().map(|(k, v)| (k.clone(), v.clone())));
                 for combo in &product(&merged) {
@@ -312,7 +299,7 @@ impl Experiment {
                         }
                     }
                     let field = format!("solver[{vi}] ({}) with {}", solver.label, describe(combo));
-                    let config = parse_solver(table).map_err(|p| bad(&field, p))?;
+                    let config = registry.parse(&table).map_err(|p| bad(&field, p.to_string()))?;
                     let mut resolved = solverlab_scenes::resolve(&scene.name, &sets)
                         .map_err(|e| bad(&format!("scene[{si}] with {}", describe(combo)), e.to_string()))?;
                     if let Some(dt) = dt {
@@ -624,7 +611,7 @@ mod tests {
         files.sort();
         let mut timing = 0;
         for file in files.iter().filter(|p| p.extension().is_some_and(|e| e == "toml")) {
-            let exp = Experiment::load(file).unwrap();
+            let exp = Experiment::load(file, &Registry::builtin()).unwrap();
             let draws_time = exp.file.figures.iter().any(|f| {
                 f.kind == FigureKind::Profile
                     || timed(&f.x)
@@ -658,7 +645,7 @@ mod tests {
                 let mutant = solverlab_scenes::mutate::mutate(&text, &mut rng);
                 let path = dir.join("mutant.toml");
                 std::fs::write(&path, &mutant).unwrap();
-                match std::panic::catch_unwind(|| Experiment::load(&path)) {
+                match std::panic::catch_unwind(|| Experiment::load(&path, &Registry::builtin())) {
                     Ok(Ok(_)) => loaded += 1,
                     Ok(Err(CliError::Input(e))) => {
                         assert!(e.contains("mutant.toml"), "{}: the error names the file: {e}", file.display());

@@ -35,7 +35,7 @@ fn simulate_writes_the_four_files_with_the_documented_columns() {
     let header = |f: &str| std::fs::read_to_string(out.join(f)).unwrap().lines().next().unwrap().to_string();
     assert!(header("steps.csv").starts_with("frame,time,iterations,outer_iterations,residual,converged,violation,max_violation,rms_violation,max_penetration,max_stretch,tear,kinetic_energy,potential_energy"));
     assert!(header("steps.csv").contains("support_force"));
-    assert_eq!(header("forces.csv"), "frame,kind,a,b,force");
+    assert_eq!(header("forces.csv"), "frame,kind,a,b,force,torque");
     assert!(header("steps.csv").contains("solve_seconds"));
     assert_eq!(header("trace.csv"), "frame,substep,outer,iteration,residual,residual_rms,delta_lambda,violation");
     assert_eq!(header("positions.csv"), "frame,particle,x,y,z");

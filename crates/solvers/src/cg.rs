@@ -137,6 +137,43 @@ impl Default for CgConfig {
     }
 }
 
+/// The CG family: `kind = "cg"` and its presets.
+pub fn family() -> crate::registry::Typed<CgConfig> {
+    crate::registry::Typed {
+        kind: "cg",
+        summary: "explicit-Jacobian preconditioned CG on J W Jᵀ inside an inexact Gauss-Newton loop",
+        presets: || {
+            vec![
+                (
+                    "cg",
+                    "explicit-Jacobian CG on J W Jᵀ, Jacobi preconditioner, warm-started from the last frame",
+                    CgConfig::default(),
+                ),
+                (
+                    "cg-cold",
+                    "as cg, without warm start (for ablations)",
+                    CgConfig { warm_start: 0.0, ..CgConfig::default() },
+                ),
+            ]
+        },
+        build: |c, label| Ok(Box::new(cg_solver(c, label)?)),
+        // CG iterations summed over the step's Newton iterations: a budget.
+        cap: |c, n| {
+            let n = crate::registry::count_of(n);
+            c.cg_budget = n;
+            c.tolerance = 0.0;
+            c.outer_iterations = c.outer_iterations.max(n);
+        },
+        substeps: |_| 1,
+    }
+}
+
+impl crate::registry::Settings for CgConfig {
+    fn validate(&self) -> Result<(), ConfigError> {
+        CgConfig::validate(self)
+    }
+}
+
 impl CgConfig {
     /// Checks every parameter's range.
     pub fn validate(&self) -> Result<(), ConfigError> {

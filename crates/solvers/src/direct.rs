@@ -55,6 +55,31 @@ impl Default for DirectConfig {
     }
 }
 
+/// The direct family: `kind = "direct"` and its preset.
+pub fn family() -> crate::registry::Typed<DirectConfig> {
+    crate::registry::Typed {
+        kind: "direct",
+        summary: "Gauss-Newton with exact sparse Cholesky solves (faer): the reference",
+        presets: || {
+            vec![(
+                "direct",
+                "sparse Cholesky (faer) Newton iterations to max |C| ≤ 1e-12: the exact reference",
+                DirectConfig::default(),
+            )]
+        },
+        build: |c, label| Ok(Box::new(direct_solver(c, label)?)),
+        // The reference ignores caps: its error is the yardstick.
+        cap: |_, _| {},
+        substeps: |_| 1,
+    }
+}
+
+impl crate::registry::Settings for DirectConfig {
+    fn validate(&self) -> Result<(), ConfigError> {
+        DirectConfig::validate(self)
+    }
+}
+
 impl DirectConfig {
     /// Checks every parameter's range.
     pub fn validate(&self) -> Result<(), ConfigError> {

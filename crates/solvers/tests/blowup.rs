@@ -12,7 +12,7 @@ use solverlab_solvers::{build, RelaxConfig, SolverConfig};
 fn a_blown_up_cloth_is_stopped_and_named() {
     let scene = solverlab_scenes::resolve("cloth", &[]).unwrap();
     let wild =
-        SolverConfig::Relax(RelaxConfig { mode: solverlab_solvers::Mode::Jacobi, omega: 1.99, ..Default::default() });
+        SolverConfig::from(RelaxConfig { mode: solverlab_solvers::Mode::Jacobi, omega: 1.99, ..Default::default() });
     let mut solver = build(&wild, "wild").unwrap();
     let mut sim = Simulation::new(&scene, solver.as_mut(), 10.0, 1).unwrap();
     let mut outcome = Ok(());
@@ -30,7 +30,7 @@ fn a_blown_up_cloth_is_stopped_and_named() {
         }
         other => panic!("expected a blow-up, got {other:?}"),
     }
-    let tame = SolverConfig::Relax(RelaxConfig { mode: solverlab_solvers::Mode::Jacobi, ..Default::default() });
+    let tame = SolverConfig::from(RelaxConfig { mode: solverlab_solvers::Mode::Jacobi, ..Default::default() });
     let mut solver = build(&tame, "tame").unwrap();
     let mut sim = Simulation::new(&scene, solver.as_mut(), scene.dt, 1).unwrap();
     for _ in 0..60 {
@@ -49,7 +49,7 @@ fn runaway_kinetic_energy_is_a_blow_up() {
         let mut scene = Scene::new("ball");
         scene.gravity = Vec3::zeros();
         scene.particles.push(Particle::new(Vec3::zeros(), 1.0));
-        let cfg = SolverConfig::Relax(RelaxConfig::default());
+        let cfg = SolverConfig::from(RelaxConfig::default());
         let mut solver = build(&cfg, "gs").unwrap();
         let mut sim = Simulation::new(&scene, solver.as_mut(), scene.dt, 1).unwrap();
         // The kick comes after the start, so that the scale stays that of a ball at rest.
@@ -68,7 +68,7 @@ fn a_torn_run_goes_on_and_the_tear_is_named() {
     use solverlab_core::sim::{tear, TEAR};
     use solverlab_solvers::{preset, PgsConfig};
     let scene = solverlab_scenes::resolve("chain", &[]).unwrap();
-    let textbook = SolverConfig::Pgs(PgsConfig { split_impulse: false, ..Default::default() });
+    let textbook = SolverConfig::from(PgsConfig { split_impulse: false, ..Default::default() });
     for (config, tears) in [(textbook, true), (preset("pgs").unwrap().config, false)] {
         let mut solver = build(&config, "pgs").unwrap();
         let mut sim = Simulation::new(&scene, solver.as_mut(), scene.dt, 1).unwrap();

@@ -86,7 +86,7 @@ fn a_free_tetrahedron_conserves_momentum_and_loses_angular_momentum_as_documente
         let predicted_loss = 1.0 - (1.0 - (omega * h).powi(2) / 2.0).powi(200 * substeps as i32);
         for name in ["gs", "xpbd", "pgs", "pgs-textbook", "cg", "direct"] {
             let config = match name {
-                "pgs-textbook" => solverlab_solvers::SolverConfig::Pgs(solverlab_solvers::PgsConfig {
+                "pgs-textbook" => solverlab_solvers::SolverConfig::from(solverlab_solvers::PgsConfig {
                     split_impulse: false,
                     ..Default::default()
                 }),

@@ -17,11 +17,11 @@ fn scene(name: &str, sets: &[&str]) -> Scene {
 fn families(tolerance: f64) -> Vec<(&'static str, SolverConfig)> {
     let relax = RelaxConfig { iterations: 5000, tolerance, ..Default::default() };
     vec![
-        ("gs", SolverConfig::Relax(relax.clone())),
-        ("xpbd", SolverConfig::Relax(RelaxConfig { xpbd: true, ..relax })),
-        ("pgs", SolverConfig::Pgs(PgsConfig { iterations: 5000, tolerance, baumgarte: 1.0, ..Default::default() })),
-        ("cg", SolverConfig::Cg(CgConfig { tolerance, ..Default::default() })),
-        ("direct", SolverConfig::Direct(solverlab_solvers::DirectConfig { tolerance, ..Default::default() })),
+        ("gs", SolverConfig::from(relax.clone())),
+        ("xpbd", SolverConfig::from(RelaxConfig { xpbd: true, ..relax })),
+        ("pgs", SolverConfig::from(PgsConfig { iterations: 5000, tolerance, baumgarte: 1.0, ..Default::default() })),
+        ("cg", SolverConfig::from(CgConfig { tolerance, ..Default::default() })),
+        ("direct", SolverConfig::from(solverlab_solvers::DirectConfig { tolerance, ..Default::default() })),
     ]
 }
 
@@ -93,7 +93,7 @@ fn cg_holds_the_100_link_chains() {
 #[test]
 fn cg_holds_the_corner_pinned_32_by_32_cloth() {
     let s = scene("cloth", &["nx=32", "ny=32"]);
-    let config = SolverConfig::Cg(CgConfig { tolerance: 1e-4, ..Default::default() });
+    let config = SolverConfig::from(CgConfig { tolerance: 1e-4, ..Default::default() });
     let reports = run(&s, &config, 100);
     let worst = reports.iter().map(|r| r.metrics.violation).fold(0.0, f64::max);
     assert!(worst <= 0.02, "{worst} m");
@@ -104,7 +104,7 @@ fn cg_holds_the_corner_pinned_32_by_32_cloth() {
 #[test]
 fn an_unconverged_newton_step_reports_it() {
     let s = scene("chain", &["links=20"]);
-    let config = SolverConfig::Cg(CgConfig { outer_iterations: 1, tolerance: 1e-12, ..Default::default() });
+    let config = SolverConfig::from(CgConfig { outer_iterations: 1, tolerance: 1e-12, ..Default::default() });
     let reports = run(&s, &config, 30);
     let unconverged: Vec<_> = reports.iter().filter(|r| !r.converged).collect();
     assert!(!unconverged.is_empty());
@@ -143,7 +143,7 @@ fn pgs_holds_a_chain_at_rest_and_the_textbook_form_does_not() {
     let held = run(&s, &preset("pgs").unwrap().config, 600);
     let m = held.last().unwrap().metrics;
     assert!(m.max_stretch <= 1.1 && m.kinetic_energy <= 1e-3, "pgs: stretch {}, {} J", m.max_stretch, m.kinetic_energy);
-    let textbook = SolverConfig::Pgs(PgsConfig { split_impulse: false, ..Default::default() });
+    let textbook = SolverConfig::from(PgsConfig { split_impulse: false, ..Default::default() });
     let reports = run(&s, &textbook, 60);
     let ke = reports.last().unwrap().metrics.kinetic_energy;
     assert!(ke > 100.0, "the textbook form gains energy at rest: {ke} J at frame 60");
@@ -161,8 +161,8 @@ fn the_top_link_carries_the_weight_below_it() {
         ("direct", preset("direct").unwrap().config),
         ("cg", preset("cg").unwrap().config),
         ("pgs", preset("pgs").unwrap().config),
-        ("xpbd", SolverConfig::Relax(RelaxConfig { xpbd: true, ..relax200.clone() })),
-        ("gs", SolverConfig::Relax(relax200)),
+        ("xpbd", SolverConfig::from(RelaxConfig { xpbd: true, ..relax200.clone() })),
+        ("gs", SolverConfig::from(relax200)),
     ];
     for (name, config) in configs {
         let mut solver = build(&config, name).unwrap();

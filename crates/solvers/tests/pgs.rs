@@ -174,7 +174,7 @@ fn same_inputs_give_bit_identical_states_for_every_pgs_preset() {
         assert_eq!(hash(), hash(), "{name}");
     }
     let shuffled =
-        SolverConfig::Pgs(PgsConfig { order: solverlab_solvers::Order::Shuffled, seed: 4, ..Default::default() });
+        SolverConfig::from(PgsConfig { order: solverlab_solvers::Order::Shuffled, seed: 4, ..Default::default() });
     let hash = || {
         state_hash(&{
             let mut solver = build(&shuffled, "s").unwrap();
@@ -222,7 +222,7 @@ fn colored_sweeps_give_bit_identical_results_for_any_thread_count_cloth() {
     let s = scene("cloth", &[&format!("nx={n}"), &format!("ny={n}"), "shear=false", "pin=top"]);
     assert!(s.constraints.len() >= solverlab_solvers::PARALLEL_ROWS);
     for name in ["pgs", "soft-step"] {
-        let SolverConfig::Pgs(cfg) = preset(name).unwrap().config else { panic!("{name} is a PGS preset") };
+        let cfg: PgsConfig = preset(name).unwrap().config.typed().expect("a PGS preset");
         let cfg = PgsConfig { order: solverlab_solvers::Order::Colored, tolerance: 0.0, ..cfg };
         let run = |threads: usize| {
             let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
@@ -307,7 +307,7 @@ fn the_swinging_chain_holds_under_every_impulse_preset_and_more_iterations_help_
         assert!(p <= peak && s <= settled, "{name}: peak {p} (bound {peak}), after 5 s {s} (bound {settled})");
     }
     let peak = |iterations: u32| {
-        let cfg = SolverConfig::Pgs(PgsConfig { iterations, ..Default::default() });
+        let cfg = SolverConfig::from(PgsConfig { iterations, ..Default::default() });
         chain_stretch(&cfg, 600).into_iter().fold(0.0, f64::max)
     };
     let (p10, p30, p100) = (peak(10), peak(30), peak(100));

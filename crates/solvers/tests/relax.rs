@@ -308,7 +308,7 @@ fn every_order_converges_to_the_same_chain_configuration() {
 fn same_inputs_give_bit_identical_states_for_every_preset_and_shuffled_order() {
     let s = scene("cloth", &["nx=10", "ny=10"]);
     let mut configs: Vec<SolverConfig> = solverlab_solvers::presets().into_iter().map(|p| p.config).collect();
-    configs.push(SolverConfig::Relax(RelaxConfig { order: Order::Shuffled, seed: 9, ..Default::default() }));
+    configs.push(SolverConfig::from(RelaxConfig { order: Order::Shuffled, seed: 9, ..Default::default() }));
     for cfg in configs {
         let run = || {
             let mut solver = build(&cfg, "det").unwrap();

@@ -111,7 +111,7 @@ fn stack(count: usize, top_mass: f64) -> Scene {
 #[test]
 fn a_ten_box_stack_stands_and_the_floor_carries_its_weight() {
     let soft = solverlab_solvers::preset("soft-step").unwrap().config;
-    let solverlab_solvers::SolverConfig::Pgs(soft) = soft else { unreachable!() };
+    let soft: solverlab_solvers::PgsConfig = soft.typed().expect("a PGS preset");
     let stiff = solverlab_solvers::PgsConfig { contact_hertz: 60.0, substeps: 8, ..soft.clone() };
     let pgs = solverlab_solvers::PgsConfig::default();
     let pointwise = solverlab_solvers::PgsConfig { substeps: 4, block: false, ..Default::default() };
@@ -302,7 +302,7 @@ fn a_heavy_ended_chain_of_ball_joints_stays_together() {
         }
         let mut worst = 0.0_f64;
         let p = preset(name).unwrap();
-        let solverlab_solvers::SolverConfig::Pgs(cfg) = p.config else { unreachable!() };
+        let cfg: solverlab_solvers::PgsConfig = p.config.typed().expect("a PGS preset");
         let mut solver = pgs_with(solverlab_solvers::PgsConfig { substeps: 16, ..cfg });
         let mut sim = Simulation::new(&scene, &mut solver, scene.dt, 16).unwrap();
         for _ in 0..300 {

@@ -265,6 +265,84 @@ impl Default for PgsConfig {
     }
 }
 
+/// The impulse family: `kind = "pgs"` and its presets.
+pub fn family() -> crate::registry::Typed<PgsConfig> {
+    crate::registry::Typed {
+        kind: "pgs",
+        summary: "sequential impulses / projected Gauss-Seidel: split impulses, Baumgarte or soft feedback, NGS, soft step, TGS-soft",
+        presets: pgs_presets,
+        build: |c, label| Ok(Box::new(PgsSolver::new(c.clone(), label)?)),
+        cap: |c, n| {
+            c.iterations = crate::registry::count_of(n);
+            c.tolerance = 0.0;
+        },
+        substeps: |c| c.substeps,
+    }
+}
+
+impl crate::registry::Settings for PgsConfig {
+    fn validate(&self) -> Result<(), ConfigError> {
+        PgsConfig::validate(self)
+    }
+}
+
+/// The impulse presets.
+fn pgs_presets() -> Vec<(&'static str, &'static str, PgsConfig)> {
+    let pgs = PgsConfig::default();
+    vec![
+        (
+            "pgs",
+            "sequential impulses: 10 iterations, Baumgarte β = 0.2 (split), warm start 1.0, rigid manifolds' normals as blocks",
+            pgs.clone(),
+        ),
+        (
+            "pgs-bullet",
+            "sequential impulses as Bullet ships them: warm start 0.85, ERP 0.2, 10 iterations, point by point",
+            PgsConfig { warm_start: 0.85, block: false, ..pgs.clone() },
+        ),
+        (
+            "pgs-ngs",
+            "PGS then nonlinear Gauss-Seidel as Box2D v2.4: 8 block sweeps, 3 position sweeps on joints, sticks and contacts (β = 0.2 on contacts)",
+            PgsConfig { iterations: 8, position_iterations: 3, ..pgs.clone() },
+        ),
+        (
+            "soft-step",
+            "Box2D v3 soft step: 4 substeps × (1 biased, 1 relax); contacts 30 Hz ζ 10, joints 60 Hz ζ 2",
+            PgsConfig { iterations: 1, relax_iterations: 1, feedback: Feedback::Soft, substeps: 4, block: false, ..pgs },
+        ),
+        (
+            "tgs-soft",
+            "Rapier's TGS-soft: 4 substeps × (1 biased, 2 relax); contacts 30 Hz ζ 5, push ≤ 10 m/s",
+            tgs_soft(),
+        ),
+    ]
+}
+
+/// Rapier's TGS-soft defaults (`IntegrationParameters::tgs_soft`, rapier 0.2x) in solverlab's
+/// terms: `num_solver_iterations = 4` substeps, each with `num_internal_pgs_iterations = 1`
+/// biased sweep and `num_internal_stabilization_iterations = 2` unbiased ones after the position
+/// update; soft contacts at 30 Hz with damping ratio 5; `max_corrective_velocity` 10 m/s as the
+/// push-out cap; warm start 1. Rapier lets 1 mm of penetration go uncorrected
+/// (`allowed_linear_error`); solverlab's soft rows, like Box2D v3's, act on all of it. Rapier's joints are
+/// effectively rigid (10⁶ Hz, ζ 1); here joints keep the soft rows' cap of half the substep rate
+/// (120 Hz at 60 Hz × 4), the stiffest the step can follow. Structurally it is the soft step of
+/// Box2D v3; what differs is the damping, the relax count, the slop and the push-out cap.
+fn tgs_soft() -> PgsConfig {
+    PgsConfig {
+        iterations: 1,
+        relax_iterations: 2,
+        feedback: Feedback::Soft,
+        substeps: 4,
+        contact_hertz: 30.0,
+        contact_damping_ratio: 5.0,
+        joint_hertz: 1e6,
+        joint_damping_ratio: 1.0,
+        max_push: 10.0,
+        block: false,
+        ..PgsConfig::default()
+    }
+}
+
 impl PgsConfig {
     /// The soft frequencies in force for a step of `h` seconds (Hz): contacts at most a quarter
     /// of the step rate, joints at most half (Box2D v3's rule; at 60 Hz and one substep the

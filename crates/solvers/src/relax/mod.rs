@@ -204,6 +204,63 @@ impl Default for RelaxConfig {
     }
 }
 
+/// The relaxation family: `kind = "relax"` and its presets.
+pub fn family() -> crate::registry::Typed<RelaxConfig> {
+    crate::registry::Typed {
+        kind: "relax",
+        summary: "Jakobsen relaxation: Gauss-Seidel, Jacobi, mass splitting, Chebyshev, SOR, PBD and XPBD",
+        presets: relax_presets,
+        build: |c, label| Ok(Box::new(RelaxSolver::new(c.clone(), label)?)),
+        cap: |c, n| {
+            c.iterations = crate::registry::count_of(n);
+            c.tolerance = 0.0;
+        },
+        substeps: |_| 1,
+    }
+}
+
+impl crate::registry::Settings for RelaxConfig {
+    fn validate(&self) -> Result<(), ConfigError> {
+        RelaxConfig::validate(self)
+    }
+}
+
+/// The relaxation presets.
+fn relax_presets() -> Vec<(&'static str, &'static str, RelaxConfig)> {
+    let relax = RelaxConfig::default();
+    vec![
+        ("gs", "Jakobsen's relaxation: Gauss-Seidel, 10 iterations, natural order", relax.clone()),
+        (
+            "jacobi",
+            "Jacobi relaxation with per-particle averaging, 10 iterations, ω = 1.5",
+            RelaxConfig { mode: Mode::Jacobi, omega: 1.5, ..relax.clone() },
+        ),
+        (
+            "jacobi-split",
+            "mass-splitting Jacobi (Tonge 2012): each particle's mass shared among its rows, momentum conserving, 10 iterations, ω = 1.5",
+            RelaxConfig { mode: Mode::MassSplitting, omega: 1.5, ..relax.clone() },
+        ),
+        (
+            "jacobi-cheb",
+            "Chebyshev-accelerated Jacobi (Wang 2015): ρ measured in each step by sweeps 2–4 (at most 0.99), extrapolation from the 5th sweep, ω = 1.5, 10 iterations",
+            RelaxConfig {
+                mode: Mode::Jacobi,
+                omega: 1.5,
+                chebyshev_rho: 0.99,
+                chebyshev_delay: 5,
+                chebyshev_estimate: true,
+                ..relax.clone()
+            },
+        ),
+        ("sor", "Gauss-Seidel with over-relaxation ω = 1.5, 10 iterations", RelaxConfig { omega: 1.5, ..relax.clone() }),
+        (
+            "xpbd",
+            "Gauss-Seidel with XPBD compliance (λ accumulated over the step), 10 iterations",
+            RelaxConfig { xpbd: true, ..relax },
+        ),
+    ]
+}
+
 impl RelaxConfig {
     /// Checks every parameter's range.
     pub fn validate(&self) -> Result<(), ConfigError> {
