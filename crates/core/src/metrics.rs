@@ -52,6 +52,8 @@ pub struct StepMetrics {
     pub kinetic_energy: f64,
     /// Potential energy (J): gravitational, relative to the origin, plus elastic `½ C²/α`.
     pub potential_energy: f64,
+    /// The elastic part of `potential_energy` (J): `½ C²/α` over the compliant constraints.
+    pub elastic_energy: f64,
     /// Linear momentum (kg·m/s).
     pub momentum: Vec3,
     /// Angular momentum about the origin (kg·m²/s): `Σ m x × v` over particles and rigid
@@ -150,7 +152,7 @@ pub fn measure(scene: &Scene, state: &State, h: f64, lambda: &dyn Fn(u64) -> f64
             Kind::Stick { a, b, rest, sense } => {
                 let value = stick_value(&x[a], &x[b], rest, sense);
                 if c.compliance > 0.0 && (sense == Sense::Equal || value < 0.0) {
-                    m.potential_energy += 0.5 * value * value / c.compliance;
+                    m.elastic_energy += 0.5 * value * value / c.compliance;
                 }
                 if sense == Sense::Equal {
                     sum_sq += value * value;
@@ -168,7 +170,7 @@ pub fn measure(scene: &Scene, state: &State, h: f64, lambda: &dyn Fn(u64) -> f64
                 if scene.particles[a].w > 0.0 {
                     let e = pin_error(&x[a], &target, &velocity, state.time);
                     if c.compliance > 0.0 {
-                        m.potential_energy += 0.5 * e * e / c.compliance;
+                        m.elastic_energy += 0.5 * e * e / c.compliance;
                     }
                     sum_sq += e * e;
                     count += 1;
@@ -180,6 +182,7 @@ pub fn measure(scene: &Scene, state: &State, h: f64, lambda: &dyn Fn(u64) -> f64
     if count > 0 {
         m.rms_violation = (sum_sq / count as f64).sqrt();
     }
+    m.potential_energy = m.elastic_energy;
     m.max_penetration = m.max_penetration.max(max_collider_penetration(scene, x));
     let inv_h = 1.0 / h;
     let mut total_mass = 0.0;
