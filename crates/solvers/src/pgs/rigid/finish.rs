@@ -1,0 +1,162 @@
+//! The end of a step (steps 7–9 of [`super`]): positions, the nonlinear Gauss-Seidel position
+//! pass, relax sweeps, restitution, sleeping, and the forces of the step.
+
+use super::*;
+
+impl RigidSi {
+    /// Steps 6–7, sleeping, and the bookkeeping for the next warm start.
+    pub(in crate::pgs) fn finish(&mut self, scene: &Scene, st: &mut [RigidState], cfg: &PgsConfig, h: f64) {
+        for k in 0..self.points.len() {
+            let p = self.points[k];
+            let vn = p.n.dot(&(self.vrel(st, &p, false) + self.vrel(st, &p, true)));
+            self.points[k].s_end = p.s + h * vn;
+        }
+        for (k, (b, s)) in scene.rigid.iter().zip(st.iter_mut()).enumerate() {
+            if b.is_fixed() || s.asleep {
+                continue;
+            }
+            s.x += (s.v + self.vp[k]) * h;
+            (s.q, s.w) = torque_free_drift(b, &s.q, &s.w, h);
+            if self.wp[k] != Vec3::zeros() {
+                s.q = rotate(&s.q, &self.wp[k], h);
+            }
+        }
+        for _ in 0..cfg.position_iterations {
+            self.position_pass(scene, st, cfg, h);
+        }
+        for _ in 0..cfg.relax_iterations {
+            for g in 0..self.groups.len() {
+                self.sweep(g, st, cfg.omega, false, h);
+            }
+        }
+        self.joint_forces.clear();
+        for &k in &self.joint_order {
+            self.warm_joints[k] = Some(self.joints[k].impulses());
+            let (linear, angular) = self.joints[k].impulse_on_a();
+            self.joint_forces.push(JointForce { joint: k, force: linear / h, torque: angular / h });
+        }
+        self.joint_forces.sort_unstable_by_key(|f| f.joint);
+        for o in 0..self.order.len() {
+            let (start, end) = (self.manifolds[self.order[o]].start, self.manifolds[self.order[o]].end);
+            for k in start..end {
+                let p = self.points[k];
+                if p.e > 0.0 && p.vn0 < -cfg.restitution_threshold && p.ln > 0.0 {
+                    let vn = p.n.dot(&self.vrel(st, &p, false));
+                    let new = (p.ln - p.mn * (vn + p.e * p.vn0)).max(0.0);
+                    self.points[k].ln = new;
+                    self.apply(st, &p, p.n * (new - p.ln), false);
+                }
+            }
+        }
+        if cfg.sleep_time > 0.0 {
+            self.sleep(scene, st, cfg, h);
+        }
+        self.warm.clear();
+        self.warm_friction.clear();
+        self.forces.clear();
+        for m in &self.manifolds {
+            let c = &self.contacts[m.start];
+            let friction = m.t1 * m.lt1 + m.t2 * m.lt2;
+            self.warm_friction.insert((c.a, c.b), (friction, m.l_twist));
+            let total: f64 = self.points[m.start..m.end].iter().map(|p| p.ln).sum();
+            for k in m.start..m.end {
+                let (c, p) = (&self.contacts[k], &self.points[k]);
+                self.warm.entry((c.a, c.b)).or_default().push((c.point.feature, c.point.point, p.ln));
+                // The manifold's friction is shared among its points by their normal impulses.
+                let share = if total > 0.0 { p.ln / total } else { 1.0 / (m.end - m.start) as f64 };
+                self.forces.push(ContactForce {
+                    contact: *c,
+                    normal_force: p.ln / h,
+                    tangent_force: friction.norm() * share / h,
+                });
+            }
+        }
+    }
+
+    /// One nonlinear Gauss-Seidel position sweep (Box2D v2.4's position solver): first every
+    /// awake joint ([`JointRows::correct_positions`]), then the awake contacts: each point's current separation `s = s₀ + n·(Δp_a − Δp_b)`, with `Δp` how far
+    /// each body has carried its contact point since the start of the step (the normal held
+    /// fixed), is pushed towards `−slop` by `C = clamp(β·(s + slop), −0.2 m, 0)` (Box2D's
+    /// largest linear correction), as a position impulse `−C/K` applied to the poses directly
+    /// (velocities untouched).
+    fn position_pass(&mut self, scene: &Scene, st: &mut [RigidState], cfg: &PgsConfig, h: f64) {
+        for o in 0..self.joint_order.len() {
+            let k = self.joint_order[o];
+            let rows = JointRows::new(&scene.joints[k], &self.frames[k], st, &self.inv_m, &self.inv_i, cfg, h);
+            rows.correct_positions(st, &self.inv_m, &self.inv_i);
+        }
+        let max_correction = 0.2;
+        for o in 0..self.order.len() {
+            let m = self.manifolds[self.order[o]];
+            for k in m.start..m.end {
+                let p = self.points[k];
+                if p.mn == 0.0 {
+                    continue;
+                }
+                let (a, b) = (p.a, p.b);
+                let ra = st[a].q.transform_vector(&p.la);
+                let moved_a = st[a].x + ra - p.p0;
+                let (rb, moved_b) = match b {
+                    Some(k) => {
+                        let rb = st[k].q.transform_vector(&p.lb);
+                        (rb, st[k].x + rb - p.p0)
+                    }
+                    None => (Vec3::zeros(), Vec3::zeros()),
+                };
+                let s = p.s + p.n.dot(&(moved_a - moved_b));
+                let c = (cfg.baumgarte * (s + cfg.slop)).clamp(-max_correction, 0.0);
+                if c == 0.0 {
+                    continue;
+                }
+                // The effective mass at the current arms.
+                let ca = ra.cross(&p.n);
+                let mut kk = self.inv_m[a] + ca.dot(&(self.inv_i[a] * ca));
+                if let Some(k) = b {
+                    let cb = rb.cross(&p.n);
+                    kk += self.inv_m[k] + cb.dot(&(self.inv_i[k] * cb));
+                }
+                if kk <= 0.0 {
+                    continue;
+                }
+                let impulse = p.n * (-c / kk);
+                st[a].x += impulse * self.inv_m[a];
+                st[a].q = rotate(&st[a].q, &(self.inv_i[a] * ra.cross(&impulse)), 1.0);
+                if let Some(k) = b {
+                    st[k].x -= impulse * self.inv_m[k];
+                    st[k].q = rotate(&st[k].q, &-(self.inv_i[k] * rb.cross(&impulse)), 1.0);
+                }
+            }
+        }
+    }
+
+    /// An awake island whose every body moves slower than `sleep_speed` and turns slower than
+    /// `sleep_spin` adds `h` to its rest time; once that reaches `sleep_time` the island sleeps
+    /// (velocities zeroed). A body with no contacts is an island of its own.
+    fn sleep(&mut self, scene: &Scene, st: &mut [RigidState], cfg: &PgsConfig, h: f64) {
+        let count = self.awake.len();
+        let mut calm = vec![true; count];
+        for (k, s) in st.iter().enumerate() {
+            let i = self.island[k];
+            if i != usize::MAX && (s.v.norm() > cfg.sleep_speed || s.w.norm() > cfg.sleep_spin) {
+                calm[i] = false;
+            }
+        }
+        let mut rest = vec![f64::INFINITY; count];
+        for (k, s) in st.iter_mut().enumerate() {
+            let i = self.island[k];
+            if i == usize::MAX || scene.rigid[k].is_fixed() || s.asleep {
+                continue;
+            }
+            s.rest_time = if calm[i] { s.rest_time + h } else { 0.0 };
+            rest[i] = rest[i].min(s.rest_time);
+        }
+        for (k, s) in st.iter_mut().enumerate() {
+            let i = self.island[k];
+            if i != usize::MAX && rest[i] >= cfg.sleep_time && rest[i].is_finite() {
+                s.asleep = true;
+                s.v = Vec3::zeros();
+                s.w = Vec3::zeros();
+            }
+        }
+    }
+}

@@ -1,0 +1,314 @@
+//! The sweeps over a group's joints and manifolds (step 6 of [`super`]), the block solve of a
+//! manifold's normal rows, the split sweeps and the stopping test.
+
+use super::*;
+
+impl RigidSi {
+    /// One sweep over the points: `biased` uses the position feedback, otherwise only the
+    /// speculative part (from `s_end`) with plain masses (the relax pass).
+    pub(in crate::pgs) fn sweep(
+        &mut self,
+        g: usize,
+        st: &mut [RigidState],
+        omega: f64,
+        biased: bool,
+        h: f64,
+    ) -> SweepStats {
+        let (mut max, mut sum2, mut count, mut dl2) = (0.0_f64, 0.0, 0usize, 0.0);
+        let group = self.groups[g];
+        for o in group.j.0..group.j.1 {
+            let k = self.joint_order[o];
+            let (r, d) = self.joints[k].solve(st, &self.inv_m, &self.inv_i, omega, biased);
+            max = max.max(r);
+            sum2 += r * r;
+            count += 1;
+            dl2 += d;
+        }
+        let (first, last) = group.m;
+        for o in first..last {
+            let i = self.order[o];
+            let mut m = self.manifolds[i];
+            let mut total = 0.0;
+            let mut solved = false;
+            if self.block && (2..=4).contains(&(m.end - m.start)) {
+                if let Some((t, stats)) = self.block_normals(st, &m, omega, biased, h) {
+                    (total, solved) = (t, true);
+                    max = max.max(stats.0);
+                    sum2 += stats.1;
+                    count += stats.2;
+                    dl2 += stats.3;
+                }
+            }
+            for k in m.start..m.end {
+                if solved {
+                    break;
+                }
+                let mut p = self.points[k];
+                let (bias, ms, is) =
+                    if biased { (p.bias, p.mass_scale, p.impulse_scale) } else { ((p.s_end / h).max(0.0), 1.0, 0.0) };
+                let vn = p.n.dot(&self.vrel(st, &p, false));
+                let raw = -p.mn * ms * (vn + bias) - is * p.ln;
+                let new = (p.ln + omega * raw).max(0.0);
+                let d = new - p.ln;
+                p.ln = new;
+                total += new;
+                if p.mn > 0.0 {
+                    let r = (if omega * raw == d { raw } else { d / omega }).abs() / (p.mn * ms);
+                    max = max.max(r);
+                    sum2 += r * r;
+                    count += 1;
+                }
+                dl2 += d * d;
+                self.apply(st, &p, p.n * d, false);
+                self.points[k] = p;
+            }
+            if m.mu == 0.0 {
+                continue;
+            }
+            let (a, b) = (self.points[m.start].a, self.points[m.start].b);
+            // Tangent block at the centre, clamped to the disk μ·Σλₙ.
+            let rel = self.vrel_at(st, a, b, &m.ra, &m.rb, false);
+            let (v1, v2) = (rel.dot(&m.t1), rel.dot(&m.t2));
+            let (o1, o2) = (m.lt1, m.lt2);
+            let mut l1 = o1 - omega * (m.mt[0] * v1 + m.mt[1] * v2);
+            let mut l2 = o2 - omega * (m.mt[2] * v1 + m.mt[3] * v2);
+            let limit = m.mu * total;
+            match self.cone {
+                FrictionCone::Disk => {
+                    let len = (l1 * l1 + l2 * l2).sqrt();
+                    if len > limit {
+                        (l1, l2) = (l1 * limit / len, l2 * limit / len);
+                    }
+                }
+                FrictionCone::Pyramid => (l1, l2) = (l1.max(-limit).min(limit), l2.max(-limit).min(limit)),
+            }
+            (m.lt1, m.lt2) = (l1, l2);
+            dl2 += (l1 - o1).powi(2) + (l2 - o2).powi(2);
+            self.apply_at(st, a, b, &m.ra, &m.rb, m.t1 * (l1 - o1) + m.t2 * (l2 - o2), Vec3::zeros(), false);
+            // Twist: the relative spin about the normal, clamped to μ·radius·Σλₙ.
+            if m.end - m.start > 1 {
+                let spin = st[a].w - b.map_or(Vec3::zeros(), |k| st[k].w);
+                let old = m.l_twist;
+                let limit = m.mu * m.radius * total;
+                // (max/min, not clamp: a NaN limit from a diverged step must not panic.)
+                m.l_twist = (old - omega * m.m_twist * m.n.dot(&spin)).max(-limit).min(limit);
+                dl2 += (m.l_twist - old).powi(2);
+                self.apply_at(st, a, b, &m.ra, &m.rb, Vec3::zeros(), m.n * (m.l_twist - old), false);
+            }
+            self.manifolds[i] = m;
+        }
+        (max, sum2, count, dl2)
+    }
+
+    /// One block visit of manifold `m`'s normal rows (`block`): the linear complementarity
+    /// problem `x ≥ 0, w = v + A·(x − λ) ≥ 0, xᵢ·wᵢ = 0` of its points, with `v` their (biased)
+    /// normal speeds, `A` their coupling ([`Manifold::coupling`]) and `λ` their accumulated
+    /// impulses. Active sets are tried from all points down (fewest points dropped first); the
+    /// first whose impulses are non-negative and whose other points do not approach wins. Within
+    /// a set the change is the minimum-norm solution (pseudo-inverse): four coplanar points carry
+    /// a body that has three degrees of freedom against them, so the split of the load among them
+    /// is not unique, and the minimum change keeps the part the warm start brought. The result
+    /// is scaled by `omega` and clamped to `x ≥ 0`. `None` (the caller goes point by point)
+    /// when no set qualifies or the rows are soft.
+    fn block_normals(
+        &mut self,
+        st: &mut [RigidState],
+        m: &Manifold,
+        omega: f64,
+        biased: bool,
+        h: f64,
+    ) -> Option<(f64, SweepStats)> {
+        let c = m.end - m.start;
+        let (mut v, mut lam) = ([0.0; 4], [0.0; 4]);
+        let (mut max, mut sum2, mut count) = (0.0_f64, 0.0, 0usize);
+        for i in 0..c {
+            let p = &self.points[m.start + i];
+            if biased && (p.mass_scale != 1.0 || p.impulse_scale != 0.0) {
+                return None;
+            }
+            let bias = if biased { p.bias } else { (p.s_end / h).max(0.0) };
+            v[i] = p.n.dot(&self.vrel(st, p, false)) + bias;
+            lam[i] = p.ln;
+            if p.mn > 0.0 {
+                // The residual the point-by-point rule reports (see the module docs).
+                let r = ((p.ln - p.mn * v[i]).max(0.0) - p.ln).abs() / p.mn;
+                max = max.max(r);
+                sum2 += r * r;
+                count += 1;
+            }
+        }
+        let a = |i: usize, j: usize| m.coupling[4 * i + j];
+        let scale = (0..c).map(|i| a(i, i)).fold(0.0, f64::max);
+        let lam_max = lam[..c].iter().copied().fold(0.0, f64::max);
+        let full = (1usize << c) - 1;
+        for set in ACTIVE_SETS.into_iter().filter(|&set| set & !full == 0) {
+            let inside = |i: usize| set & (1 << i) != 0;
+            let mut d = [0.0; 4];
+            for i in (0..c).filter(|&i| !inside(i)) {
+                d[i] = -lam[i];
+            }
+            let mut rhs = [0.0; 4];
+            for i in (0..c).filter(|&i| inside(i)) {
+                rhs[i] = -(v[i] + (0..c).filter(|&j| !inside(j)).map(|j| a(i, j) * d[j]).sum::<f64>());
+            }
+            if set == full {
+                for (i, di) in d.iter_mut().enumerate().take(c) {
+                    *di = (0..c).map(|j| m.coupling_pinv[4 * i + j] * rhs[j]).sum();
+                }
+            } else if set != 0 {
+                let (mut idx, mut k) = ([0usize; 4], 0);
+                for i in (0..c).filter(|&i| inside(i)) {
+                    (idx[k], k) = (i, k + 1);
+                }
+                let idx = &idx[..k];
+                // A proper subset has at most three points: a direct solve (Cholesky for three),
+                // or the pseudo-inverse when the block is (nearly) singular.
+                let mut sub = Matrix3::identity();
+                let mut b = Vec3::zeros();
+                for (r, &i) in idx.iter().enumerate() {
+                    for (q, &j) in idx.iter().enumerate() {
+                        sub[(r, q)] = a(i, j);
+                    }
+                    b[r] = rhs[i];
+                }
+                let tiny = 1e-9 * scale;
+                let det2 = sub[(0, 0)] * sub[(1, 1)] - sub[(0, 1)] * sub[(1, 0)];
+                let direct = match k {
+                    1 if sub[(0, 0)] > tiny => Some(Vec3::new(b[0] / sub[(0, 0)], 0.0, 0.0)),
+                    2 if det2 > tiny * scale => Some(Vec3::new(
+                        (sub[(1, 1)] * b[0] - sub[(0, 1)] * b[1]) / det2,
+                        (sub[(0, 0)] * b[1] - sub[(1, 0)] * b[0]) / det2,
+                        0.0,
+                    )),
+                    3 => sub
+                        .cholesky()
+                        .filter(|ch| (0..3).all(|r| ch.l_dirty()[(r, r)].powi(2) > tiny))
+                        .map(|ch| ch.solve(&b)),
+                    _ => None,
+                };
+                let x = match direct {
+                    Some(x) => x,
+                    None => {
+                        let mut sub4 = Matrix4::zeros();
+                        sub4.fixed_view_mut::<3, 3>(0, 0).copy_from(&sub);
+                        let pinv = pseudo_inverse(&sub4, k);
+                        Vec3::from_fn(|r, _| (0..k).map(|q| pinv[(r, q)] * b[q]).sum())
+                    }
+                };
+                for (r, &i) in idx.iter().enumerate() {
+                    d[i] = x[r];
+                }
+            }
+            let impulses_ok = (0..c).filter(|&i| inside(i)).all(|i| lam[i] + d[i] >= -1e-12 * lam_max.max(1e-12));
+            let speeds_ok = (0..c)
+                .filter(|&i| !inside(i))
+                .all(|i| v[i] + (0..c).map(|j| a(i, j) * d[j]).sum::<f64>() >= -1e-9 * scale.max(1.0));
+            if !(impulses_ok && speeds_ok) {
+                continue;
+            }
+            let (mut total, mut dl2) = (0.0, 0.0);
+            for i in 0..c {
+                let k = m.start + i;
+                let mut p = self.points[k];
+                let new = (lam[i] + omega * d[i]).max(0.0);
+                let change = new - p.ln;
+                p.ln = new;
+                total += new;
+                dl2 += change * change;
+                self.apply(st, &p, p.n * change, false);
+                self.points[k] = p;
+            }
+            return Some((total, (max, sum2, count, dl2)));
+        }
+        None
+    }
+
+    /// One sweep of the split rows on the pseudo velocities.
+    pub(in crate::pgs) fn split_sweep(&mut self, g: usize, st: &mut [RigidState], omega: f64) -> SweepStats {
+        let (mut max, mut sum2, mut count, mut dl2) = (0.0_f64, 0.0, 0usize, 0.0);
+        let group = self.groups[g];
+        let (first, last) = group.m;
+        for o in first..last {
+            let (start, end) = (self.manifolds[self.order[o]].start, self.manifolds[self.order[o]].end);
+            for k in start..end {
+                let mut p = self.points[k];
+                if p.split_bias == 0.0 {
+                    continue;
+                }
+                let vn = p.n.dot(&self.vrel(st, &p, true));
+                let raw = -p.mn * (vn + p.split_bias);
+                let new = (p.lp + omega * raw).max(0.0);
+                let d = new - p.lp;
+                p.lp = new;
+                if p.mn > 0.0 {
+                    let r = (d / omega).abs() / p.mn;
+                    max = max.max(r);
+                    sum2 += r * r;
+                    count += 1;
+                }
+                dl2 += d * d;
+                self.apply(st, &p, p.n * d, true);
+                self.points[k] = p;
+            }
+        }
+        (max, sum2, count, dl2)
+    }
+
+    /// The common violation of group `g` if the step ended now: the linearised penetration (m).
+    /// It is also kept as the group's last violation.
+    pub(in crate::pgs) fn violation(&mut self, g: usize, st: &[RigidState], h: f64) -> f64 {
+        let group = self.groups[g];
+        let (first, last) = group.m;
+        let mut vp = std::mem::take(&mut self.vp);
+        let mut wp = std::mem::take(&mut self.wp);
+        let pseudo = Pseudo(&mut vp, &mut wp);
+        let joints = self.joint_order[group.j.0..group.j.1]
+            .iter()
+            .map(|&k| self.joints[k].violation(st, &pseudo, h))
+            .fold(0.0, f64::max);
+        (self.vp, self.wp) = (vp, wp);
+        let v = joints.max(0.0);
+        let v = v.max(
+            self.order[first..last]
+                .iter()
+                .flat_map(|&i| self.manifolds[i].start..self.manifolds[i].end)
+                .map(|k| {
+                    let p = &self.points[k];
+                    -(p.s + h * p.n.dot(&(self.vrel(st, p, false) + self.vrel(st, p, true))))
+                })
+                .fold(0.0, f64::max),
+        );
+        self.group_violation[g] = v;
+        v
+    }
+
+    /// The largest last violation over the groups (m).
+    pub(in crate::pgs) fn worst_violation(&self) -> f64 {
+        self.group_violation.iter().copied().fold(0.0, f64::max)
+    }
+}
+
+/// The active sets of a block of up to four points, most points first.
+pub(super) const ACTIVE_SETS: [usize; 16] = [15, 14, 13, 11, 7, 12, 10, 9, 6, 5, 3, 8, 4, 2, 1, 0];
+
+/// The pseudo-inverse of the symmetric positive semi-definite `a`, whose leading `c × c` block
+/// is used (the rest is zero): eigenvalues below `1e-9` of the largest count as zero.
+pub(super) fn pseudo_inverse(a: &Matrix4<f64>, c: usize) -> Matrix4<f64> {
+    let mut m = Matrix4::zeros();
+    for i in 0..c {
+        for j in 0..c {
+            m[(i, j)] = 0.5 * (a[(i, j)] + a[(j, i)]);
+        }
+    }
+    let e = nalgebra::SymmetricEigen::new(m);
+    let largest = e.eigenvalues.iter().fold(0.0_f64, |x, y| x.max(y.abs()));
+    let mut out = Matrix4::zeros();
+    for k in 0..4 {
+        let l = e.eigenvalues[k];
+        if l > 1e-9 * largest {
+            let v = e.eigenvectors.column(k);
+            out += v * v.transpose() / l;
+        }
+    }
+    out
+}
