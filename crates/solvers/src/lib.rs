@@ -15,18 +15,16 @@
 //! by a preset, see [`presets`]), and built by [`build`] into a `Box<dyn Solver>`. The families
 //! are listed by [`Registry::builtin`]; an outside crate adds its own ([`registry`]).
 
-pub mod cg;
 mod check;
-pub mod direct;
-pub mod jacobian;
 pub mod newton;
 pub mod order;
 pub mod pgs;
 pub mod registry;
 pub mod relax;
-mod rigid_rows;
 
 use solverlab_core::Solver;
+
+pub use newton::{cg, direct, jacobian};
 
 pub use cg::{cg_solver, CgConfig, CgSolver, Preconditioner};
 pub use direct::{direct_solver, DirectConfig, DirectSolver};

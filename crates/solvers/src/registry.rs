@@ -158,8 +158,8 @@ impl Registry {
     pub fn builtin() -> Self {
         Registry::default()
             .with(crate::relax::family())
-            .with(crate::cg::family())
-            .with(crate::direct::family())
+            .with(crate::newton::cg::family())
+            .with(crate::newton::direct::family())
             .with(crate::pgs::family())
     }
 

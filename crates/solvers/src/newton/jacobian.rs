@@ -194,7 +194,7 @@ impl System {
 }
 
 /// `y = M x` for a CSR matrix: one pass over the nonzeros, by rows on every core from
-/// [`crate::cg::PARALLEL_ROWS`] rows (each row's sum in the same order: the same numbers).
+/// [`crate::newton::cg::PARALLEL_ROWS`] rows (each row's sum in the same order: the same numbers).
 pub fn csr_mul(m: &CsrMatrix<f64>, x: &[f64], y: &mut [f64]) {
     use rayon::prelude::*;
     let (offsets, cols, values) = (m.row_offsets(), m.col_indices(), m.values());
@@ -205,7 +205,7 @@ pub fn csr_mul(m: &CsrMatrix<f64>, x: &[f64], y: &mut [f64]) {
         }
         *yi = s;
     };
-    if crate::cg::parallel(y.len()) {
+    if crate::newton::cg::parallel(y.len()) {
         y.par_iter_mut().enumerate().with_min_len(4096).for_each(row);
     } else {
         y.iter_mut().enumerate().for_each(row);

@@ -1,5 +1,5 @@
-//! The Gauss-Newton loop shared by the explicit-Jacobian solvers ([`crate::cg`] and
-//! [`crate::direct`]); they differ only in how they solve each linear system.
+//! The Gauss-Newton loop shared by the explicit-Jacobian solvers ([`crate::newton::cg`] and
+//! [`crate::newton::direct`]); they differ only in how they solve each linear system.
 //!
 //! # Algorithm
 //!
@@ -53,7 +53,7 @@
 //!    never settles; applied with the last step's `λₙ`, it lags a step, and a block released on
 //!    an incline slides 1.8 mm before it holds.
 //!
-//! 6-DoF rigid bodies ([`crate::rigid_rows`]) join the same loop: their contact and joint rows
+//! 6-DoF rigid bodies ([`crate::newton::rigid_rows`]) join the same loop: their contact and joint rows
 //! are position-level rows over two coordinate blocks per body (position, and a scaled rotation
 //! vector in which `M⁻¹` is diagonal), appended after the particles'; their friction runs in up
 //! to `FRICTION_ROUNDS` rounds with static-friction rows per manifold, and each outer step turns
@@ -92,8 +92,14 @@ use solverlab_core::rows::{
 use solverlab_core::solver::{IterationReport, LinearSystem, Observer, SolveError, SolveInfo, Solver, StepContext};
 use solverlab_core::{Scene, State, Vec3};
 
-use crate::jacobian::System;
-use crate::rigid_rows::{is_rigid_id, RigidRows};
+pub mod cg;
+pub mod direct;
+pub mod jacobian;
+pub(crate) mod rigid_rows;
+mod steps;
+
+use jacobian::System;
+use rigid_rows::{is_rigid_id, RigidRows};
 
 /// At most this many friction rounds per step (step 6; only rigid contacts take more than one).
 /// A manifold released in the last round keeps what its rows applied: it sticks a little harder
@@ -224,7 +230,7 @@ pub struct Newton<L: Linear> {
     /// multipliers (N·s²).
     contacts: Vec<(Row, f64)>,
     /// The scene's particles: the coordinates of the loop are theirs, then each rigid body's two
-    /// blocks ([`crate::rigid_rows`]).
+    /// blocks ([`crate::newton::rigid_rows`]).
     particles: usize,
     /// The rows of the 6-DoF rigid bodies.
     rigid: RigidRows,
@@ -372,374 +378,6 @@ impl<L: Linear> Newton<L> {
     /// The linear solver.
     pub fn linear(&self) -> &L {
         &self.linear
-    }
-
-    /// Gathers the active rows at `x` into `rows` (step 1) and returns the merit `Σ gᵢ²` of the
-    /// Newton residual `g = C + α̃λ` and the common violation over them.
-    ///
-    /// Inequality rows are looked for within `self.margin` (twice the step's largest predicted
-    /// travel), so that a contact that pushed and then separated is still seen. The stopping
-    /// measure is the common violation plus complementarity: a contact that pushes (`λ > 0`)
-    /// must touch, `|C| ≤ tolerance`, or it would inject energy.
-    fn gather(&self, scene: &Scene, x: &[Vec3], t: f64, h: f64, rows: &mut RowSet) -> (f64, f64) {
-        let n = self.particles;
-        gather_row_set(scene, &x[..n], t, self.margin, |_| self.margin, rows);
-        if scene.has_rigid() {
-            self.rigid.gather(scene, &x[n..], rows);
-        }
-        let current = &self.current;
-        // One pass: drop the inactive contacts, and sum the merit over the rows kept.
-        let (mut merit, mut worst) = (0.0, 0.0f64);
-        rows.retain(|r| {
-            let lambda = current.get(r.id);
-            let equality = r.kind == RowKind::Equality;
-            if !(equality || r.c < 0.0 || lambda > 0.0) {
-                return false;
-            }
-            let at = r.compliance / (h * h);
-            let g = r.c + at * lambda;
-            merit += g * g;
-            let v = if !equality && lambda > 0.0 { g.abs() } else { row_violation(r.c, at, lambda, equality) };
-            worst = worst.max(v);
-            true
-        });
-        (merit, worst)
-    }
-
-    /// Solves one outer iteration's system with the active-set loop (steps 2–4); returns `Δλ` for
-    /// the rows left in `self.rows`.
-    #[allow(clippy::too_many_arguments)]
-    fn solve_active_set(
-        &mut self,
-        ctx: &StepContext,
-        state: &State,
-        x: &[Vec3],
-        outer: usize,
-        damping: f64,
-        stop: LinearStop,
-        observer: &mut dyn Observer,
-    ) -> Result<(Vec<f64>, LinearInfo), SolveError> {
-        let h = ctx.h;
-        let alpha_tilde = |compliance: f64| compliance / (h * h);
-        let mut inner = 0;
-        let mut previous_round: Option<IdMap<f64>> = None;
-        let want_violation = observer.wants_violation();
-        self.released.ids.clear();
-        self.released.dl.clear();
-        self.released.dx.clear();
-        for round in 0..=self.settings.active_set_iterations {
-            let diag_mean = if self.rows.is_empty() {
-                1.0
-            } else {
-                self.rows.iter().map(|r| r.w_grad2(&self.w)).sum::<f64>() / self.rows.len() as f64
-            };
-            let eps = self.settings.regularization * damping * diag_mean;
-            self.sys.set_jacobian(&self.rows, &self.w, |r: &RowView| alpha_tilde(r.compliance), eps);
-            let pattern_changed = self.sys.ids != self.last_pattern;
-            if pattern_changed {
-                self.last_pattern.clone_from(&self.sys.ids);
-            }
-            if self.linear.needs_assembly() {
-                self.sys.assemble(&self.rows, &self.w);
-            }
-            let lambda: Vec<f64> = self.rows.heads().iter().map(|r| self.current.get(r.id)).collect();
-            // The rows released so far have moved the coordinates by `released.dx`: the others'
-            // `C` from there.
-            let moved = |r: &RowView| match self.released.dx.is_empty() {
-                true => 0.0,
-                false => r.particles.iter().zip(r.grad).map(|(&i, g)| g.dot(&self.released.dx[i as usize])).sum(),
-            };
-            let b: Vec<f64> =
-                self.rows.iter().zip(&lambda).map(|(r, l)| -r.c - moved(&r) - alpha_tilde(r.compliance) * l).collect();
-            let mut dl: Vec<f64> = match &previous_round {
-                // A later round starts from the last round's solution on the rows that stayed.
-                Some(last) => self.rows.heads().iter().map(|r| last.get(&r.id).copied().unwrap_or(0.0)).collect(),
-                None if outer == 1 && self.settings.warm_start > 0.0 => {
-                    // The previous step's multipliers, kept only where they leave a smaller
-                    // residual than a cold start (as MuJoCo does): on redundant rows the
-                    // multipliers are not unique, and a warm start can carry a large part in
-                    // the null space of Jᵀ that moves nothing but costs CG iterations.
-                    let guess: Vec<f64> = self
-                        .rows
-                        .iter()
-                        .map(|r| {
-                            let l = self.previous.get(r.id) * self.settings.warm_start;
-                            if r.kind == RowKind::Inequality {
-                                l.max(0.0)
-                            } else {
-                                l
-                            }
-                        })
-                        .collect();
-                    let mut q = vec![0.0; b.len()];
-                    self.sys.apply(&guess, &mut q, &mut self.scratch);
-                    let warm: f64 = b.iter().zip(&q).map(|(b, q)| (b - q).powi(2)).sum();
-                    let cold: f64 = b.iter().map(|b| b * b).sum();
-                    if warm < cold {
-                        guess
-                    } else {
-                        self.stats.warm_rejected = true;
-                        vec![0.0; self.rows.len()]
-                    }
-                }
-                None => vec![0.0; self.rows.len()],
-            };
-            let guess = dl.clone();
-            let info = {
-                let Self { linear, sys, rows, current, rigid, particles, .. } = self;
-                let (sys, rows, current, rigid): (&System, &RowSet, &RowMap, &RigidRows) = (sys, rows, current, rigid);
-                let n = *particles;
-                let row_of: IdMap<usize> = if want_violation {
-                    rows.iter().enumerate().map(|(i, r)| (r.id, i)).collect()
-                } else {
-                    IdMap::default()
-                };
-                let mut scratch = Vec::new();
-                let mut monitor = |iteration: usize, residual: f64, dl: &[f64]| {
-                    let violation = want_violation.then(|| {
-                        let mut x = x.to_vec();
-                        sys.add_w_jt(dl, &mut x, &mut scratch);
-                        let lambda = |j: usize, axis: usize| {
-                            let id = constraint_row_id(j, axis);
-                            current.get(id) + row_of.get(&id).map_or(0.0, |&i| dl[i])
-                        };
-                        let v = violation(ctx.scene, &x[..n], state.time, h, &lambda);
-                        match ctx.scene.has_rigid() {
-                            true => {
-                                // The relaxation family's measure on the same poses.
-                                let mut poses = state.rigid.clone();
-                                rigid.write_poses(&x[n..], &mut poses);
-                                v.max(rigid.xpbd.violation(ctx.scene, &poses))
-                            }
-                            false => v,
-                        }
-                    });
-                    observer.iteration(&IterationReport {
-                        iteration,
-                        outer,
-                        residual,
-                        violation,
-                        ..Default::default()
-                    });
-                };
-                linear.solve(sys, &b, &mut dl, pattern_changed, stop, &mut monitor)?
-            };
-            inner += info.iterations;
-            self.stats.breakdowns += info.breakdown as usize;
-            let total = LinearInfo { iterations: inner, ..info };
-            if self.capture == Some(outer) && round == 0 && self.captured.is_none() {
-                self.captured = Some(self.snapshot(&b, &guess, &dl, outer, damping, eps));
-            }
-            let pulling: Vec<bool> = self
-                .rows
-                .iter()
-                .zip(&lambda)
-                .zip(&dl)
-                .map(|((r, l), d)| r.kind == RowKind::Inequality && l + d < 0.0)
-                .collect();
-            if !pulling.contains(&true) {
-                return Ok((dl, total));
-            }
-            if round == self.settings.active_set_iterations {
-                // Cap reached: never pull.
-                for ((d, l), p) in dl.iter_mut().zip(&lambda).zip(&pulling) {
-                    if *p {
-                        *d = -l;
-                    }
-                }
-                return Ok((dl, total));
-            }
-            previous_round = Some(self.rows.heads().iter().zip(&dl).map(|(r, d)| (r.id, *d)).collect());
-            // A pulling row leaves. One that has separated gives back what it pushed,
-            // `Δλ = −λ`, and the others are solved again from where that leaves the
-            // coordinates; one that still touches keeps its push (see the module docs).
-            if self.released.dx.is_empty() {
-                self.released.dx.resize(x.len(), Vec3::zeros());
-            }
-            let separated = |r: &RowView| r.c > 0.0;
-            for ((r, l), _) in self.rows.iter().zip(&lambda).zip(&pulling).filter(|((r, _), p)| **p && separated(r)) {
-                self.released.ids.push(r.id);
-                self.released.dl.push(-l);
-                for (&i, g) in r.particles.iter().zip(r.grad) {
-                    self.released.dx[i as usize] -= g * (self.w[i as usize] * l);
-                }
-            }
-            let mut keep = pulling.iter().map(|p| !p);
-            self.rows.retain(|_| keep.next().expect("one flag per row"));
-        }
-        unreachable!("the loop returns at its last round")
-    }
-
-    /// Step 6: Coulomb friction on the prediction, for every contact in `self.contacts`,
-    /// limited by its normal multiplier.
-    fn apply_friction(&mut self, state: &mut State) {
-        self.friction.clear();
-        for (r, lambda_n) in &self.contacts {
-            let Some(info) = r.contact else { continue };
-            let coeffs: Vec<f64> = (0..r.n).map(|k| r.grad[k].dot(&info.normal)).collect();
-            let (x, x_start) = (&mut state.x, &state.x_prev);
-            let particles = &r.particles[..r.n];
-            let lt = coulomb_friction(
-                x,
-                x_start,
-                &self.w,
-                particles,
-                &coeffs,
-                &info.normal,
-                *lambda_n,
-                info.friction,
-                Vec3::zeros(),
-            );
-            self.friction.insert(r.id, (info.normal, lt));
-        }
-    }
-
-    /// Steps 1–5 from the coordinates `x` (the particles', then the rigid bodies'), outer
-    /// iterations counted from `first_outer`; returns the stopping measure at the end.
-    #[allow(clippy::too_many_arguments)]
-    fn newton_loop(
-        &mut self,
-        ctx: &StepContext,
-        state: &State,
-        x: &mut Vec<Vec3>,
-        observer: &mut dyn Observer,
-        info: &mut SolveInfo,
-        first_outer: usize,
-    ) -> Result<f64, SolveError> {
-        let scene = ctx.scene;
-        let h = ctx.h;
-        self.current.reset(self.dense_rows);
-        let mut rows = std::mem::take(&mut self.rows);
-        let (mut merit, mut worst) = self.gather(scene, x, state.time, h, &mut rows);
-        self.rows = rows;
-        let tolerance = self.settings.tolerance;
-        let mut trial_rows = std::mem::take(&mut self.trial_rows);
-        let mut trial_x = x.clone();
-        let mut dx = vec![Vec3::zeros(); x.len()];
-        let mut damping = 1.0;
-        let mut last: Option<(f64, f64)> = None;
-        for outer in first_outer..=self.settings.outer_iterations {
-            if worst <= tolerance || self.rows.is_empty() {
-                break;
-            }
-            let f = merit.sqrt();
-            let eta = forcing_term(self.settings.forcing, f, last);
-            last = Some((f, eta));
-            let budget = self.settings.inner_budget;
-            if budget > 0 && info.iterations >= budget {
-                break;
-            }
-            let max_iterations = if budget > 0 { budget - info.iterations } else { 0 };
-            let stop = LinearStop { relative: eta, absolute: 0.5 * tolerance, max_iterations };
-            self.stats.outer = outer;
-            // Globalisation: backtracking along the Gauss-Newton direction (an inexact solve
-            // with η < 1 still gives a descent direction for the merit Σ (C + α̃λ)²); if even a
-            // step of 1/64 does not lower the merit, Levenberg-Marquardt: solve again with
-            // 100× the damping. An accepted full step divides the damping by 10.
-            let committed = std::mem::take(&mut self.current);
-            let accepted = 'solve: loop {
-                self.current.clone_from(&committed);
-                let (dl, linear) = self.solve_active_set(ctx, state, x, outer, damping, stop, observer)?;
-                info.iterations += linear.iterations;
-                info.residual = linear.residual;
-                dx.iter_mut().for_each(|d| *d = Vec3::zeros());
-                self.sys.add_w_jt(&dl, &mut dx, &mut self.scratch);
-                if !self.released.dx.is_empty() {
-                    dx.iter_mut().zip(&self.released.dx).for_each(|(d, r)| *d += r);
-                }
-                // A rigid body turns at most `MAX_TURN` per outer iteration (a trust region
-                // on the rotations; see `RigidRows::step_limit`).
-                let first = match scene.has_rigid() {
-                    true => self.rigid.step_limit(&dx[self.particles..]),
-                    false => 1.0,
-                };
-                let mut step = first;
-                while step >= first / 64.0 {
-                    self.current.clone_from(&committed);
-                    for (r, d) in self.rows.heads().iter().zip(&dl) {
-                        self.current.add(r.id, step * d);
-                    }
-                    for (&id, d) in self.released.ids.iter().zip(&self.released.dl) {
-                        self.current.add(id, step * d);
-                    }
-                    for ((xt, x), d) in trial_x.iter_mut().zip(x.iter()).zip(&dx) {
-                        *xt = x + d * step;
-                    }
-                    let (m, w) = self.gather(scene, &trial_x, state.time, h, &mut trial_rows);
-                    if m < merit {
-                        (merit, worst) = (m, w);
-                        if step == first {
-                            damping = (damping / 10.0).max(1.0);
-                        }
-                        break 'solve true;
-                    }
-                    self.stats.rejected += 1;
-                    step /= 2.0;
-                }
-                damping *= 100.0;
-                if damping > 1e12 {
-                    break false;
-                }
-            };
-            if !accepted {
-                self.current = committed;
-                self.stats.stalled = true;
-                break;
-            }
-            x.clone_from(&trial_x);
-            std::mem::swap(&mut self.rows, &mut trial_rows);
-        }
-        self.trial_rows = trial_rows;
-        Ok(worst)
-    }
-
-    /// Why a step ended above its tolerance (see [`SolveInfo::note`]).
-    fn diagnose(&self) -> &'static str {
-        // The movable particles the rows touch, counted without sorting (this runs after every
-        // step that ends above its tolerance).
-        let mut seen = vec![false; self.w.len()];
-        let mut movable = 0usize;
-        for i in self.rows.all_particles().iter().map(|&i| i as usize) {
-            if self.w[i] > 0.0 && !seen[i] {
-                seen[i] = true;
-                movable += 1;
-            }
-        }
-        if self.rows.len() > 3 * movable {
-            "the active rows outnumber the movable degrees of freedom: J W Jᵀ is singular (redundant \
-             constraints) and Gauss-Newton converges only linearly"
-        } else if self.stats.stalled {
-            "no step lowered the merit, even with the largest damping (a singular or degenerate \
-             linearisation, such as a taut line between fixed particles)"
-        } else {
-            "the outer-iteration cap was reached"
-        }
-    }
-
-    fn snapshot(
-        &self,
-        b: &[f64],
-        guess: &[f64],
-        solution: &[f64],
-        outer: usize,
-        damping: f64,
-        eps: f64,
-    ) -> LinearSystem {
-        let j = self.sys.j.as_ref().expect("jacobian set");
-        LinearSystem {
-            ids: self.sys.ids.clone(),
-            inequality: self.rows.heads().iter().map(|r| r.kind == RowKind::Inequality).collect(),
-            columns: j.ncols(),
-            jacobian: j.triplet_iter().map(|(i, c, v)| (i, c, *v)).collect(),
-            inverse_mass: self.sys.w3.clone(),
-            diagonal_shift: self.sys.diag_shift.clone(),
-            rhs: b.to_vec(),
-            warm_start: guess.to_vec(),
-            solution: solution.to_vec(),
-            outer,
-            regularization: eps,
-            damping,
-        }
     }
 }
 

@@ -1,4 +1,4 @@
-//! The exact reference: the same Newton loop as [`crate::cg`], with every linear system solved by
+//! The exact reference: the same Newton loop as [`crate::newton::cg`], with every linear system solved by
 //! faer's sparse Cholesky factorisation, iterated to a tight tolerance.
 //!
 //! # Algorithm
@@ -30,7 +30,7 @@ use faer::{MatMut, Side};
 use serde::{Deserialize, Serialize};
 use solverlab_core::solver::SolveError;
 
-use crate::jacobian::{csr_mul, System};
+use crate::newton::jacobian::{csr_mul, System};
 use crate::newton::{Forcing, Linear, LinearInfo, LinearStop, Newton, NewtonSettings};
 use crate::ConfigError;
 

@@ -56,7 +56,7 @@ use nalgebra_sparse::CsrMatrix;
 use serde::{Deserialize, Serialize};
 use solverlab_core::solver::{IterationReport, Observer, SolveError};
 
-use crate::jacobian::System;
+use crate::newton::jacobian::System;
 use crate::newton::{Forcing, Linear, LinearInfo, LinearStop, Newton, NewtonSettings};
 use crate::ConfigError;
 
@@ -296,7 +296,7 @@ impl Pcg {
         if self.preconditioner == Preconditioner::Ic0 {
             self.ic = Some(Ic0::new(a));
         }
-        let mut apply = |p: &[f64], q: &mut [f64]| crate::jacobian::csr_mul(a, p, q);
+        let mut apply = |p: &[f64], q: &mut [f64]| crate::newton::jacobian::csr_mul(a, p, q);
         let stop = LinearStop { relative: self.tolerance, absolute: 0.0, max_iterations: 0 };
         let mut monitor = |iteration: usize, residual: f64, _: &[f64]| {
             observer.iteration(&IterationReport { iteration, outer: 1, residual, ..Default::default() })

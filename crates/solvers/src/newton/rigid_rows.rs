@@ -1,6 +1,6 @@
 //! The Newton family's rows for 6-DoF rigid bodies: contacts and joints as scalar position-level
 //! rows over coordinates in which `W` is diagonal, so that [`crate::newton`]'s loop, the sparse
-//! `J` and `J W Jᵀ` of [`crate::jacobian`], and both linear solvers run on them unchanged.
+//! `J` and `J W Jᵀ` of [`crate::newton::jacobian`], and both linear solvers run on them unchanged.
 //!
 //! # Formulation
 //!
