@@ -1,0 +1,186 @@
+//! The generic sweeps (Gauss-Seidel, Jacobi and mass splitting, with pins), the Chebyshev
+//! weights, and the fast path's arrays ([`super::kernel`]).
+
+use super::*;
+
+impl RelaxSolver {
+    /// The three rows of pin `pin` (starting at multiplier `row`): `C_k = x_k − goal_k`, `∇C = e_k`.
+    /// Returns `w·Δλ·scale` per axis and the residual, and stores `Δλ·scale`. Under mass
+    /// splitting the particle's inverse mass in the denominator is multiplied by its row count.
+    pub(super) fn pin_rows(&mut self, x: &Vec3, pin: u32, row: u32, time: f64, h: f64, scale: f64) -> (Vec3, f64) {
+        let PinData { a, target, velocity, alpha } = self.pins[pin as usize];
+        let row = row as usize;
+        let at = self.alpha_tilde(alpha, h);
+        let goal = target + velocity * time;
+        let mut dx = Vec3::zeros();
+        let mut residual: f64 = 0.0;
+        let w = match self.cfg.mode {
+            Mode::MassSplitting => self.w[a] * self.split[a],
+            _ => self.w[a],
+        };
+        for k in 0..3 {
+            let lambda = if self.cfg.xpbd { self.lambda[row + k] } else { 0.0 };
+            let dl = delta_lambda(x[k] - goal[k], w, at, lambda, false);
+            residual = residual.max((dl * (w + at)).abs());
+            self.dl[row + k] = dl * scale;
+            dx[k] = self.w[a] * dl * scale;
+        }
+        (dx, residual)
+    }
+
+    /// One Gauss-Seidel sweep over the items in `order`; returns the residual.
+    pub(super) fn gauss_seidel_sweep(&mut self, state: &mut State, order: &[usize], h: f64, scale: f64) -> f64 {
+        let mut residual: f64 = 0.0;
+        let time = state.time;
+        for &j in order {
+            let item = self.items[j];
+            match item {
+                Item::Stick { a, b, alpha, row, .. } => {
+                    let (a, b) = (a as usize, b as usize);
+                    if self.w[a] + self.w[b] == 0.0 {
+                        continue;
+                    }
+                    let at = self.alpha_tilde(alpha, h);
+                    let st = self.stick_delta(&state.x, &item, at, state.step);
+                    residual = residual.max(st.res);
+                    self.lambda[row as usize] += st.dl * scale;
+                    state.x[a] -= st.v * (self.w[a] * scale);
+                    state.x[b] += st.v * (self.w[b] * scale);
+                }
+                Item::Pin { pin, row } => {
+                    let a = self.pins[pin as usize].a;
+                    let (dx, res) = self.pin_rows(&state.x[a], pin, row, time, h, scale);
+                    residual = residual.max(res);
+                    for k in 0..3 {
+                        self.lambda[row as usize + k] += self.dl[row as usize + k];
+                    }
+                    state.x[a] += dx;
+                }
+            }
+        }
+        residual
+    }
+
+    /// One Jacobi sweep with stiffness `scale`, averaged or with mass splitting (the rows'
+    /// denominators follow the mode, [`RelaxSolver::stick_delta`]): every row from the positions
+    /// at the start of the sweep, its corrections summed per particle, then averaged,
+    /// `x += ω·Σ/nᵢ` and `λ += ω·Δλ/max(n_a, n_b)` (`nᵢ`: rows that acted on particle `i`), or
+    /// under mass splitting `x += ω·Σ` and `λ += ω·Δλ`. Returns the residual.
+    pub(super) fn jacobi_sweep(&mut self, state: &mut State, h: f64, scale: f64) -> f64 {
+        let mut residual: f64 = 0.0;
+        let time = state.time;
+        self.dx.iter_mut().for_each(|d| *d = Vec3::zeros());
+        self.count.iter_mut().for_each(|c| *c = 0);
+        for j in 0..self.items.len() {
+            let item = self.items[j];
+            match item {
+                Item::Stick { a, b, alpha, row, sense, .. } => {
+                    let (a, b) = (a as usize, b as usize);
+                    self.dl[row as usize] = 0.0;
+                    if self.w[a] + self.w[b] == 0.0 {
+                        continue;
+                    }
+                    let at = self.alpha_tilde(alpha, h);
+                    let st = self.stick_delta(&state.x, &item, at, state.step);
+                    if st.dl == 0.0 && sense != Sense::Equal {
+                        continue;
+                    }
+                    residual = residual.max(st.res);
+                    self.dl[row as usize] = st.dl * scale;
+                    self.dx[a] -= st.v * (self.w[a] * scale);
+                    self.dx[b] += st.v * (self.w[b] * scale);
+                    self.count[a] += 1;
+                    self.count[b] += 1;
+                }
+                Item::Pin { pin, row } => {
+                    let a = self.pins[pin as usize].a;
+                    let (dx, res) = self.pin_rows(&state.x[a], pin, row, time, h, scale);
+                    residual = residual.max(res);
+                    self.dx[a] += dx;
+                    self.count[a] += 1;
+                }
+            }
+        }
+        let omega = self.cfg.omega;
+        let split = self.cfg.mode == Mode::MassSplitting;
+        for i in 0..state.x.len() {
+            if self.count[i] > 0 {
+                state.x[i] += self.dx[i] * if split { omega } else { omega / self.count[i] as f64 };
+            }
+        }
+        for item in &self.items {
+            let [a, b] = self.particles_of(item);
+            let share = if split { omega } else { omega / self.count[a].max(self.count[b]).max(1) as f64 };
+            let (row, rows) = match *item {
+                Item::Stick { row, .. } => (row as usize, 1),
+                Item::Pin { row, .. } => (row as usize, 3),
+            };
+            for r in row..row + rows {
+                self.lambda[r] += self.dl[r] * share;
+            }
+        }
+        residual
+    }
+
+    /// The Chebyshev weight of iteration `it` (1-based) given the previous one (Wang 2015, eq. 12):
+    /// 1 before the delay `S`, `2/(2 − ρ²)` at `S`, then `4/(4 − ρ²ω_{k−1})`.
+    pub(super) fn chebyshev_weight(&self, rho: f64, it: usize, previous: f64) -> f64 {
+        let delay = self.cfg.chebyshev_delay as usize;
+        if rho == 0.0 || self.cfg.mode == Mode::GaussSeidel || it < delay {
+            1.0
+        } else if it == delay {
+            2.0 / (2.0 - rho * rho)
+        } else {
+            4.0 / (4.0 - rho * rho * previous)
+        }
+    }
+
+    /// The fast path's arrays ([`kernel`]): when every row is an equality stick and the order is
+    /// natural, reversed or coloured (Jacobi: any), the sticks that can move, in visiting order.
+    pub(super) fn fast_arrays(&self, pairs: &[[usize; 2]], n: usize) -> Option<kernel::StickSoa> {
+        let all_equal_sticks = self.items.iter().all(|i| matches!(i, Item::Stick { sense: Sense::Equal, .. }));
+        let jacobi = self.cfg.mode != Mode::GaussSeidel;
+        if !all_equal_sticks || !(jacobi || matches!(self.cfg.order, Order::Natural | Order::Reversed | Order::Colored))
+        {
+            return None;
+        }
+        let mut order: Vec<usize> = (0..self.items.len()).collect();
+        let mut colors = vec![0, 0];
+        if !jacobi && self.cfg.order == Order::Reversed {
+            order.reverse();
+        }
+        let color_of = (!jacobi && self.cfg.order == Order::Colored).then(|| greedy_coloring(pairs, n));
+        if let Some(c) = &color_of {
+            order.sort_by_key(|&j| c[j]); // stable: scene order within a colour, as `Ordering`
+        }
+        let sticks: Vec<(u32, u32, f64, f64, u32)> = order
+            .iter()
+            .filter_map(|&j| match self.items[j] {
+                Item::Stick { a, b, rest, alpha, row, .. } if self.w[a as usize] + self.w[b as usize] != 0.0 => {
+                    Some((a, b, rest, alpha, row))
+                }
+                _ => None,
+            })
+            .collect();
+        if let Some(c) = &color_of {
+            let movable = order.iter().filter(|&&j| {
+                let [a, b] = pairs[j];
+                self.w[a] + self.w[b] != 0.0
+            });
+            let mut counts = vec![0usize; c.iter().max().map_or(0, |m| m + 1)];
+            for &j in movable {
+                counts[c[j]] += 1;
+            }
+            colors = std::iter::once(0)
+                .chain(counts.iter().scan(0, |acc, k| {
+                    *acc += k;
+                    Some(*acc)
+                }))
+                .collect();
+        } else {
+            colors[1] = sticks.len();
+        }
+        let split = (self.cfg.mode == Mode::MassSplitting).then_some(self.split.as_slice());
+        Some(kernel::StickSoa::new(&sticks, colors, &self.w, split, n, self.cfg.omega))
+    }
+}
