@@ -1,0 +1,258 @@
+//! The impulse family's settings, their ranges, and its presets.
+
+use serde::{Deserialize, Serialize};
+
+use super::PgsSolver;
+use crate::order::Order;
+use crate::ConfigError;
+
+/// How position error feeds back into the velocity solve.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Feedback {
+    /// Baumgarte: a fraction `β` of the error per step, as a velocity bias.
+    Baumgarte,
+    /// Soft constraints given as a frequency and a damping ratio (Box2D v3, Rapier).
+    Soft,
+}
+
+/// How the two tangent impulses of a contact are bounded by `μ·λₙ`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FrictionCone {
+    /// The disk `|λₜ| ≤ μ·λₙ`: isotropic Coulomb friction.
+    #[default]
+    Disk,
+    /// The square `|λₜ₁|, |λₜ₂| ≤ μ·λₙ` (each tangent row clamped on its own, as in ODE and
+    /// Bullet): up to √2 more friction along the diagonals of the tangent basis.
+    Pyramid,
+}
+
+/// Settings of the PGS solver; every field has a default.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct PgsConfig {
+    /// Biased sweeps per step, at least 1 (default: 10).
+    pub iterations: u32,
+    /// Unbiased relax sweeps after the position update, Box2D's soft step (default: 0).
+    pub relax_iterations: u32,
+    /// Stop the biased sweeps when the common violation (see `# Residual`) is at most this (m);
+    /// 0 disables (default: 1e-9).
+    pub tolerance: f64,
+    /// Also stop when the own (velocity) residual is at most this (m/s); 0 disables (default: 0).
+    pub velocity_tolerance: f64,
+    /// SOR factor ω in (0, 2) applied to each impulse change (default: 1).
+    pub omega: f64,
+    /// Visiting order (default: `natural`).
+    pub order: Order,
+    /// Seed of the `shuffled` order (default: 0).
+    pub seed: u64,
+    /// Fraction in [0, 1] of the previous step's impulses to start from (default: 1; Bullet 0.85).
+    pub warm_start: f64,
+    /// `baumgarte` or `soft` (default: `baumgarte`).
+    pub feedback: Feedback,
+    /// Baumgarte factor β in [0, 1]: the fraction of the position error removed per step
+    /// (default: 0.2, Bullet's ERP). The position-level passes (split rows, position sweeps)
+    /// correct rigid sticks and joints fully, as Box2D v2.4's position solver does joints.
+    pub baumgarte: f64,
+    /// Solve the Baumgarte correction on pseudo velocities that never enter the momentum (split
+    /// impulse), instead of in the velocity rows (default: true; see the module docs).
+    pub split_impulse: bool,
+    /// Penetration allowed without correction (m) (default: 0.005).
+    pub slop: f64,
+    /// Soft contacts: stiffness frequency (Hz) (default: 30); capped at a quarter of the
+    /// (sub)step rate, as Box2D v3 does (a stiffer spring than the step can follow is unstable).
+    pub contact_hertz: f64,
+    /// Soft contacts: damping ratio (default: 10).
+    pub contact_damping_ratio: f64,
+    /// Rigid bodies: solve the normal rows of each manifold (2 to 4 points) together as one
+    /// small complementarity problem, by enumerating which points push (Box2D's block solver,
+    /// there for 2-point manifolds), instead of point by point; the biased sweeps of soft rows
+    /// stay point by point (default: true; false in `pgs-bullet`, `soft-step` and `tgs-soft`,
+    /// as Bullet, Box2D v3 and Rapier go point by point; `block = false` is the impulse
+    /// tutorial's rule).
+    pub block: bool,
+    /// Rigid bodies: the friction bound, `disk` or `pyramid` (default: `disk`).
+    pub friction_cone: FrictionCone,
+    /// Soft joints (equality rows): stiffness frequency (Hz) (default: 60); capped at half the
+    /// (sub)step rate (Box2D v3: twice the capped contact frequency).
+    pub joint_hertz: f64,
+    /// Soft joints: damping ratio (default: 2).
+    pub joint_damping_ratio: f64,
+    /// Largest speed at which penetration is pushed out (m/s) (default: 3).
+    pub max_push: f64,
+    /// Contacts approaching slower than this (m/s) do not bounce (default: 1).
+    pub restitution_threshold: f64,
+    /// Substeps the runner uses when none are given on the command line (default: 1).
+    pub substeps: u32,
+    /// Nonlinear Gauss-Seidel position sweeps over the joints, sticks and contacts after the
+    /// positions are updated (Box2D v2.4's position solver; joints and sticks corrected fully,
+    /// contacts by β = `baumgarte`, at most 0.2 m per row and sweep), on particles and rigid
+    /// bodies. With any, Baumgarte feedback leaves the velocity rows (and the split rows) and
+    /// acts only here (default: 0; the `pgs-ngs` preset: 3).
+    pub position_iterations: u32,
+    /// Rigid bodies: solve each island (connected by contacts) on its own, each stopping on its
+    /// own tolerance (default: true). With `false` all contacts are one system; with no
+    /// tolerance met both give the same numbers.
+    pub islands: bool,
+    /// Rigid bodies: an island whose bodies all stay under `sleep_speed` and `sleep_spin` for
+    /// this long sleeps until touched (s); 0 disables sleeping (default: 0, so that experiments
+    /// measure the solver, not the sleep rule; engines ship 0.5).
+    pub sleep_time: f64,
+    /// Rigid bodies: the sleep threshold on speed (m/s) (default: 0.05, Box2D's).
+    pub sleep_speed: f64,
+    /// Rigid bodies: the sleep threshold on angular speed (rad/s) (default: 0.035, 2°/s).
+    pub sleep_spin: f64,
+}
+
+impl Default for PgsConfig {
+    fn default() -> Self {
+        Self {
+            iterations: 10,
+            relax_iterations: 0,
+            tolerance: 1e-9,
+            velocity_tolerance: 0.0,
+            omega: 1.0,
+            order: Order::Natural,
+            seed: 0,
+            warm_start: 1.0,
+            feedback: Feedback::Baumgarte,
+            baumgarte: 0.2,
+            split_impulse: true,
+            slop: 0.005,
+            contact_hertz: 30.0,
+            contact_damping_ratio: 10.0,
+            block: true,
+            friction_cone: FrictionCone::Disk,
+            joint_hertz: 60.0,
+            joint_damping_ratio: 2.0,
+            max_push: 3.0,
+            restitution_threshold: 1.0,
+            substeps: 1,
+            position_iterations: 0,
+            islands: true,
+            sleep_time: 0.0,
+            sleep_speed: 0.05,
+            sleep_spin: 2f64.to_radians(),
+        }
+    }
+}
+
+/// The impulse family: `kind = "pgs"` and its presets.
+pub fn family() -> crate::registry::Typed<PgsConfig> {
+    crate::registry::Typed {
+        kind: "pgs",
+        summary: "sequential impulses / projected Gauss-Seidel: split impulses, Baumgarte or soft feedback, NGS, soft step, TGS-soft",
+        presets: pgs_presets,
+        build: |c, label| Ok(Box::new(PgsSolver::new(c.clone(), label)?)),
+        cap: |c, n| {
+            c.iterations = crate::registry::count_of(n);
+            c.tolerance = 0.0;
+        },
+        substeps: |c| c.substeps,
+    }
+}
+
+impl crate::registry::Settings for PgsConfig {
+    fn validate(&self) -> Result<(), ConfigError> {
+        PgsConfig::validate(self)
+    }
+}
+
+/// The impulse presets.
+fn pgs_presets() -> Vec<(&'static str, &'static str, PgsConfig)> {
+    let pgs = PgsConfig::default();
+    vec![
+        (
+            "pgs",
+            "sequential impulses: 10 iterations, Baumgarte β = 0.2 (split), warm start 1.0, rigid manifolds' normals as blocks",
+            pgs.clone(),
+        ),
+        (
+            "pgs-bullet",
+            "sequential impulses as Bullet ships them: warm start 0.85, ERP 0.2, 10 iterations, point by point",
+            PgsConfig { warm_start: 0.85, block: false, ..pgs.clone() },
+        ),
+        (
+            "pgs-ngs",
+            "PGS then nonlinear Gauss-Seidel as Box2D v2.4: 8 block sweeps, 3 position sweeps on joints, sticks and contacts (β = 0.2 on contacts)",
+            PgsConfig { iterations: 8, position_iterations: 3, ..pgs.clone() },
+        ),
+        (
+            "soft-step",
+            "Box2D v3 soft step: 4 substeps × (1 biased, 1 relax); contacts 30 Hz ζ 10, joints 60 Hz ζ 2",
+            PgsConfig { iterations: 1, relax_iterations: 1, feedback: Feedback::Soft, substeps: 4, block: false, ..pgs },
+        ),
+        (
+            "tgs-soft",
+            "Rapier's TGS-soft: 4 substeps × (1 biased, 2 relax); contacts 30 Hz ζ 5, push ≤ 10 m/s",
+            tgs_soft(),
+        ),
+    ]
+}
+
+/// Rapier's TGS-soft defaults (`IntegrationParameters::tgs_soft`, rapier 0.2x) in solverlab's
+/// terms: `num_solver_iterations = 4` substeps, each with `num_internal_pgs_iterations = 1`
+/// biased sweep and `num_internal_stabilization_iterations = 2` unbiased ones after the position
+/// update; soft contacts at 30 Hz with damping ratio 5; `max_corrective_velocity` 10 m/s as the
+/// push-out cap; warm start 1. Rapier lets 1 mm of penetration go uncorrected
+/// (`allowed_linear_error`); solverlab's soft rows, like Box2D v3's, act on all of it. Rapier's joints are
+/// effectively rigid (10⁶ Hz, ζ 1); here joints keep the soft rows' cap of half the substep rate
+/// (120 Hz at 60 Hz × 4), the stiffest the step can follow. Structurally it is the soft step of
+/// Box2D v3; what differs is the damping, the relax count, the slop and the push-out cap.
+fn tgs_soft() -> PgsConfig {
+    PgsConfig {
+        iterations: 1,
+        relax_iterations: 2,
+        feedback: Feedback::Soft,
+        substeps: 4,
+        contact_hertz: 30.0,
+        contact_damping_ratio: 5.0,
+        joint_hertz: 1e6,
+        joint_damping_ratio: 1.0,
+        max_push: 10.0,
+        block: false,
+        ..PgsConfig::default()
+    }
+}
+
+impl PgsConfig {
+    /// The soft frequencies in force for a step of `h` seconds (Hz): contacts at most a quarter
+    /// of the step rate, joints at most half (Box2D v3's rule; at 60 Hz and one substep the
+    /// default 30 and 60 Hz become 15 and 30 Hz).
+    pub fn soft_hertz(&self, h: f64) -> (f64, f64) {
+        (self.contact_hertz.min(0.25 / h), self.joint_hertz.min(0.5 / h))
+    }
+
+    /// Checks every parameter's range.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        use crate::check::{count, non_negative, within};
+        count("iterations", self.iterations, 1)?;
+        count("position_iterations", self.position_iterations, 0)?;
+        count("relax_iterations", self.relax_iterations, 0)?;
+        count("substeps", self.substeps, 1)?;
+        non_negative("tolerance", self.tolerance, "m")?;
+        non_negative("velocity_tolerance", self.velocity_tolerance, "m/s")?;
+        within("omega", self.omega, (0.0, 2.0), (false, false))?;
+        within("warm_start", self.warm_start, (0.0, 1.0), (true, true))?;
+        within("baumgarte", self.baumgarte, (0.0, 1.0), (true, true))?;
+        for (f, v) in [
+            ("slop", self.slop),
+            ("contact_hertz", self.contact_hertz),
+            ("contact_damping_ratio", self.contact_damping_ratio),
+            ("joint_hertz", self.joint_hertz),
+            ("joint_damping_ratio", self.joint_damping_ratio),
+            ("max_push", self.max_push),
+            ("restitution_threshold", self.restitution_threshold),
+            ("sleep_time", self.sleep_time),
+            ("sleep_speed", self.sleep_speed),
+            ("sleep_spin", self.sleep_spin),
+        ] {
+            non_negative(f, v, "")?;
+        }
+        if self.feedback == Feedback::Soft && (self.contact_hertz == 0.0 || self.joint_hertz == 0.0) {
+            return Err(ConfigError::new("contact_hertz", "soft feedback needs positive frequencies"));
+        }
+        Ok(())
+    }
+}
