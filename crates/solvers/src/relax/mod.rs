@@ -450,7 +450,7 @@ impl Solver for RelaxSolver {
             }
             if chebyshev && estimate {
                 let change = kernel::change_norm2(&state.x, &self.cheb_cur.0, &self.w).sqrt();
-                let delay = self.cfg.chebyshev_delay as usize;
+                let delay = self.chebyshev_delay();
                 if it < delay && it > 1 && last_change > 0.0 {
                     // A sweep that changed more than the one before is not contracting yet
                     // (contacts switching on): no extrapolation from it.

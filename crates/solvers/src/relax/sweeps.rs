@@ -125,7 +125,7 @@ impl RelaxSolver {
     /// The Chebyshev weight of iteration `it` (1-based) given the previous one (Wang 2015, eq. 12):
     /// 1 before the delay `S`, `2/(2 − ρ²)` at `S`, then `4/(4 − ρ²ω_{k−1})`.
     pub(super) fn chebyshev_weight(&self, rho: f64, it: usize, previous: f64) -> f64 {
-        let delay = self.cfg.chebyshev_delay as usize;
+        let delay = self.chebyshev_delay();
         if rho == 0.0 || self.cfg.mode == Mode::GaussSeidel || it < delay {
             1.0
         } else if it == delay {
@@ -182,5 +182,16 @@ impl RelaxSolver {
         }
         let split = (self.cfg.mode == Mode::MassSplitting).then_some(self.split.as_slice());
         Some(kernel::StickSoa::new(&sticks, colors, &self.w, split, n, self.cfg.omega))
+    }
+
+    /// The first extrapolated sweep: `chebyshev_delay`, and with `chebyshev_estimate` at least a
+    /// sixteenth of the step's sweeps, so that a long solve measures `ρ` on the slow modes that
+    /// dominate it (the first few sweeps mostly see the fast ones, which decay at once).
+    pub(super) fn chebyshev_delay(&self) -> usize {
+        let delay = self.cfg.chebyshev_delay as usize;
+        match self.cfg.chebyshev_estimate {
+            true => delay.max(self.cfg.iterations as usize / 16),
+            false => delay,
+        }
     }
 }
