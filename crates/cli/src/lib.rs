@@ -241,7 +241,8 @@ fn parse_solver(arg: &str, registry: &Registry) -> Result<(String, SolverConfig)
         let p = registry.preset(arg).ok_or_else(|| {
             let names: Vec<&str> = registry.presets().iter().map(|p| p.name).collect();
             CliError::Input(format!(
-                "--solver: unknown preset `{arg}` (presets: {}; or an inline table {{ kind = \"relax\", … }})",
+                "--solver: unknown preset `{arg}`{} (presets: {}; or an inline table {{ kind = \"relax\", … }})",
+                solverlab_core::names::did_you_mean(arg, names.iter().copied()),
                 names.join(", ")
             ))
         })?;
@@ -646,21 +647,75 @@ fn substeps(s: &str) -> Result<u32, String> {
     u32::try_from(v).map_err(|_| format!("{v} is more substeps than a frame can take (at most {})", u32::MAX))
 }
 
-/// `--out` must be a directory or not exist yet.
+/// `--out` must be a directory or not exist yet, and the folder that will hold it must be
+/// writable: checked with a probe file (removed at once) before any work, so a read-only target
+/// is a bad-input error (exit 2) naming the folder rather than an I/O failure at the end.
 fn output_dir(out: &std::path::Path) -> Result<(), CliError> {
-    match out.exists() && !out.is_dir() {
-        true => Err(CliError::Input(format!(
+    if out.exists() && !out.is_dir() {
+        return Err(CliError::Input(format!(
             "--out: {} exists and is not a directory; give a directory (it is created if missing)",
             out.display()
-        ))),
-        false => Ok(()),
+        )));
     }
+    let base = out
+        .ancestors()
+        .map(|a| if a.as_os_str().is_empty() { std::path::Path::new(".") } else { a })
+        .find(|a| a.exists())
+        .unwrap_or(std::path::Path::new("."));
+    if !base.is_dir() {
+        return Err(CliError::Input(format!(
+            "--out: {}: {} is a file, so no folder can be made under it",
+            out.display(),
+            base.display()
+        )));
+    }
+    let probe = base.join(format!(".solverlab-write-test-{}", std::process::id()));
+    match std::fs::File::create(&probe) {
+        Ok(_) => {
+            let _ = std::fs::remove_file(&probe);
+            Ok(())
+        }
+        Err(e) => Err(CliError::Input(format!(
+            "--out: {}: cannot write in {} ({e}); give a folder you can write to",
+            out.display(),
+            base.display()
+        ))),
+    }
+}
+
+/// `--set key value` (two arguments) instead of `--set key=value`: clap would report the value
+/// as an unexpected argument, so the form is explained before parsing.
+fn set_form_error(args: &[std::ffi::OsString]) -> Option<String> {
+    let args: Vec<String> = args.iter().map(|a| a.to_string_lossy().into_owned()).collect();
+    for (i, a) in args.iter().enumerate() {
+        let value = match a.strip_prefix("--set=") {
+            Some(v) => Some(v.to_string()),
+            None if a == "--set" => args.get(i + 1).cloned(),
+            None => None,
+        };
+        if let Some(v) = value.filter(|v| !v.contains('=')) {
+            let example = match args.get(i + 2).filter(|n| a == "--set" && !n.starts_with('-')) {
+                Some(next) => format!("--set {v}={next}"),
+                None => format!("--set {v}=VALUE"),
+            };
+            return Some(format!(
+                "--set `{v}`: a parameter is set as one argument key=value, as in `{example}` \
+                 (values are TOML: 12, 1.5, true, \"top\", [0, -9.81, 0])"
+            ));
+        }
+    }
+    None
 }
 
 /// Runs the command line (the process's arguments) with the solver families of `registry`, and
 /// returns the exit status (see the crate docs).
 pub fn main_with(registry: Registry) -> ExitCode {
-    match run(Cli::parse(), &registry) {
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    if let Some(m) = set_form_error(&args) {
+        eprintln!("error: {m}");
+        return ExitCode::from(2);
+    }
+    match run(Cli::parse_from(args), &registry) {
         Ok(()) => ExitCode::SUCCESS,
         Err(CliError::Input(m)) => {
             eprintln!("error: {m}");

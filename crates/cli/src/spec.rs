@@ -164,7 +164,8 @@ fn solver_table(spec: &SolverSpec, registry: &Registry) -> Result<toml::Table, S
         (Some(p), None) => {
             let preset = registry.preset(p).ok_or_else(|| {
                 let names: Vec<&str> = registry.presets().iter().map(|p| p.name).collect();
-                format!("preset: unknown solver `{p}` (presets: {})", names.join(", "))
+                let hint = solverlab_core::names::did_you_mean(p, names.iter().copied());
+                format!("preset: unknown solver `{p}`{hint} (presets: {})", names.join(", "))
             })?;
             preset.config.to_table()
         }
@@ -200,8 +201,9 @@ impl ExperimentFile {
         let source = path.display().to_string();
         let bad = |field: &str, problem: String| CliError::Input(format!("{source}: {field}: {problem}"));
         let text = std::fs::read_to_string(path).map_err(|e| CliError::Input(format!("{source}: cannot read: {e}")))?;
-        let file: ExperimentFile =
-            toml::from_str(&text).map_err(|e| CliError::Input(format!("{source}: {}", e.to_string().trim_end())))?;
+        let file: ExperimentFile = toml::from_str(&text).map_err(|e: toml::de::Error| {
+            CliError::Input(format!("{source}: {}", solverlab_core::names::with_hint(&e.to_string(), e.message())))
+        })?;
         if file.frames == 0 {
             return Err(bad("frames", "must be at least 1".into()));
         }
@@ -264,9 +266,11 @@ impl Experiment {
         let bad = |field: &str, problem: String| CliError::Input(format!("{source}: {field}: {problem}"));
         let (mut file, text) = ExperimentFile::parse(path)?;
         if let Some(c) = &mut file.convergence {
-            let preset = registry
-                .preset(&c.reference)
-                .ok_or_else(|| bad("convergence.reference", format!("unknown preset `{}`", c.reference)))?;
+            let preset = registry.preset(&c.reference).ok_or_else(|| {
+                let presets = registry.presets();
+                let hint = solverlab_core::names::did_you_mean(&c.reference, presets.iter().map(|p| p.name));
+                bad("convergence.reference", format!("unknown preset `{}`{hint}", c.reference))
+            })?;
             c.resolved = Some(preset.config);
         }
         let sweep_keys = sweep_columns(&file);
@@ -551,19 +555,33 @@ impl FigureSpec {
                 if !crate::tables::FIGURE_TABLES.contains(&self.table.as_str())
                     || !columns_of(&self.table, &sweep_columns(file)).iter().any(|c| c == metric)
                 {
-                    return Err(format!("metric: no column `{metric}` in table `{}`", self.table));
+                    let cols = columns_of(&self.table, &sweep_columns(file));
+                    let hint = solverlab_core::names::did_you_mean(metric, cols.iter().map(String::as_str));
+                    return Err(format!("metric: no column `{metric}` in table `{}`{hint}", self.table));
                 }
                 return Ok(());
             }
             FigureKind::Lines => {}
         }
         if !crate::tables::FIGURE_TABLES.contains(&self.table.as_str()) {
-            return Err(format!("table: `{}` is not one of {}", self.table, crate::tables::FIGURE_TABLES.join(", ")));
+            let hint = solverlab_core::names::did_you_mean(&self.table, crate::tables::FIGURE_TABLES.iter().copied());
+            return Err(format!(
+                "table: `{}`{hint} is not one of {}",
+                self.table,
+                crate::tables::FIGURE_TABLES.join(", ")
+            ));
         }
         let cols = columns_of(&self.table, &sweep_columns(file));
         let has = |c: &str| cols.iter().any(|x| x == c);
+        let hint = |c: &str| solverlab_core::names::did_you_mean(c, cols.iter().map(String::as_str));
         if !has(&self.x) {
-            return Err(format!("x: no column `{}` in table `{}` (columns: {})", self.x, self.table, cols.join(", ")));
+            return Err(format!(
+                "x: no column `{}`{} in table `{}` (columns: {})",
+                self.x,
+                hint(&self.x),
+                self.table,
+                cols.join(", ")
+            ));
         }
         let ys = self.y.as_ref().map(OneOrMany::list).unwrap_or_default();
         if ys.is_empty() {
@@ -584,7 +602,12 @@ impl FigureSpec {
             .chain(self.filter.keys())
         {
             if !has(c) {
-                return Err(format!("no column `{c}` in table `{}` (columns: {})", self.table, cols.join(", ")));
+                return Err(format!(
+                    "no column `{c}`{} in table `{}` (columns: {})",
+                    hint(c),
+                    self.table,
+                    cols.join(", ")
+                ));
             }
         }
         Ok(())

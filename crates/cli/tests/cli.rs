@@ -148,8 +148,49 @@ fn bad_input_is_named_exits_2_and_writes_nothing() {
     assert_bad_input(&sim(&["--scene", "chain", "--positions-every", "-1"]), &["--positions-every", "at least 0"]);
     assert_bad_input(
         &sim(&["--scene", "chain", "--solver", "{ kind = \"relax\", mode = \"gauss seidel\" }"]),
-        &["unknown variant `gauss seidel`", "`gauss-seidel`", "`jacobi`"],
+        &["unknown variant `gauss seidel`", "`gauss-seidel`", "`jacobi`", "did you mean `gauss-seidel`?"],
     );
+}
+
+/// A near-miss name gets "did you mean …" wherever names are typed: scenes, presets, `--set`
+/// keys, solver fields and kinds; a far one gets only the list.
+#[test]
+fn near_misses_get_a_suggestion() {
+    let sim = |extra: &[&'static str]| -> Vec<&'static str> { [&["simulate", "--frames", "5"], extra].concat() };
+    assert_bad_input(&sim(&["--scene", "clth"]), &["scene `clth`", "did you mean `cloth`?", "builtins:"]);
+    assert_bad_input(&sim(&["--scene", "chain", "--solver", "PGS"]), &["unknown preset `PGS`", "did you mean `pgs`?"]);
+    assert_bad_input(&sim(&["--scene", "cloth", "--set", "nxx=8"]), &["nxx", "did you mean `nx`?"]);
+    assert_bad_input(
+        &sim(&["--scene", "chain", "--solver", "{ kind = \"relax\", omgea = 1.2 }"]),
+        &["unknown field `omgea`", "did you mean `omega`?"],
+    );
+    assert_bad_input(&sim(&["--scene", "chain", "--solver", "{ kind = \"relx\" }"]), &["did you mean `relax`?"]);
+    assert_bad_input(&sim(&["--scene", "ragdolll"]), &["did you mean `ragdoll`?"]);
+    let o = solverlab(&["scene", "export", "zzzzzz"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("not a builtin") && !stderr(&o).contains("did you mean"), "{}", stderr(&o));
+}
+
+/// `--set nx 8` is explained as the key=value form (not clap's "unexpected argument").
+#[test]
+fn a_set_without_equals_is_explained() {
+    assert_bad_input(
+        &["simulate", "--scene", "cloth", "--frames", "2", "--set", "nx", "8"],
+        &["--set `nx`", "key=value", "`--set nx=8`"],
+    );
+}
+
+/// An `--out` no folder can be made in is bad input (exit 2) naming the folder, before any work.
+#[test]
+fn an_unwritable_output_folder_is_named() {
+    let dir = common::absent("cli", "unwritable");
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("plain-file");
+    std::fs::write(&file, "x").unwrap();
+    let out = file.join("results");
+    let o = solverlab(&["simulate", "--scene", "chain", "--frames", "2", "--out", out.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("--out") && stderr(&o).contains("plain-file"), "{}", stderr(&o));
 }
 
 /// An `--out` that names an existing file is bad input (exit 2, the project's message), and the

@@ -201,14 +201,17 @@ fn bad(text: &str, expected: &[&str]) {
 
 #[test]
 fn bad_experiment_files_are_rejected_before_anything_runs() {
-    bad(&SMALL.replace("preset = \"pgs\"", "preset = \"pgz\""), &["solver[1] (PGS)", "unknown solver `pgz`"]);
+    bad(
+        &SMALL.replace("preset = \"pgs\"", "preset = \"pgz\""),
+        &["solver[1] (PGS)", "unknown solver `pgz`", "did you mean `pgs`?"],
+    );
     bad(
         &SMALL.replace("\"solver.iterations\"", "\"solver.iteratons\""),
-        &["solver[0] (GS)", "unknown field `iteratons`"],
+        &["solver[0] (GS)", "unknown field `iteratons`", "did you mean `iterations`?"],
     );
     bad(
         &SMALL.replace("\"scene.length\" = [0.1, 0.2]", "\"scene.lenght\" = [0.1]"),
-        &["scene[0]", "lenght", "unknown parameter"],
+        &["scene[0]", "lenght", "unknown parameter", "did you mean `length`?"],
     );
     bad(
         &SMALL.replace("\"scene.length\" = [0.1, 0.2]", "\"scene.length\" = []"),
@@ -216,9 +219,9 @@ fn bad_experiment_files_are_rejected_before_anything_runs() {
     );
     bad(
         &SMALL.replace("y = \"final_violation\"", "y = \"final_violations\""),
-        &["figure[1] (by_iterations)", "no column `final_violations`"],
+        &["figure[1] (by_iterations)", "no column `final_violations`", "did you mean `final_violation`?"],
     );
-    bad(&SMALL.replace("frames = 20", "frames = 20\nframs = 3"), &["unknown field `frams`"]);
+    bad(&SMALL.replace("frames = 20", "frames = 20\nframs = 3"), &["unknown field `frams`", "did you mean `frames`?"]);
     bad(
         &SMALL.replace("\"solver.iterations\" = [2, 5, 9]", "\"solver.iterations\" = [2, -5]"),
         &["iterations: -5 must be a whole number"],

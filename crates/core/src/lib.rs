@@ -30,6 +30,7 @@ pub mod hash;
 pub mod integrate;
 pub mod metrics;
 pub mod model;
+pub mod names;
 pub mod rigid;
 pub mod rng;
 pub mod rows;

@@ -74,7 +74,11 @@ pub fn resolve(name_or_file: &str, sets: &[String]) -> Result<Scene, SceneError>
             SceneError::new(
                 format!("scene `{name_or_file}`"),
                 None,
-                format!("no such file, and not a builtin (builtins: {})", names.join(", ")),
+                format!(
+                    "no such file, and not a builtin{} (builtins: {})",
+                    solverlab_core::names::did_you_mean(name_or_file, names.iter().copied()),
+                    names.join(", ")
+                ),
             )
         })?;
         let source = format!("builtin {}", b.name);

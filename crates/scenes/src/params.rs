@@ -123,7 +123,11 @@ impl Params {
                 return Err(SceneError::new(
                     source,
                     Some(key.clone()),
-                    format!("unknown parameter (known: {})", known.join(", ")),
+                    format!(
+                        "unknown parameter{} (known: {})",
+                        solverlab_core::names::did_you_mean(key, known.iter().copied()),
+                        known.join(", ")
+                    ),
                 ));
             };
             if std::mem::discriminant(&spec.default) != std::mem::discriminant(value) {

@@ -199,9 +199,11 @@ impl Registry {
             Some(other) => return Err(ConfigError::new("kind", format!("{other} is not a name (kinds: {})", kinds()))),
             None => return Err(ConfigError::new("kind", format!("missing (kinds: {})", kinds()))),
         };
-        let family = self
-            .family(kind)
-            .ok_or_else(|| ConfigError::new("kind", format!("unknown kind `{kind}` (kinds: {})", kinds())))?;
+        let family = self.family(kind).ok_or_else(|| {
+            let names = self.families.iter().map(|f| f.kind());
+            let hint = solverlab_core::names::did_you_mean(kind, names);
+            ConfigError::new("kind", format!("unknown kind `{kind}`{hint} (kinds: {})", kinds()))
+        })?;
         let mut settings = table.clone();
         settings.remove("kind");
         SolverConfig::new(family.clone(), &settings)
@@ -255,11 +257,11 @@ fn field_error<C: DeserializeOwned>(settings: &toml::Table, e: toml::de::Error) 
         if let Err(e) = toml::Value::Table(one).try_into::<C>() {
             let message = e.message().trim_end().to_string();
             return if message.starts_with("unknown field") {
-                ConfigError::new(key, message)
+                ConfigError::new(key, solverlab_core::names::annotate_unknown(&message))
             } else if message.ends_with("expected u32") {
                 ConfigError::new(key, format!("{value} must be a whole number from 0 to {}", u32::MAX))
             } else {
-                ConfigError::new(key, format!("{value}: {message}"))
+                ConfigError::new(key, format!("{value}: {}", solverlab_core::names::annotate_unknown(&message)))
             };
         }
     }

@@ -194,7 +194,9 @@ pub fn load(path: &Path) -> Result<Scene, SceneError> {
 
 /// Parses and validates scene-file text; `source` names it in errors.
 pub fn parse(text: &str, source: &str) -> Result<Scene, SceneError> {
-    let file: SceneFile = toml::from_str(text).map_err(|e| SceneError::new(source, None, e.to_string().trim_end()))?;
+    let file: SceneFile = toml::from_str(text).map_err(|e: toml::de::Error| {
+        SceneError::new(source, None, solverlab_core::names::with_hint(&e.to_string(), e.message()))
+    })?;
     let scene = file.to_scene(source)?;
     scene.validate().map_err(|e| SceneError::new(source, Some(e.field), e.problem))?;
     Ok(scene)
