@@ -18,6 +18,7 @@ mod report;
 mod results;
 mod runner;
 mod simulate;
+mod single;
 mod spec;
 mod tables;
 
@@ -75,6 +76,10 @@ enum Command {
         /// Also compute the common position violation after every iteration (trace.csv).
         #[arg(long)]
         violation: bool,
+        /// Do not draw overview.svg/.png (violation, energy, iterations; drift, penetration and
+        /// support force when the scene has them).
+        #[arg(long)]
+        no_figures: bool,
     },
     /// Write the linearised system a cg or direct solver solves in one frame, as Matrix Market
     /// files plus system.json, for other tools (SciPy, MATLAB, Julia).
@@ -302,10 +307,31 @@ fn run(cli: Cli, registry: &Registry) -> Result<(), CliError> {
     // Ctrl-C or SIGTERM: every command stops at its next frame and drops its temporary files.
     let _ = ctrlc::set_handler(|| INTERRUPTED.store(true, Ordering::Relaxed));
     match cli.command {
-        Command::Simulate { scene, sets, solver, frames, dt, substeps, out, positions_every, violation } => {
+        Command::Simulate {
+            scene,
+            sets,
+            solver,
+            frames,
+            dt,
+            substeps,
+            out,
+            positions_every,
+            violation,
+            no_figures,
+        } => {
             let args = Simulate { scene, sets, solver, frames, dt, substeps, out, positions_every, violation };
-            let hash = simulate(registry, &args)?;
-            eprintln!("wrote {} (final state hash {hash})", args.out.display());
+            let result = simulate(registry, &args);
+            // A run that diverged or tore kept its rows: draw and summarise them too.
+            if matches!(result, Ok(_) | Err(CliError::Diverged(_))) {
+                if !no_figures {
+                    single::draw(&args.out).map_err(CliError::Io)?;
+                }
+                if let Ok(text) = single::summary_text(&args.out) {
+                    eprintln!("{text}");
+                }
+            }
+            let hash = result?;
+            eprintln!("final state hash {hash}");
             Ok(())
         }
         Command::ExportSystem { scene, sets, solver, frame, dt, substeps, outer, out } => {
@@ -453,9 +479,19 @@ pub fn simulate(registry: &Registry, args: &Simulate) -> Result<String, CliError
     simulate::run(&spec)
 }
 
-/// `solverlab plot DIR`: redraws every figure of the experiment in `dir` from its CSVs; returns
-/// the files written.
+/// `solverlab plot DIR`: redraws every figure of the experiment in `dir` from its CSVs (a
+/// `simulate` folder: its overview figure); returns the files written.
 pub fn plot(dir: &std::path::Path) -> Result<Vec<PathBuf>, CliError> {
+    if single::is_single(dir) {
+        return single::draw(dir).map_err(CliError::Io);
+    }
+    if !dir.join("experiment.toml").exists() {
+        return Err(CliError::Input(format!(
+            "plot: {} is not a results folder (it needs experiment.toml as `solverlab run` writes it, or meta.json \
+             and steps.csv as `solverlab simulate` writes them)",
+            dir.display()
+        )));
+    }
     let (file, _) = spec::ExperimentFile::read(&dir.join("experiment.toml"))?;
     figures::draw_all(&file, dir).map_err(|e| match INTERRUPTED.load(Ordering::Relaxed) {
         true => CliError::Interrupted(e),

@@ -7,7 +7,8 @@
 //! works offline, attached to a paper or from a USB stick.
 //!
 //! The report reads only the results folder: meta.json, experiment.toml (for the figure specs and
-//! the description), the CSVs and the SVGs. Frames are decimated, evenly and keeping the last, so
+//! the description), the CSVs and the SVGs. A `simulate` folder (no experiment.toml) gets the
+//! same page with its overview figure and a one-row runs table built from meta.json. Frames are decimated, evenly and keeping the last, so
 //! that the page stays under a size budget (20 MB by default); the page says so when it happens.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -105,11 +106,21 @@ fn recorded(dir: &Path) -> Result<Option<BTreeMap<usize, Recorded>>, String> {
         return Ok(None);
     }
     let mut runs: BTreeMap<usize, Recorded> = BTreeMap::new();
-    let at = |t: &Csv, names: &[&str]| -> Result<Vec<usize>, String> { names.iter().map(|n| t.col(n)).collect() };
+    // A `simulate` folder's tables have no `run` column: its one run is run 0. Column `usize::MAX`
+    // stands for the missing `run` column and reads as 0.
+    let at = |t: &Csv, names: &[&str]| -> Result<Vec<usize>, String> {
+        names.iter().map(|&n| if n == "run" && t.col(n).is_err() { Ok(usize::MAX) } else { t.col(n) }).collect()
+    };
+    let run_of = |row: &[String], k: usize| -> usize {
+        if k == usize::MAX {
+            0
+        } else {
+            row[k].parse().unwrap_or(usize::MAX)
+        }
+    };
     let c = at(&pos, &["run", "frame", "particle", "x", "y", "z"]).map_err(|e| format!("positions.csv: {e}"))?;
     for row in &pos.rows {
-        let (run, frame, p) =
-            (row[c[0]].parse().unwrap_or(0), row[c[1]].parse().unwrap_or(0), row[c[2]].parse().unwrap_or(0));
+        let (run, frame, p) = (run_of(row, c[0]), row[c[1]].parse().unwrap_or(0), row[c[2]].parse().unwrap_or(0));
         let x = runs.entry(run).or_default().x.entry(frame).or_default();
         if x.len() <= p {
             x.resize(p + 1, [f64::NAN; 3]);
@@ -117,9 +128,10 @@ fn recorded(dir: &Path) -> Result<Option<BTreeMap<usize, Recorded>>, String> {
         x[p] = [num(&row[c[3]]), num(&row[c[4]]), num(&row[c[5]])];
     }
     if let Ok(t) = Csv::read(&dir.join("sticks.csv")) {
+        let c = at(&t, &["run", "a", "b", "rest"]).map_err(|e| format!("sticks.csv: {e}"))?;
         for row in &t.rows {
-            if let Some(r) = runs.get_mut(&row[0].parse().unwrap_or(usize::MAX)) {
-                r.sticks.push((row[1].parse().unwrap_or(0), row[2].parse().unwrap_or(0), num(&row[3])));
+            if let Some(r) = runs.get_mut(&run_of(row, c[0])) {
+                r.sticks.push((row[c[1]].parse().unwrap_or(0), row[c[2]].parse().unwrap_or(0), num(&row[c[3]])));
             }
         }
     }
@@ -130,7 +142,7 @@ fn recorded(dir: &Path) -> Result<Option<BTreeMap<usize, Recorded>>, String> {
         let c = at(&t, &["run", "body", "shape", "hx", "hy", "hz", "radius", "half_height"])
             .map_err(|e| format!("shapes.csv: {e}"))?;
         for row in &t.rows {
-            let run = row[c[0]].parse().unwrap_or(usize::MAX);
+            let run = run_of(row, c[0]);
             let r = runs.entry(run).or_default();
             first_rigid.entry(run).or_insert(row[c[1]].parse().unwrap_or(0));
             let shape = match row[c[2]].as_str() {
@@ -145,7 +157,7 @@ fn recorded(dir: &Path) -> Result<Option<BTreeMap<usize, Recorded>>, String> {
         let c = at(&t, &["run", "frame", "body", "cx", "cy", "cz", "qw", "qx", "qy", "qz"])
             .map_err(|e| format!("bodies.csv: {e}"))?;
         for row in &t.rows {
-            let run = row[c[0]].parse().unwrap_or(usize::MAX);
+            let run = run_of(row, c[0]);
             let (Some(&first), Some(r)) = (first_rigid.get(&run), runs.get_mut(&run)) else { continue };
             if row[c[2]].parse().unwrap_or(0usize) < first {
                 continue;
@@ -159,7 +171,7 @@ fn recorded(dir: &Path) -> Result<Option<BTreeMap<usize, Recorded>>, String> {
     if let Ok(t) = Csv::read(&dir.join("contacts.csv")) {
         let c = at(&t, &["run", "frame", "x", "y", "z", "nx", "ny", "nz"]).map_err(|e| format!("contacts.csv: {e}"))?;
         for row in &t.rows {
-            if let Some(r) = runs.get_mut(&row[c[0]].parse().unwrap_or(usize::MAX)) {
+            if let Some(r) = runs.get_mut(&run_of(row, c[0])) {
                 let v: [f64; 6] = std::array::from_fn(|k| num(&row[c[2 + k]]));
                 r.contacts.entry(row[c[1]].parse().unwrap_or(0)).or_default().push(v);
             }
@@ -256,18 +268,19 @@ fn description(text: &str) -> String {
 pub fn write(dir: &Path, out: &Path, budget_mb: f64) -> Result<usize, CliError> {
     let here = dir.display();
     let bad = |m: String| CliError::Input(format!("report: {m}"));
-    if !dir.join("meta.json").exists() || !dir.join("experiment.toml").exists() || !dir.join("runs.csv").exists() {
+    let single = crate::single::is_single(dir);
+    if !single
+        && (!dir.join("meta.json").exists() || !dir.join("experiment.toml").exists() || !dir.join("runs.csv").exists())
+    {
         return Err(bad(format!(
-            "{here} is not an experiment's results folder (it needs meta.json, experiment.toml and runs.csv, as \
-             `solverlab run` writes them)"
+            "{here} is not a results folder (it needs meta.json, experiment.toml and runs.csv, as `solverlab run` \
+             writes them, or meta.json and steps.csv, as `solverlab simulate` writes them)"
         )));
     }
     if !dir.join("positions.csv").exists() {
-        return Err(bad(format!("{here} has no positions.csv; re-run the experiment to record positions")));
+        return Err(bad(format!("{here} has no positions.csv; re-run with positions recorded")));
     }
     let meta = Meta::read(dir).map_err(bad)?;
-    let (file, text) = ExperimentFile::read(&dir.join("experiment.toml"))?;
-    let runs = Csv::read(&dir.join("runs.csv")).map_err(bad)?;
     let replay = match recorded(dir).map_err(bad)? {
         Some(r) => replay(&r, &meta, budget_mb * 1e6),
         None => serde_json::Value::Null,
@@ -275,28 +288,69 @@ pub fn write(dir: &Path, out: &Path, budget_mb: f64) -> Result<usize, CliError> 
 
     let mut figures = Vec::new();
     let mut figure_html = String::new();
-    for spec in &file.figures {
-        let series = crate::figures::series_runs(spec, dir).unwrap_or_default();
-        figures.push(json!({
-            "id": spec.name,
-            "series": series.iter().map(|s| json!({
-                "name": s.name,
-                "colour": format!("#{:02x}{:02x}{:02x}", s.colour.0, s.colour.1, s.colour.2),
-                "runs": s.runs,
-            })).collect::<Vec<_>>(),
-        }));
-        for svg_name in crate::figures::svg_files(spec) {
-            let Ok(svg) = std::fs::read_to_string(dir.join(&svg_name)) else { continue };
-            let svg = svg.find("<svg").map_or("", |k| &svg[k..]);
-            let caption = if spec.title.is_empty() { svg_name.clone() } else { format!("{} ({svg_name})", spec.title) };
-            let _ = writeln!(
-                figure_html,
-                "<figure class=\"figure\" data-figure=\"{}\"><figcaption>{}</figcaption><div class=\"svg\">{svg}</div></figure>",
-                esc(&spec.name),
-                esc(&caption)
-            );
+    let mut add_svg = |name: &str, svg_name: &str, caption: String| {
+        let Ok(svg) = std::fs::read_to_string(dir.join(svg_name)) else { return };
+        let svg = svg.find("<svg").map_or("", |k| &svg[k..]);
+        let _ = writeln!(
+            figure_html,
+            "<figure class=\"figure\" data-figure=\"{}\"><figcaption>{}</figcaption><div class=\"svg\">{svg}</div></figure>",
+            esc(name),
+            esc(&caption)
+        );
+    };
+    let (text, runs) = if single {
+        let o = crate::single::overview(dir).map_err(bad)?;
+        let svg_name = format!("{}.svg", crate::single::OVERVIEW);
+        add_svg(crate::single::OVERVIEW, &svg_name, format!("{} ({svg_name})", o.title));
+        let run = meta.runs.first().cloned().unwrap_or_default();
+        let settings = serde_json::to_string_pretty(&json!({ "solver": run["solver"], "scene": run["scene_file"] }))
+            .expect("serialises");
+        let text = format!(
+            "# One `solverlab simulate` run: {}, {} frames of {:.4} s, {} per frame.\n\n{settings}\n",
+            o.title,
+            o.frames,
+            run["dt"].as_f64().unwrap_or(0.0),
+            match run["substeps"].as_u64().unwrap_or(1) {
+                1 => "one step".to_string(),
+                n => format!("{n} substeps"),
+            }
+        );
+        let hash = run["final_state_hash"].as_str().unwrap_or_default().to_string();
+        let runs = Csv {
+            columns: ["run", "scene · solver", "frames", "unconverged", "peak violation (m)", "status", "state hash"]
+                .map(String::from)
+                .to_vec(),
+            rows: vec![vec![
+                "0".into(),
+                o.title.clone(),
+                o.frames.to_string(),
+                o.unconverged.to_string(),
+                format!("{:.3e}", o.peak_violation),
+                o.status.clone(),
+                hash,
+            ]],
+        };
+        (text, runs)
+    } else {
+        let (file, text) = ExperimentFile::read(&dir.join("experiment.toml"))?;
+        for spec in &file.figures {
+            let series = crate::figures::series_runs(spec, dir).unwrap_or_default();
+            figures.push(json!({
+                "id": spec.name,
+                "series": series.iter().map(|s| json!({
+                    "name": s.name,
+                    "colour": format!("#{:02x}{:02x}{:02x}", s.colour.0, s.colour.1, s.colour.2),
+                    "runs": s.runs,
+                })).collect::<Vec<_>>(),
+            }));
+            for svg_name in crate::figures::svg_files(spec) {
+                let caption =
+                    if spec.title.is_empty() { svg_name.clone() } else { format!("{} ({svg_name})", spec.title) };
+                add_svg(&spec.name, &svg_name, caption);
+            }
         }
-    }
+        (text, Csv::read(&dir.join("runs.csv")).map_err(bad)?)
+    };
     let run_list: Vec<serde_json::Value> =
         meta.runs.iter().map(|e| json!({"run": e["run"], "label": e["label"], "scene": e["scene"]})).collect();
     let has_replay = !replay.is_null();
@@ -344,7 +398,7 @@ pub fn write(dir: &Path, out: &Path, budget_mb: f64) -> Result<usize, CliError> 
          <title>solverlab report · {name}</title>\n<style>\n{VIEWER_CSS}\n</style></head>\n<body>\n\
          <header><h1>{name}</h1>{desc_html}</header>\n\
          <section id=\"provenance\"><h2>Provenance</h2>\n{provenance}\n\
-         <details><summary>Resolved settings (experiment.toml)</summary><pre>{exp}</pre></details>\n\
+         <details><summary>Resolved settings ({settings_file})</summary><pre>{exp}</pre></details>\n\
          <details><summary>meta.json</summary><pre>{meta}</pre></details>\n</section>\n\
          <section id=\"replay\"><h2>Replay</h2>\n{replay_html}</section>\n\
          <section id=\"figures\"><h2>Figures</h2>\n{figure_html}</section>\n\
@@ -353,6 +407,7 @@ pub fn write(dir: &Path, out: &Path, budget_mb: f64) -> Result<usize, CliError> 
          <script>\n{VIEWER_JS}\n</script>\n</body></html>\n",
         name = esc(&meta.experiment),
         exp = esc(&text),
+        settings_file = if single { "meta.json" } else { "experiment.toml" },
         meta = esc(&meta_text),
     );
     std::fs::create_dir_all(out).map_err(|e| CliError::Io(format!("{}: {e}", out.display())))?;

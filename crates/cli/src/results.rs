@@ -167,10 +167,26 @@ impl<'a> RunWriter<'a> {
         write_atomic(&dir.join("run.json"), &(meta + "\n"))
     }
 
-    /// Finishes a `simulate` run: commits its tables and writes `meta.json`.
+    /// Finishes a `simulate` run: commits its tables (with sticks.csv, without its `run` column,
+    /// when positions were recorded) and writes `meta.json`.
     pub fn finish_single(self, run: &RunConfig, s: &RunSummary, scene_meta: SceneMeta) -> std::io::Result<()> {
         let dir = self.dir.clone();
+        let sticks = match self.positions_recorded() {
+            true => {
+                let mut t = CsvOut::create(&dir.join("sticks.csv"), &STICK_COLUMNS[1..])?;
+                for c in &run.scene.constraints {
+                    if let Kind::Stick { a, b, rest, .. } = c.kind {
+                        t.row([a.to_string(), b.to_string(), num(rest)])?;
+                    }
+                }
+                Some(t)
+            }
+            false => None,
+        };
         self.commit_streams()?;
+        if let Some(t) = sticks {
+            t.commit()?;
+        }
         let meta = Meta::new(&run.scene.name, None, 1, vec![run_meta(run, s, Some(scene_meta))]);
         meta.write(&dir)
     }

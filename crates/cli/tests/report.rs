@@ -103,7 +103,7 @@ fn bad_folders_get_exit_2_and_no_positions_get_a_note() {
     let d = common::tmp("report", "bad");
     let o = solverlab(&["report", s(&d)]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
-    assert!(stderr(&o).contains("not an experiment's results folder"), "{}", stderr(&o));
+    assert!(stderr(&o).contains("is not a results folder"), "{}", stderr(&o));
     assert!(!d.join("report.html").exists());
 
     let out = reported(&d, &EXPERIMENT.replace("positions_every = 2\n", ""));
@@ -117,6 +117,46 @@ fn bad_folders_get_exit_2_and_no_positions_get_a_note() {
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("no positions.csv"), "{}", stderr(&o));
     assert!(!out.join("report.html").exists(), "nothing written");
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+/// A `simulate` folder is a results folder too: simulate draws its overview and prints a
+/// summary, `plot` redraws it, and `report` makes the same page with one replay panel (sticks
+/// included) and a one-row runs table.
+#[test]
+fn a_single_simulate_run_can_be_plotted_and_reported() {
+    let d = common::tmp("report", "single");
+    let out = d.join("sim");
+    let o = solverlab(&["simulate", "--scene", "chain", "--set", "links=6", "--frames", "12", "--out", s(&out)]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert!(e.contains("chain · gs: 12 frames, 12 unconverged, peak violation"), "{e}");
+    assert!(e.contains("status ok") && e.contains("overview.png") && e.contains("steps.csv"), "{e}");
+    let svg = std::fs::read_to_string(out.join("overview.svg")).unwrap();
+    for panel in ["Constraint violation", "Energy", "Iterations per frame (12 of 12 unconverged)"] {
+        assert!(svg.contains(panel), "overview panel `{panel}`");
+    }
+    assert!(!svg.contains("Support force"), "a chain has no support force panel");
+    std::fs::remove_file(out.join("overview.svg")).unwrap();
+    let o = solverlab(&["plot", s(&out)]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(std::fs::read_to_string(out.join("overview.svg")).unwrap(), svg, "plot redraws the same figure");
+    let o = solverlab(&["report", s(&out)]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(html.contains("data-figure=\"overview\"") && html.contains("One `solverlab simulate` run"));
+    assert_eq!(html.matches("<tr data-run=").count(), 1, "one run");
+    let replay = &embedded(&html)["replay"];
+    assert_eq!(replay["panels"].as_array().unwrap().len(), 1);
+    assert_eq!(replay["panels"][0]["particles"], 7);
+    assert_eq!(replay["frames"].as_array().unwrap().len(), 13, "frames 0..=12");
+    assert!(replay["panels"][0]["sticks"].as_str().unwrap().len() > 10, "sticks.csv read without a run column");
+
+    let o = solverlab(&["simulate", "--scene", "chain", "--frames", "3", "--no-figures", "--out", s(&d.join("bare"))]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(!d.join("bare/overview.svg").exists(), "--no-figures draws nothing");
+    let o = solverlab(&["plot", s(&d)]);
+    assert_eq!(o.status.code(), Some(2), "a folder that is neither kind: {}", stderr(&o));
     let _ = std::fs::remove_dir_all(&d);
 }
 

@@ -1,0 +1,194 @@
+//! What a `simulate` folder shows without an experiment file: its overview figure
+//! (`overview.svg`/`.png`) and its one-paragraph summary.
+//!
+//! The overview has one panel per question a first look asks, all against time in seconds:
+//! the constraint violation (m, log axis: largest and RMS), the energy (J: kinetic, potential
+//! and their sum), the iterations per frame (frames that ended unconverged marked by dots), and,
+//! when the scene has them, the drift of stacked bodies with the deepest penetration (m), and the
+//! support force (N).
+
+use std::path::{Path, PathBuf};
+
+use solverlab_plot::{Axis, Figure, LineStyle, Panel, Series};
+
+use crate::results::Meta;
+
+/// The stem of the overview figure in a `simulate` folder.
+pub const OVERVIEW: &str = "overview";
+
+/// `true` when `dir` holds one `simulate` run (meta.json and steps.csv, no experiment.toml).
+pub fn is_single(dir: &Path) -> bool {
+    dir.join("meta.json").exists() && dir.join("steps.csv").exists() && !dir.join("experiment.toml").exists()
+}
+
+/// A simulate folder's steps.csv as named columns of numbers.
+struct Steps {
+    columns: Vec<String>,
+    rows: Vec<Vec<f64>>,
+}
+
+impl Steps {
+    fn read(dir: &Path) -> Result<Steps, String> {
+        let path = dir.join("steps.csv");
+        let mut r = csv::Reader::from_path(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let columns: Vec<String> =
+            r.headers().map_err(|e| format!("{}: {e}", path.display()))?.iter().map(String::from).collect();
+        let mut rows = Vec::new();
+        for record in r.records() {
+            let record = record.map_err(|e| format!("{}: {e}", path.display()))?;
+            rows.push(record.iter().map(|v| v.parse().unwrap_or(f64::NAN)).collect());
+        }
+        Ok(Steps { columns, rows })
+    }
+
+    /// The column `name` (empty when the table does not have it).
+    fn col(&self, name: &str) -> Vec<f64> {
+        match self.columns.iter().position(|c| c == name) {
+            Some(k) => self.rows.iter().map(|r| r[k]).collect(),
+            None => Vec::new(),
+        }
+    }
+
+    /// `(time, name)` pairs; `skip_first` leaves out frame 0 (the initial state).
+    fn against_time(&self, name: &str, skip_first: bool) -> Vec<(f64, f64)> {
+        let t = self.col("time");
+        let y = self.col(name);
+        t.into_iter().zip(y).skip(usize::from(skip_first)).collect()
+    }
+}
+
+fn series(label: &str, points: Vec<(f64, f64)>, style: LineStyle) -> Series {
+    Series { label: label.into(), points, style }
+}
+
+fn axis(label: &str, log: bool) -> Axis {
+    Axis { label: label.into(), log, range: None }
+}
+
+/// What a run's steps.csv and meta.json say in one line each: the run's name and the figures.
+pub struct Overview {
+    /// `scene · solver`.
+    pub title: String,
+    /// Frames recorded after frame 0.
+    pub frames: usize,
+    /// Frames whose solve stopped at its iteration cap.
+    pub unconverged: usize,
+    /// Largest violation over the run (m).
+    pub peak_violation: f64,
+    /// The run's status in meta.json (`ok`, `torn`, `diverged`, …).
+    pub status: String,
+}
+
+/// Reads the summary of the one run in `dir`.
+pub fn overview(dir: &Path) -> Result<Overview, String> {
+    let meta = Meta::read(dir)?;
+    let run = meta.runs.first().cloned().unwrap_or_default();
+    let text = |k: &str| run[k].as_str().unwrap_or_default().to_string();
+    let steps = Steps::read(dir)?;
+    let converged = steps.col("converged");
+    Ok(Overview {
+        title: format!("{} · {}", text("scene"), text("label")),
+        frames: steps.rows.len().saturating_sub(1),
+        unconverged: converged.iter().skip(1).filter(|&&c| c == 0.0).count(),
+        peak_violation: steps.col("max_violation").into_iter().filter(|v| v.is_finite()).fold(0.0, f64::max),
+        status: text("status"),
+    })
+}
+
+/// Draws `overview.svg` and `overview.png` in the simulate folder `dir`; returns the files.
+pub fn draw(dir: &Path) -> Result<Vec<PathBuf>, String> {
+    let summary = overview(dir)?;
+    let steps = Steps::read(dir)?;
+    let any = |name: &str| steps.col(name).iter().any(|v| v.is_finite() && *v != 0.0);
+    let mut panels = vec![
+        Panel {
+            title: "Constraint violation".into(),
+            x: axis("time (s)", false),
+            y: axis("violation (m)", true),
+            series: vec![
+                series("largest", steps.against_time("max_violation", true), LineStyle::Line),
+                series("rms", steps.against_time("rms_violation", true), LineStyle::Dashed),
+            ],
+        },
+        Panel {
+            title: "Energy".into(),
+            x: axis("time (s)", false),
+            y: axis("energy (J)", false),
+            series: vec![
+                series("kinetic", steps.against_time("kinetic_energy", false), LineStyle::Line),
+                series("potential", steps.against_time("potential_energy", false), LineStyle::Line),
+                series(
+                    "total",
+                    steps
+                        .against_time("kinetic_energy", false)
+                        .into_iter()
+                        .zip(steps.col("potential_energy"))
+                        .map(|((t, k), p)| (t, k + p))
+                        .collect(),
+                    LineStyle::Dashed,
+                ),
+            ],
+        },
+    ];
+    let iterations = steps.against_time("iterations", true);
+    let unconverged: Vec<(f64, f64)> = iterations
+        .iter()
+        .zip(steps.col("converged").into_iter().skip(1))
+        .filter(|(_, c)| *c == 0.0)
+        .map(|(p, _)| *p)
+        .collect();
+    panels.push(Panel {
+        title: format!("Iterations per frame ({} of {} unconverged)", summary.unconverged, summary.frames),
+        x: axis("time (s)", false),
+        y: axis("iterations", false),
+        series: vec![
+            series("iterations", iterations, LineStyle::Line),
+            series("unconverged", unconverged, LineStyle::Points),
+        ],
+    });
+    if any("top_drift") || any("max_penetration") {
+        panels.push(Panel {
+            title: "Drift and penetration".into(),
+            x: axis("time (s)", false),
+            y: axis("distance (m)", false),
+            series: vec![
+                series("top drift", steps.against_time("top_drift", false), LineStyle::Line),
+                series("body drift", steps.against_time("body_drift", false), LineStyle::Line),
+                series("deepest penetration", steps.against_time("max_penetration", false), LineStyle::Dashed),
+            ],
+        });
+    }
+    if any("support_force") {
+        panels.push(Panel {
+            title: "Support force".into(),
+            x: axis("time (s)", false),
+            y: axis("force (N)", false),
+            series: vec![series("", steps.against_time("support_force", true), LineStyle::Line)],
+        });
+    }
+    let status = if summary.status == "ok" { String::new() } else { format!(" [{}]", summary.status) };
+    let figure = Figure { title: format!("{}{status}", summary.title), panels, ..Figure::default() };
+    solverlab_plot::write_figure(&figure, &dir.join(OVERVIEW)).map_err(|e| format!("{}: {e}", dir.display()))
+}
+
+/// The lines printed at the end of `simulate`: frames, unconverged frames, peak violation,
+/// status and where the files are.
+pub fn summary_text(dir: &Path) -> Result<String, String> {
+    let o = overview(dir)?;
+    let mut files: Vec<String> = std::fs::read_dir(dir)
+        .map_err(|e| format!("{}: {e}", dir.display()))?
+        .filter_map(|e| e.ok().map(|e| e.file_name().to_string_lossy().into_owned()))
+        .filter(|n| !n.starts_with('.') && !n.ends_with(".tmp"))
+        .collect();
+    files.sort();
+    Ok(format!(
+        "{}: {} frames, {} unconverged, peak violation {:.3e} m, status {}\nfiles in {}: {}",
+        o.title,
+        o.frames,
+        o.unconverged,
+        o.peak_violation,
+        o.status,
+        dir.display(),
+        files.join(", ")
+    ))
+}
