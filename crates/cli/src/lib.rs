@@ -14,6 +14,7 @@ mod assemble;
 mod export;
 mod figures;
 mod output;
+pub mod progress;
 mod report;
 mod results;
 mod runner;
@@ -27,7 +28,6 @@ use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use clap::{Parser, Subcommand};
-use indicatif::{ProgressBar, ProgressStyle};
 use solverlab_scenes::file::SceneFile;
 pub use solverlab_solvers::Registry;
 use solverlab_solvers::SolverConfig;
@@ -210,18 +210,6 @@ pub enum CliError {
     Io(String),
     /// Ctrl-C: exit 130, nothing written.
     Interrupted(String),
-}
-
-/// A progress bar on stderr, drawn only on a terminal.
-pub fn progress_bar(len: u64, message: &str) -> ProgressBar {
-    let bar = ProgressBar::new(len);
-    bar.set_style(
-        ProgressStyle::with_template("{msg} [{bar:30}] {pos}/{len} frames, {elapsed} elapsed, eta {eta}")
-            .expect("valid template")
-            .progress_chars("=> "),
-    );
-    bar.set_message(message.to_string());
-    bar
 }
 
 /// Parses `--solver` with the families of `registry`: an inline table, a file, or a preset name.
@@ -556,8 +544,11 @@ pub fn run_experiment(
         forces_every: exp.file.forces_every,
         steps_every: exp.file.record_every,
     };
-    let total: u64 = todo.iter().map(|&k| exp.runs[k].frames).sum();
-    let bar = progress_bar(total, &format!("{} ({} runs)", exp.file.name, todo.len()));
+    // A frozen-state study adds its solves to each run's frames.
+    let study = runner::study_solves(exp.file.convergence.as_ref());
+    let total: u64 = todo.iter().map(|&k| exp.runs[k].frames + study).sum();
+    let unit = if study > 0 { "frames and study solves" } else { "frames" };
+    let bar = progress::Progress::new(total, unit, &format!("{} ({} runs)", exp.file.name, todo.len()));
     let one = |k: usize| -> Result<(), String> {
         let run = &exp.runs[k];
         let dir = assemble::part_dir(&out, k);
@@ -566,7 +557,7 @@ pub fn run_experiment(
         let fail = |e: std::io::Error| format!("{}: {e}", dir.display());
         let mut writer =
             results::RunWriter::create(&dir, &run.scene, prefix, exp.file.forces_every.is_some()).map_err(fail)?;
-        let summary = runner::execute(run, &recording, exp.file.convergence.as_ref(), &mut writer, &|| bar.inc(1))
+        let summary = runner::execute(run, &recording, exp.file.convergence.as_ref(), &mut writer, &|| bar.inc())
             .map_err(fail)?;
         if summary.status == "interrupted" {
             drop(writer);
@@ -584,7 +575,7 @@ pub fn run_experiment(
             rayon::ThreadPoolBuilder::new().num_threads(jobs).build().map_err(|e| CliError::Io(e.to_string()))?;
         pool.install(|| todo.par_iter().filter_map(|&k| one(k).err()).collect())
     };
-    bar.finish_and_clear();
+    bar.finish();
     if let Some(e) = errors.first() {
         return Err(CliError::Io(e.clone()));
     }

@@ -201,12 +201,17 @@ fn errors(scene: &Scene, state: &State, reference: &State) -> Vec<f64> {
 }
 
 /// The frozen-state study of one run: prime on the step from `before`, then solve the step from
-/// `at`, once per cap and once with the solver's own settings (traced).
-fn convergence(run: &RunConfig, spec: &ConvergenceSpec) -> Result<(Vec<ConvergenceRow>, Vec<IterationReport>), String> {
+/// `at`, once per cap and once with the solver's own settings (traced); `progress` is called after
+/// each solve.
+fn convergence(
+    run: &RunConfig,
+    spec: &ConvergenceSpec,
+    progress: &(dyn Fn() + Sync),
+) -> Result<(Vec<ConvergenceRow>, Vec<IterationReport>), String> {
     let (before, at, reference) = reference_states(run, spec)?;
     let h = run.scene.dt / run.substeps as f64;
     let ctx = StepContext { scene: &run.scene, h };
-    let caps: Vec<u64> = spec.caps.clone().unwrap_or_else(|| (0..=8).map(|p| 1u64 << p).collect());
+    let caps = study_caps(spec);
     let solve =
         |config: &SolverConfig, observer: &mut dyn Observer| -> Result<(State, usize, f64, f64), String> {
             let mut solver = solverlab_solvers::build(config, &run.label).map_err(|e| e.to_string())?;
@@ -225,6 +230,7 @@ fn convergence(run: &RunConfig, spec: &ConvergenceSpec) -> Result<(Vec<Convergen
     let mut rows = Vec::new();
     for &cap in &caps {
         let (state, iterations, seconds, violation) = solve(&run.solver.capped(cap), &mut NullObserver)?;
+        progress();
         let d = errors(&run.scene, &state, &reference);
         rows.push(ConvergenceRow {
             cap,
@@ -237,7 +243,19 @@ fn convergence(run: &RunConfig, spec: &ConvergenceSpec) -> Result<(Vec<Convergen
     }
     let mut recorder = Collect::default();
     solve(&run.solver, &mut recorder)?;
+    progress();
     Ok((rows, recorder.rows))
+}
+
+/// The iteration caps of a frozen-state study (default 1, 2, 4, …, 256).
+fn study_caps(spec: &ConvergenceSpec) -> Vec<u64> {
+    spec.caps.clone().unwrap_or_else(|| (0..=8).map(|p| 1u64 << p).collect())
+}
+
+/// The solves a run's frozen-state study makes, one per cap and one traced: the progress units
+/// it adds to the run's frames.
+pub fn study_solves(spec: Option<&ConvergenceSpec>) -> u64 {
+    spec.map_or(0, |s| study_caps(s).len() as u64 + 1)
 }
 
 /// Runs one configuration to the end (or to a divergence or an interruption), handing what
@@ -345,7 +363,7 @@ pub fn execute(
     out.hash = hex(state_hash(&sim.state));
     drop(sim);
     if let (Some(spec), "ok" | "torn") = (study, out.status.as_str()) {
-        match convergence(run, spec) {
+        match convergence(run, spec, progress) {
             Ok((rows, trace)) => (out.convergence, out.frozen_trace) = (rows, trace),
             Err(e) => {
                 out.status = "diverged".into();

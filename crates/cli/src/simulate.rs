@@ -68,9 +68,9 @@ pub fn run(spec: &RunSpec) -> Result<String, CliError> {
     };
     let io = |e: std::io::Error| CliError::Io(format!("{}: {e}", spec.out.display()));
     let mut writer = RunWriter::create(&spec.out, &run.scene, (Vec::new(), Vec::new()), true).map_err(io)?;
-    let bar = crate::progress_bar(spec.frames, &format!("{} · {}", spec.scene.name, spec.label));
-    let summary = execute(&run, &recording, None, &mut writer, &|| bar.inc(1)).map_err(io)?;
-    bar.finish_and_clear();
+    let bar = crate::progress::Progress::new(spec.frames, "frames", &format!("{} · {}", spec.scene.name, spec.label));
+    let summary = execute(&run, &recording, None, &mut writer, &|| bar.inc()).map_err(io)?;
+    bar.finish();
     let completed = summary.steps.last().map_or(0, |r| r.frame);
     match summary.status.as_str() {
         "failed" => return Err(CliError::Input(format!("--solver: {}", summary.error))),

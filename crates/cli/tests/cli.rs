@@ -630,3 +630,24 @@ fn an_interrupted_simulate_leaves_no_temporary_file() {
         assert_eq!(std::fs::read_to_string(out.join("steps.csv")).unwrap(), "earlier run\n");
     }
 }
+
+/// Without a terminal, progress is a plain line every few seconds (here every frame, through
+/// `SOLVERLAB_PROGRESS_SECONDS=0`), and a closing line with the total.
+#[test]
+fn progress_without_a_terminal_is_a_line_at_a_time() {
+    let out = common::absent("cli", "progress");
+    let o = Command::new(env!("CARGO_BIN_EXE_solverlab"))
+        .args(["simulate", "--scene", "chain", "--frames", "4", "--no-figures", "--out", out.to_str().unwrap()])
+        .env("SOLVERLAB_PROGRESS_SECONDS", "0")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let e = stderr(&o);
+    for k in 1..=4 {
+        assert!(e.contains(&format!("chain · gs: {k}/4 frames, ")), "line for frame {k} in `{e}`");
+    }
+    assert!(e.contains("chain · gs: 4 frames in "), "{e}");
+    let o =
+        solverlab(&["simulate", "--scene", "chain", "--frames", "4", "--no-figures", "--out", out.to_str().unwrap()]);
+    assert!(!stderr(&o).contains("1/4 frames"), "the default prints nothing for a short run: {}", stderr(&o));
+}
