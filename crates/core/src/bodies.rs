@@ -24,7 +24,7 @@
 //! C = n·(p − q) = n·(Σ cᴬᵢ xᴬᵢ − Σ cᴮᵢ xᴮᵢ) ≥ 0,     ∇xᴬᵢ C = cᴬᵢ n,   ∇xᴮᵢ C = −cᴮᵢ n
 //! ```
 //!
-//! This is the seed's §5 treatment of body-body collisions ("move p and q toward each other").
+//! This is Jakobsen's §5 treatment of body-body collisions ("move p and q toward each other").
 //!
 //! Edge-edge contacts catch what corners miss (two boxes crossed edge on edge): for every pair
 //! of non-parallel edges, one of each box, the closest points `p` (on `a`'s edge) and `q` (on

@@ -42,7 +42,7 @@ pub struct StickRow {
 /// within `(ℓ − rest)²/(2·rest)` near it. Then `n = d/ℓ` costs a division and no square root.
 ///
 /// When the particles coincide (`ℓ` below 1e-12 m), `n` is `fallback` (a seeded random unit
-/// vector, the seed's "dislocate slightly") so that no NaN appears.
+/// vector, Jakobsen's "dislocate slightly") so that no NaN appears.
 #[inline]
 pub fn stick_row(
     xa: &Vec3,

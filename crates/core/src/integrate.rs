@@ -5,9 +5,9 @@
 //! x* ← x                                       (then x ← x')
 //! ```
 //!
-//! With `damping = 0` this is `x' = 2x − x* + a·h²`; the seed lowers the 2 to 1.99 for drag, which
+//! With `damping = 0` this is `x' = 2x − x* + a·h²`; Jakobsen lowers the 2 to 1.99 for drag, which
 //! is `damping = 0.01` here. Immovable particles keep their position, except those under a
-//! kinematic pin, which move to the pin's target at the end of the step (the seed's IK dragging).
+//! kinematic pin, which move to the pin's target at the end of the step (Jakobsen's IK dragging).
 //! The particles of a removed body ([`crate::model::Removal`]) are put at their parking place at
 //! rest (`x = x* = initial + PARK_OFFSET`) from the first step that ends at or after its time.
 //! The solver then projects `x` onto the constraints; the velocity at the end of the step is
@@ -125,7 +125,7 @@ mod tests {
     use super::*;
     use crate::model::{Constraint, Particle};
 
-    /// The seed's exercise (§2): a = (0, 0, 1), x = (1, 0, 0), x* = 0, h = 1. By hand:
+    /// Jakobsen's exercise (§2): a = (0, 0, 1), x = (1, 0, 0), x* = 0, h = 1. By hand:
     /// x₁ = (2, 0, 1), x₂ = (3, 0, 3), x₃ = (4, 0, 6): x_n = (n + 1, 0, n(n + 1)/2).
     #[test]
     fn verlet_reproduces_the_seed_hand_example() {

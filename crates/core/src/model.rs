@@ -43,9 +43,9 @@ impl Particle {
 /// Which side of `rest` a stick accepts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Sense {
-    /// `|xb − xa| = rest`: the seed's stick (bilateral).
+    /// `|xb − xa| = rest`: Jakobsen's stick (bilateral).
     Equal,
-    /// `|xb − xa| ≥ rest`: the seed's angle limits and self-collision sticks (unilateral).
+    /// `|xb − xa| ≥ rest`: Jakobsen's angle limits and self-collision sticks (unilateral).
     AtLeast,
     /// `|xb − xa| ≤ rest`: a rope (unilateral).
     AtMost,
@@ -65,7 +65,7 @@ pub enum Kind {
         /// Equality or one of the unilateral senses.
         sense: Sense,
     },
-    /// Particle `a` held at the world point `target + velocity·t` (the seed's IK and dragging).
+    /// Particle `a` held at the world point `target + velocity·t` (Jakobsen's IK and dragging).
     ///
     /// On a movable particle this is a constraint with three rows (one per axis). On an
     /// immovable particle (`w = 0`) it is kinematic: the shared integrator moves the particle to
@@ -126,7 +126,7 @@ pub struct Plane {
     pub offset: f64,
     /// Friction coefficient μ (dimensionless), default 0.
     pub friction: f64,
-    /// Restitution e in [0, 1], default 0 (the seed's perfectly inelastic projection).
+    /// Restitution e in [0, 1], default 0 (Jakobsen's perfectly inelastic projection).
     pub restitution: f64,
 }
 
@@ -143,7 +143,7 @@ pub struct Sphere {
     pub restitution: f64,
 }
 
-/// The seed's box (§3): particles stay inside `[min, max]` on every axis.
+/// Jakobsen's box (§3): particles stay inside `[min, max]` on every axis.
 #[derive(Clone, Debug, PartialEq)]
 pub struct BoxCollider {
     /// Lower corner (m).
@@ -175,7 +175,7 @@ pub struct Block {
 }
 
 /// A scene event: box body `body` leaves the scene at `time` (s), for example the heavy top of
-/// a stack (reference.md §4, warm-start energy). From the first step that ends at or after
+/// a stack (Solver2D's warm-start energy test). From the first step that ends at or after
 /// `time`, its particles are parked at rest at their initial positions plus [`PARK_OFFSET`], far
 /// from everything, and the metrics leave them out; a removed rigid body is parked the same way,
 /// at rest and asleep, so that no solver moves it.

@@ -273,7 +273,7 @@ fn a_revolute_joint_keeps_its_plane_and_its_limits() {
 }
 
 /// A 10-link chain of 0.1 m spheres joined by ball joints, hanging from the world, with a 100×
-/// heavier last link, released horizontally (the heavy-end chain of reference.md §4): under
+/// heavier last link, released horizontally (Ten Minute Physics' heavy-end body chain): under
 /// `pgs` (rigid joints, Baumgarte in the velocity rows) the largest joint gap over 5 s shrinks
 /// with the substep, 4.2 cm at 4 substeps, 1.8 cm at 8 and 6.5 mm at 16; the test asserts the
 /// last below 1 cm. The soft step's joints are 60 Hz springs; their stiffness is checked against

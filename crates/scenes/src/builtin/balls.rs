@@ -1,5 +1,5 @@
 //! A pile of balls in a box: particles with a radius collide with each other and with the box
-//! (reference.md §4 lists piles among the contact-rich stress scenes; Jakobsen §3 handles the
+//! (piles are a common contact-rich stress scene; Jakobsen §3 handles the
 //! box by projection). The balls start on a jittered lattice above the floor, without overlap,
 //! and fall into a heap. Particle-particle contact pairs come from the uniform-grid broadphase.
 
@@ -13,7 +13,7 @@ use crate::params::{ParamError, ParamSpec, Params};
 pub const BUILTIN: Builtin = Builtin {
     name: "balls",
     summary: "a pile of balls with radii colliding with each other in a box",
-    source: "reference.md §4 (piles); Jakobsen 2001, §3",
+    source: "Jakobsen 2001, §3 (piles of balls)",
     params,
     build,
 };

@@ -1,4 +1,4 @@
-//! A vertical stack of boxes on the floor (reference.md §4: "vertical stack (15 boxes, μ 0.3,
+//! A vertical stack of boxes on the floor (Solver2D, Catto 2024: "vertical stack (15 boxes, μ 0.3,
 //! ±0.01 offsets)"; "high mass ratio (heavy box 100–400× on light ones)"). Every box is a
 //! tetrahedron of particles carrying a cube ([`solverlab_core::bodies`]): its four other corners
 //! are embedded points against the floor, and boxes touch each other through vertex-face
@@ -16,7 +16,7 @@ use crate::params::{ParamError, ParamSpec, Params};
 pub const BUILTIN: Builtin = Builtin {
     name: "box-stack",
     summary: "a vertical stack of boxes (tetrahedra carrying cubes), optional heavy top box",
-    source: "reference.md §4 (vertical stack, mass-ratio stack); Jakobsen 2001, §5",
+    source: "Solver2D (Catto 2024: vertical stack, high mass ratio); Jakobsen 2001, §5",
     params,
     build,
 };
@@ -25,7 +25,7 @@ pub const BUILTIN: Builtin = Builtin {
 pub const PYRAMID: Builtin = Builtin {
     name: "box-pyramid",
     summary: "a pyramid of boxes (tetrahedra carrying cubes), base row of `base` boxes",
-    source: "reference.md §4 (pyramid, base 10); Jakobsen 2001, §5",
+    source: "Solver2D (Catto 2024: pyramid); Jakobsen 2001, §5",
     params: pyramid_params,
     build: build_pyramid,
 };
@@ -34,7 +34,7 @@ pub const PYRAMID: Builtin = Builtin {
 pub const WARM_START_ENERGY: Builtin = Builtin {
     name: "warm-start-energy",
     summary: "three stacked boxes, the top one `ratio` times denser, removed at `remove_at`",
-    source: "reference.md §4 (warm-start energy: densities 1, 1, 100, top removed mid-run)",
+    source: "Solver2D (Catto 2024: warm start energy, densities 1, 1, 100, top removed mid-run)",
     params: energy_params,
     build: build_energy,
 };

@@ -1,6 +1,6 @@
 //! A chain: particles joined by sticks, the top one fixed, optionally with a heavy end. The
 //! mass-ratio chain is the stress test of Small Steps (Macklin et al. 2019, Fig. 3 and 4) and of
-//! the body-chain challenge in `shared/reference.md` §4; a pinned chain's `J W Jᵀ` is the
+//! the heavy-end body chain of Ten Minute Physics; a pinned chain's `J W Jᵀ` is the
 //! tridiagonal matrix whose condition number grows as N².
 //!
 //! Particle 0 is fixed at the origin; particle `i` starts at `i·length` along x (horizontal) or

@@ -4,7 +4,7 @@
 //!
 //! Closed forms (Coulomb friction): below the friction angle, `tan θ < μ`, the block stays; above
 //! it, it slides with `a = g (sin θ − μ cos θ)`, so after `t` seconds it has moved `a t²/2` and
-//! carries momentum `M a t`. The friction-ramp stress scene of reference.md §4 (onset at atan μ),
+//! carries momentum `M a t`. The friction ramp of Solver2D (Catto 2024; onset at atan μ),
 //! and the check the issue on contact physics asks of every family.
 
 use solverlab_core::{Particle, Plane, Scene, Vec3};
@@ -16,7 +16,7 @@ use crate::params::{ParamError, ParamSpec, Params};
 pub const BUILTIN: Builtin = Builtin {
     name: "incline",
     summary: "a particle or rigid triangle at rest on a plane tilted by `angle` (gravity tilted), friction μ",
-    source: "reference.md §4 (friction ramp: onset at atan μ); Coulomb's law",
+    source: "Solver2D (Catto 2024: friction ramp, onset at atan μ); Coulomb's law",
     params,
     build,
 };

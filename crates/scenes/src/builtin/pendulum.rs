@@ -1,5 +1,5 @@
 //! A simple pendulum: one stick from a fixed pivot at the origin to a bob. The constraint
-//! tutorial's opening example (`shared/seeds/004_…`, "Particle distance constraint") and the
+//! tutorial's opening example (Video Game Physics Tutorial, Part III, "Particle distance constraint") and the
 //! `pendulum.toml` of the scene-file format.
 
 use solverlab_core::{Particle, Scene, Vec3};
@@ -11,7 +11,7 @@ use crate::params::{ParamError, ParamSpec, Params};
 pub const BUILTIN: Builtin = Builtin {
     name: "pendulum",
     summary: "one bob on a stick from a fixed pivot",
-    source: "Constraint tutorial (seed 004), particle distance constraint",
+    source: "Video Game Physics Tutorial, Part III: particle distance constraint",
     params,
     build,
 };

@@ -5,10 +5,10 @@
 //! Particles: 0 head, 1 neck, 2/3 left/right shoulder, 4/5 elbows, 6/7 hands, 8 pelvis, 9/10
 //! hips, 11/12 knees, 13/14 feet. The figure stands on the floor (`y = 0`), lifted by `height`,
 //! and is hit at the right shoulder. With `drag > 0` the right hand is instead held and dragged
-//! along the floor (the seed's IK: an immovable particle moved to its target every step).
+//! along the floor (Jakobsen's IK: an immovable particle moved to its target every step).
 //!
 //! `ragdoll-stairs` stands the same figure on the top of a flight of solid steps (blocks) and
-//! knocks it down them (reference.md §4, "ragdoll falling down stairs").
+//! knocks it down them (a ragdoll falling down stairs).
 
 use solverlab_core::{Block, Constraint, Kind, Particle, Plane, Scene, Vec3};
 
@@ -28,7 +28,7 @@ pub const BUILTIN: Builtin = Builtin {
 pub const STAIRS: Builtin = Builtin {
     name: "ragdoll-stairs",
     summary: "the ragdoll knocked down a flight of solid steps (block colliders)",
-    source: "Jakobsen 2001, §6; reference.md §4 (ragdoll falling down stairs)",
+    source: "Jakobsen 2001, §6 (a ragdoll falling down stairs)",
     params: stairs_params,
     build: build_stairs,
 };
@@ -50,7 +50,7 @@ fn params() -> Vec<ParamSpec> {
         ParamSpec::num(
             "drag",
             0.0,
-            "if > 0, the right hand is held and dragged along +x at this speed (m/s), the seed's IK",
+            "if > 0, the right hand is held and dragged along +x at this speed (m/s), Jakobsen's IK",
         ),
     ]
 }
@@ -70,7 +70,7 @@ fn build(p: &Params) -> Result<Scene, ParamError> {
     let mut scene = figure(p, 0.0)?;
     let drag = p.non_negative("drag")?;
     if drag > 0.0 {
-        // The seed's IK: the hand becomes immovable and follows its target, so every solver
+        // Jakobsen's IK: the hand becomes immovable and follows its target, so every solver
         // sees it as a kinematic particle and the rest of the body is pulled along by sticks.
         scene.particles[RIGHT_HAND].w = 0.0;
         scene.particles[RIGHT_HAND].v = Vec3::zeros();

@@ -1,5 +1,5 @@
-//! Scenes of 6-DoF rigid bodies ([`solverlab_core::rigid`]), after the impulse tutorial (seed
-//! 004) and Solver2D's test set (reference.md §4, §6). The stack and the pyramid take the same
+//! Scenes of 6-DoF rigid bodies ([`solverlab_core::rigid`]), after the impulse tutorial (Video
+//! Game Physics Tutorial, Part III) and Solver2D's test set (Catto 2024). The stack and the pyramid take the same
 //! parameters and defaults as their particle-box versions (`box-stack`, `box-pyramid`), so an
 //! experiment can put the two representations side by side.
 
@@ -14,7 +14,7 @@ use crate::params::{ParamError, ParamSpec, Params};
 pub const STACK: Builtin = Builtin {
     name: "rigid-stack",
     summary: "a vertical stack of rigid boxes, optional heavy top box (the rigid twin of box-stack)",
-    source: "reference.md §4 (vertical stack, mass-ratio stack); impulse tutorial (seed 004)",
+    source: "Solver2D (Catto 2024: vertical stack, high mass ratio); Video Game Physics Tutorial, Part III",
     params: super::box_stack::params,
     build: build_stack,
 };
@@ -23,7 +23,7 @@ pub const STACK: Builtin = Builtin {
 pub const PYRAMID: Builtin = Builtin {
     name: "rigid-pyramid",
     summary: "a pyramid of rigid boxes, base row of `base` boxes (the rigid twin of box-pyramid)",
-    source: "reference.md §4 (pyramid, base 10 and 20); Solver2D",
+    source: "Solver2D (Catto 2024: pyramid)",
     params: super::box_stack::pyramid_params,
     build: build_pyramid,
 };
@@ -32,7 +32,7 @@ pub const PYRAMID: Builtin = Builtin {
 pub const SLIDE: Builtin = Builtin {
     name: "rigid-slide",
     summary: "a box sliding on the floor at `speed`; Coulomb stops it after v²/(2μg)",
-    source: "closed form of kinetic friction; reference.md §6",
+    source: "closed form of kinetic friction (Coulomb)",
     params: slide_params,
     build: build_slide,
 };
@@ -50,7 +50,7 @@ pub const ROLLING_SPHERE: Builtin = Builtin {
 pub const TUMBLING_BOX: Builtin = Builtin {
     name: "tumbling-box",
     summary: "a free 1 × 0.5 × 0.25 m box spinning near its intermediate axis, no gravity (Dzhanibekov)",
-    source: "reference.md §6 (gyroscopic term: L = I ω stays fixed)",
+    source: "Catto, GDC 2015 (gyroscopic term: L = I ω stays fixed)",
     params: tumbling_params,
     build: build_tumbling,
 };
@@ -59,7 +59,7 @@ pub const TUMBLING_BOX: Builtin = Builtin {
 pub const RAMP: Builtin = Builtin {
     name: "rigid-ramp",
     summary: "boxes side by side on an incline with μ from 0 to `max_friction`; those with μ < tan θ slide",
-    source: "reference.md §4 (friction ramp, onset at atan μ); Solver2D",
+    source: "Solver2D (Catto 2024: friction ramp, onset at atan μ)",
     params: ramp_params,
     build: build_ramp,
 };
@@ -68,7 +68,7 @@ pub const RAMP: Builtin = Builtin {
 pub const CHAIN: Builtin = Builtin {
     name: "rigid-chain",
     summary: "rigid boxes linked by ball joints from a world anchor, released horizontally, optional heavy end",
-    source: "reference.md §4 (chain with heavy end, 100×); Small Steps 2019, Fig. 3",
+    source: "Ten Minute Physics (body chain with a 100× heavy end); Small Steps 2019, Fig. 3",
     params: chain_params,
     build: build_chain,
 };
@@ -77,7 +77,7 @@ pub const CHAIN: Builtin = Builtin {
 pub const BRIDGE: Builtin = Builtin {
     name: "rigid-bridge",
     summary: "planks on revolute joints between two world anchors, sagging under their weight",
-    source: "Solver2D (bridge); reference.md §4",
+    source: "Solver2D (Catto 2024: bridge)",
     params: bridge_params,
     build: build_bridge,
 };
@@ -273,7 +273,7 @@ fn build_ramp(p: &Params) -> Result<Scene, ParamError> {
 pub const WARM_START_ENERGY: Builtin = Builtin {
     name: "rigid-warm-start-energy",
     summary: "three stacked rigid boxes, the top one `ratio` times denser, removed at `remove_at` (the rigid twin of warm-start-energy)",
-    source: "Solver2D (warm start energy); reference.md §4",
+    source: "Solver2D (Catto 2024: warm start energy)",
     params: super::box_stack::energy_params,
     build: build_energy,
 };
@@ -282,7 +282,7 @@ pub const WARM_START_ENERGY: Builtin = Builtin {
 pub const CARD_HOUSE: Builtin = Builtin {
     name: "rigid-card-house",
     summary: "a house of thin cards: rows of leaning pairs (A-frames) with a flat deck card between rows",
-    source: "Solver2D (card house); reference.md §4",
+    source: "Solver2D (Catto 2024: card house)",
     params: card_params,
     build: build_card_house,
 };
@@ -291,7 +291,7 @@ pub const CARD_HOUSE: Builtin = Builtin {
 pub const ARCH: Builtin = Builtin {
     name: "rigid-arch",
     summary: "a corbelled arch: two walls of boxes stepping inwards until they meet, held by friction and each other",
-    source: "Solver2D (arch, there of wedge stones; solverlab has boxes, so a corbelled arch); reference.md §4",
+    source: "Solver2D (Catto 2024: arch, there of wedge stones; solverlab has boxes, so a corbelled arch)",
     params: arch_params,
     build: build_arch,
 };
@@ -300,7 +300,7 @@ pub const ARCH: Builtin = Builtin {
 pub const RAGDOLL: Builtin = Builtin {
     name: "rigid-ragdoll",
     summary: "capsule ragdolls (11 bodies: ball neck and shoulders, hinged spine, hips, knees and elbows with limits) dropped on the floor",
-    source: "Solver2D (ragdoll); reference.md §4 (ragdolls)",
+    source: "Solver2D (Catto 2024: ragdoll)",
     params: ragdoll_params,
     build: build_ragdoll,
 };
@@ -309,7 +309,7 @@ pub const RAGDOLL: Builtin = Builtin {
 pub const JOINT_GRID: Builtin = Builtin {
     name: "rigid-joint-grid",
     summary: "an n × n grid of spheres, each joined to its right and lower neighbours by ball joints, hung from its top corners",
-    source: "Solver2D (joint grid); reference.md §4 (joint grid 100 × 100)",
+    source: "Solver2D (Catto 2024: joint grid)",
     params: grid_params,
     build: build_joint_grid,
 };

@@ -1,5 +1,5 @@
 //! A stick in a box: Jakobsen §4, constraints (C1) (stay in the box) and (C2) (two particles a
-//! fixed distance apart), satisfied together by relaxation. The seed's stick of 100 in a box of
+//! fixed distance apart), satisfied together by relaxation. Jakobsen's stick of 100 in a box of
 //! 1000 becomes 1 m in 10 m.
 
 use solverlab_core::{BoxCollider, Particle, Scene, Vec3};

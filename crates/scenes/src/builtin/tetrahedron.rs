@@ -1,6 +1,6 @@
 //! A tetrahedron rigid body: Jakobsen §5 ("Rigid bodies"): four particles and six sticks have
-//! exactly the six degrees of freedom of a rigid body (4·3 − 6). Dropped, spinning, into the
-//! seed's box; the seed reports 3–4 relaxation iterations are enough.
+//! exactly the six degrees of freedom of a rigid body (4·3 − 6). Dropped, spinning, into
+//! Jakobsen's box; Jakobsen reports 3–4 relaxation iterations are enough.
 
 use solverlab_core::{BoxCollider, Particle, Scene, Vec3};
 

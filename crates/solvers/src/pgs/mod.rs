@@ -113,7 +113,8 @@
 //!   (pseudo velocities for position correction).
 //! * Bullet Physics `btSequentialImpulseConstraintSolver`: warm-start factor 0.85, ERP 0.2,
 //!   split impulse.
-//! * Constraint tutorial (seed 004 in `shared/seeds/`): PGS equals sequential impulses.
+//! * Video Game Physics Tutorial, Part III: Constrained Rigid Body Simulation (Toptal): PGS
+//!   equals sequential impulses.
 
 use solverlab_core::rows::IdMap;
 

@@ -19,7 +19,7 @@
 //! ```
 //!
 //! (for one particle `c = 1` and this is Jakobsen's projection; for an embedded point `cₖ` are
-//! its weights, the seed's §5; for two bodies `+cᴬ` and `−cᴮ`), then applies friction to every
+//! its weights, Jakobsen's §5; for two bodies `+cᴬ` and `−cᴮ`), then applies friction to every
 //! row that has pushed in this step ([`coulomb_friction`]: static while the step's tangential
 //! displacement fits in the cone `μλₙ`, dynamic beyond it). Contacts only push; `λₙ` is the
 //! total push of the step, so `λₙ/h²` is the contact force in newtons.

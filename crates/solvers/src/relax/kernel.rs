@@ -62,7 +62,7 @@ pub(super) struct StickStep {
 /// The XPBD update of one stick (see the module docs of `relax`): `C = ℓ − rest` (at most:
 /// `rest − ℓ`), `Δλ = (−C − α̃λ)/(wsum + α̃)`, clamped to `λ + Δλ ≥ 0` for an inequality, with
 /// the normal `d/ℓ` folded into one division `1/(ℓ·(wsum + α̃))`. When the particles (nearly)
-/// coincide the normal is `fallback()` (a seeded random unit vector: the seed's "dislocate
+/// coincide the normal is `fallback()` (a seeded random unit vector: Jakobsen's "dislocate
 /// slightly").
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]

@@ -10,7 +10,7 @@
 //!    broadphase) and box-body contacts, at the prediction, within one step's travel
 //!    ([`contacts`]).
 //! 3. For each iteration `1..=iterations`:
-//!    1. Contacts, as in the seed's stick-in-box listing (colliders first, then sticks): every
+//!    1. Contacts, as in Jakobsen's stick-in-box listing (colliders first, then sticks): every
 //!       movable particle below a plane, inside a sphere or a block, or outside the box is
 //!       projected to the surface along the normal; then particle pairs, embedded points
 //!       (`p = Σ cₖxₖ`, Jakobsen §5) and box bodies' contacts, each re-evaluated at the current
@@ -96,7 +96,7 @@
 //!
 //! # References
 //!
-//! * T. Jakobsen, "Advanced Character Physics", GDC 2001 (the seed article): Verlet, projection,
+//! * T. Jakobsen, "Advanced Character Physics", GDC 2001: Verlet, projection,
 //!   relaxation, the square-root approximation, soft constraints, friction.
 //! * M. Müller, B. Heidelberger, M. Hennix, J. Ratcliff, "Position Based Dynamics", VRIPHYS 2006
 //!   (JVCIR 2007): stiffness `k` and its iteration-count correction; Jacobi averaging.
