@@ -271,3 +271,54 @@ pub fn contact_rows(
         })
         .collect()
 }
+
+#[cfg(test)]
+mod documented {
+    use super::*;
+
+    /// Every word inside a backtick span of the user guide (`docs/*.md`).
+    fn documented_words() -> std::collections::BTreeSet<String> {
+        let docs = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs");
+        let mut words = std::collections::BTreeSet::new();
+        for entry in std::fs::read_dir(&docs).expect("docs/ exists") {
+            let path = entry.unwrap().path();
+            if path.extension().is_some_and(|e| e == "md") {
+                let text = std::fs::read_to_string(&path).unwrap();
+                for span in text.split('`').skip(1).step_by(2) {
+                    words.extend(
+                        span.split(|c: char| !(c.is_alphanumeric() || c == '_'))
+                            .filter(|w| !w.is_empty())
+                            .map(String::from),
+                    );
+                }
+            }
+        }
+        words
+    }
+
+    /// Every column any table is written with is named, in backticks, in the user guide.
+    #[test]
+    fn every_column_the_code_writes_is_documented() {
+        let words = documented_words();
+        let tables: [(&str, &[&str]); 13] = [
+            ("steps.csv", &STEP_COLUMNS),
+            ("trace.csv", &TRACE_COLUMNS),
+            ("run columns", &RUN_COLUMNS),
+            ("runs.csv", &RUNS_COLUMNS),
+            ("convergence.csv", &CONVERGENCE_COLUMNS),
+            ("frozen_trace.csv", &FROZEN_COLUMNS),
+            ("positions.csv", &POSITION_COLUMNS),
+            ("sticks.csv", &STICK_COLUMNS),
+            ("shapes.csv", &SHAPE_COLUMNS),
+            ("forces.csv", &FORCE_COLUMNS),
+            ("bodies.csv", &BODY_COLUMNS),
+            ("contacts.csv", &CONTACT_COLUMNS),
+            ("derived figure columns", &DERIVED_STEP_COLUMNS),
+        ];
+        let missing: Vec<String> = tables
+            .iter()
+            .flat_map(|(t, cols)| cols.iter().filter(|c| !words.contains(**c)).map(move |c| format!("{t}: {c}")))
+            .collect();
+        assert!(missing.is_empty(), "columns not documented in docs/*.md: {missing:?}");
+    }
+}

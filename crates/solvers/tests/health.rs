@@ -1,7 +1,7 @@
 //! Health: every builtin scene under every preset for 120 frames (2 s), held to the preset's
-//! envelope, with the cells known to fail it listed here (and marked in the README's health
-//! table, from `experiments/health.toml`). A cell that starts failing fails the test; so does a
-//! listed cell that starts passing, so that the list and the README stay true.
+//! envelope, with the cells known to fail it listed here (and marked in the health
+//! table of docs/findings.md, from `experiments/health.toml`). A cell that starts failing fails the test; so does a
+//! listed cell that starts passing, so that the list and the table stay true.
 //!
 //! The envelope: no divergence, no panic, and the largest tear (`tear` of steps.csv: a rigid
 //! stick's `|ℓ − rest|/rest`, a joint's gap over its smaller body's size) and the largest

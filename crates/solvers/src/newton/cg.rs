@@ -238,7 +238,7 @@ pub struct Pcg {
 }
 
 /// Systems of at least this many rows run CG's products and vector updates on every core
-/// (rayon). Their dot products are then summed in fixed chunks of [`DOT_CHUNK`] (in parallel,
+/// (rayon). Their dot products are then summed in fixed chunks of `DOT_CHUNK` (in parallel,
 /// the chunks' sums in order), so the numbers are the same for any thread count; smaller systems
 /// sum in one pass on one core.
 pub const PARALLEL_ROWS: usize = 65_536;

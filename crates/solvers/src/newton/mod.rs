@@ -53,7 +53,7 @@
 //!    never settles; applied with the last step's `λₙ`, it lags a step, and a block released on
 //!    an incline slides 1.8 mm before it holds.
 //!
-//! 6-DoF rigid bodies ([`crate::newton::rigid_rows`]) join the same loop: their contact and joint rows
+//! 6-DoF rigid bodies (`newton/rigid_rows.rs`) join the same loop: their contact and joint rows
 //! are position-level rows over two coordinate blocks per body (position, and a scaled rotation
 //! vector in which `M⁻¹` is diagonal), appended after the particles'; their friction runs in up
 //! to `FRICTION_ROUNDS` rounds with static-friction rows per manifold, and each outer step turns
@@ -230,7 +230,7 @@ pub struct Newton<L: Linear> {
     /// multipliers (N·s²).
     contacts: Vec<(Row, f64)>,
     /// The scene's particles: the coordinates of the loop are theirs, then each rigid body's two
-    /// blocks ([`crate::newton::rigid_rows`]).
+    /// blocks (`newton/rigid_rows.rs`).
     particles: usize,
     /// The rows of the 6-DoF rigid bodies.
     rigid: RigidRows,

@@ -8,7 +8,7 @@
 //! 1. Reset every row's multiplier `λ = 0` (XPBD accumulates `λ` over the step; PBD does not).
 //! 2. Find the step's contact candidates that are costly to find: particle pairs (uniform-grid
 //!    broadphase) and box-body contacts, at the prediction, within one step's travel
-//!    ([`contacts`]).
+//!    (`relax/contacts.rs`).
 //! 3. For each iteration `1..=iterations`:
 //!    1. Contacts, as in Jakobsen's stick-in-box listing (colliders first, then sticks): every
 //!       movable particle below a plane, inside a sphere or a block, or outside the box is
@@ -60,7 +60,7 @@
 //!    its normal velocity set to `−e` times its predicted approach velocity.
 //!
 //! 6-DoF rigid bodies ([`solverlab_core::rigid`]) get the same loop through extended
-//! position-based dynamics ([`rigid`]): their contacts and joints are corrected in each
+//! position-based dynamics (`relax/rigid.rs`): their contacts and joints are corrected in each
 //! iteration after the particle rows, in the same Gauss-Seidel or Jacobi form (the averaged
 //! Jacobi form under mass splitting too).
 //!
@@ -74,7 +74,7 @@
 //! iterations is the same as after one with `k`. With `xpbd = true`, `α̃ = α/h²` per constraint
 //! and `λ` is accumulated, so the stiffness does not depend on the iteration count.
 //!
-//! Loops per iteration: the contact passes of [`contacts`], one pass over constraints (Jacobi:
+//! Loops per iteration: the contact passes of `relax/contacts.rs`, one pass over constraints (Jacobi:
 //! plus one pass over particles to apply the averages, and one over rows for `λ`), and, when
 //! `tolerance > 0` or a trace asks for it, one pass over constraints and contacts to evaluate
 //! the violation.
@@ -179,7 +179,7 @@ pub struct RelaxSolver {
     cheb_cur: (Vec<Vec3>, Vec<f64>),
     // Restitution scratch.
     predicted: Vec<Vec3>,
-    /// The 6-DoF rigid bodies' rows ([`rigid`]).
+    /// The 6-DoF rigid bodies' rows (`relax/rigid.rs`).
     rigid: rigid::RigidXpbd,
     /// The fast path's arrays, when every row is an equality stick ([`kernel`]).
     soa: Option<kernel::StickSoa>,
