@@ -516,7 +516,9 @@ fn snapshots(spec: &FigureSpec, dir: &Path, out: &Path) -> Result<Vec<PathBuf>, 
         v[p] = [pos.num(row, xc), pos.num(row, yc), pos.num(row, zc)];
     }
     let mut topo: BTreeMap<usize, Vec<(usize, usize, f64)>> = BTreeMap::new();
-    for row in &sticks.rows {
+    // Limits (`at_least`, `at_most`) bound a distance rather than hold a length: not drawn.
+    let sense = sticks.col("sense");
+    for row in sticks.rows.iter().filter(|r| sense.is_none_or(|k| r[k] == "equal")) {
         topo.entry(row[0].parse().unwrap_or(0)).or_default().push((
             row[1].parse().unwrap_or(0),
             row[2].parse().unwrap_or(0),

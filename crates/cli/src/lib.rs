@@ -541,6 +541,7 @@ pub fn run_experiment(
         trace_iterations: exp.file.trace_iterations,
         violation: false,
         positions: runner::Frames::At(figures::position_frames(&exp.file)),
+        contacts: exp.file.contacts,
         forces_every: exp.file.forces_every,
         steps_every: exp.file.record_every,
     };

@@ -32,6 +32,36 @@ fn esc(s: &str) -> String {
     s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
 }
 
+/// The unit of a runs.csv column, for the table's header.
+fn unit(column: &str) -> Option<&'static str> {
+    Some(match column {
+        "final_violation" | "peak_violation" | "max_penetration" | "max_body_drift" | "max_top_drift" => "m",
+        "final_support_force" => "N",
+        "jitter" => "m/s",
+        "energy_gain" => "J",
+        c if c.starts_with("step_ms") || c.starts_with("solve_ms") => "ms",
+        _ => return None,
+    })
+}
+
+/// A number at four significant digits: plain between 1e-3 and 1e5, otherwise in e-notation.
+fn short(x: f64) -> String {
+    let a = x.abs();
+    if !x.is_finite() {
+        x.to_string()
+    } else if a != 0.0 && !(1e-3..1e5).contains(&a) {
+        format!("{x:.3e}")
+    } else {
+        let digits = if a == 0.0 { 0 } else { (3 - a.log10().floor() as i32).max(0) as usize };
+        let t = format!("{x:.digits$}");
+        if t.contains('.') {
+            t.trim_end_matches('0').trim_end_matches('.').to_string()
+        } else {
+            t
+        }
+    }
+}
+
 /// Standard base64 with padding.
 fn base64(bytes: &[u8]) -> String {
     const A: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
@@ -94,8 +124,13 @@ struct Recorded {
     bodies: BTreeMap<u64, Vec<[f64; 7]>>,
     /// frame → contact points `(x, y, z, nx, ny, nz)`.
     contacts: BTreeMap<u64, Vec<[f64; 6]>>,
-    sticks: Vec<(u32, u32, f64)>,
+    /// `(a, b, rest, sense)`: sense 0 for an equality stick, 1 for `at_least`, 2 for `at_most`.
+    sticks: Vec<(u32, u32, f64, u32)>,
     shapes: Vec<serde_json::Value>,
+    /// The world colliders, `{kind, a, b}` as in colliders.csv.
+    colliders: Vec<serde_json::Value>,
+    /// frame → `(violation m, kinetic + potential energy J, iterations)` from steps.csv.
+    stats: BTreeMap<u64, [f64; 3]>,
 }
 
 /// Reads the replay tables of `dir`; `None` when no positions or bodies were recorded.
@@ -129,9 +164,16 @@ fn recorded(dir: &Path) -> Result<Option<BTreeMap<usize, Recorded>>, String> {
     }
     if let Ok(t) = Csv::read(&dir.join("sticks.csv")) {
         let c = at(&t, &["run", "a", "b", "rest"]).map_err(|e| format!("sticks.csv: {e}"))?;
+        // Folders written before the `sense` column have equality sticks only.
+        let sense = t.col("sense").ok();
         for row in &t.rows {
             if let Some(r) = runs.get_mut(&run_of(row, c[0])) {
-                r.sticks.push((row[c[1]].parse().unwrap_or(0), row[c[2]].parse().unwrap_or(0), num(&row[c[3]])));
+                let kind = match sense.map(|k| row[k].as_str()) {
+                    Some("at_least") => 1,
+                    Some("at_most") => 2,
+                    _ => 0,
+                };
+                r.sticks.push((row[c[1]].parse().unwrap_or(0), row[c[2]].parse().unwrap_or(0), num(&row[c[3]]), kind));
             }
         }
     }
@@ -177,7 +219,43 @@ fn recorded(dir: &Path) -> Result<Option<BTreeMap<usize, Recorded>>, String> {
             }
         }
     }
+    // After every table that can start a run (a scene of rigid bodies only has no positions).
+    if let Ok(t) = Csv::read(&dir.join("colliders.csv")) {
+        let c =
+            at(&t, &["run", "kind", "ax", "ay", "az", "bx", "by", "bz"]).map_err(|e| format!("colliders.csv: {e}"))?;
+        for row in &t.rows {
+            if let Some(r) = runs.get_mut(&run_of(row, c[0])) {
+                let v = |k: usize| num(&row[c[k]]);
+                r.colliders.push(json!({"kind": row[c[1]], "a": [v(2), v(3), v(4)], "b": [v(5), v(6), v(7)]}));
+            }
+        }
+    }
+    if let Ok(t) = Csv::read(&dir.join("steps.csv")) {
+        let c = at(&t, &["run", "frame", "violation", "kinetic_energy", "potential_energy", "iterations"])
+            .map_err(|e| format!("steps.csv: {e}"))?;
+        for row in &t.rows {
+            if let Some(r) = runs.get_mut(&run_of(row, c[0])) {
+                let v = |k: usize| num(&row[c[k]]);
+                r.stats.insert(row[c[1]].parse().unwrap_or(0), [v(2), v(3) + v(4), v(5)]);
+            }
+        }
+    }
     Ok(Some(runs))
+}
+
+/// The scene a run simulated, as its label plus its `scene.*` sweep values: runs with the same
+/// group are the same scene under different solvers.
+fn scene_group(entry: Option<&serde_json::Value>) -> String {
+    let Some(e) = entry else { return String::new() };
+    let mut group = e["scene"].as_str().unwrap_or_default().to_string();
+    for kv in e["sweep"].as_array().into_iter().flatten() {
+        let (k, v) = (kv[0].as_str().unwrap_or_default(), &kv[1]);
+        if let Some(key) = k.strip_prefix("scene.") {
+            let v = v.as_str().map_or_else(|| v.to_string(), String::from);
+            group += &format!(" · {key}={v}");
+        }
+    }
+    group
 }
 
 /// The replay's data: every `step`-th recorded frame of each run (and its last).
@@ -222,15 +300,31 @@ fn replay(runs: &BTreeMap<usize, Recorded>, meta: &Meta, budget: f64) -> serde_j
             .then(|| frames.iter().map(|f| f32s(&r.contacts.get(f).map(|c| c.concat()).unwrap_or_default())).collect());
         let sticks: Vec<u32> = r.sticks.iter().flat_map(|s| [s.0, s.1]).collect();
         let rest: Vec<f64> = r.sticks.iter().map(|s| s.2).collect();
+        let sense: Vec<u32> = r.sticks.iter().map(|s| s.3).collect();
+        // Each shown frame's numbers: the latest steps.csv row at or before it.
+        let stat = |f: &u64, k: usize| -> serde_json::Value {
+            r.stats.range(..=*f).next_back().map_or(serde_json::Value::Null, |(_, s)| json!(s[k] as f32))
+        };
+        let stats = json!({
+            "violation": frames.iter().map(|f| stat(f, 0)).collect::<Vec<_>>(),
+            "energy": frames.iter().map(|f| stat(f, 1)).collect::<Vec<_>>(),
+            "iterations": frames.iter().map(|f| stat(f, 2)).collect::<Vec<_>>(),
+        });
         let shapes = if bodies.len() == frames.len() * r.shapes.len() * 7 { r.shapes.clone() } else { Vec::new() };
         let bodies = if shapes.is_empty() { Vec::new() } else { bodies };
         panels.push(json!({
             "run": run,
             "title": format!("{} · {}", text("label"), text("scene")),
+            "label": text("label"),
+            // Runs of one scene (its label and its scene.* sweep values) can be overlaid.
+            "group": scene_group(e),
             "dt": e.and_then(|e| e["dt"].as_f64()).unwrap_or(0.0),
             "particles": p,
             "sticks": u32s(&sticks),
             "rest": f32s(&rest),
+            "sense": u32s(&sense),
+            "colliders": r.colliders,
+            "stats": stats,
             "shapes": shapes,
             "frames": frames,
             "x": f32s(&x),
@@ -359,13 +453,22 @@ pub fn write(dir: &Path, out: &Path, budget_mb: f64) -> Result<usize, CliError> 
 
     let mut table = String::from("<table id=\"runs-table\"><thead><tr>");
     for c in &runs.columns {
-        let _ = write!(table, "<th>{}</th>", esc(c));
+        let _ = match unit(c) {
+            Some(u) => write!(table, "<th>{} ({u})</th>", esc(c)),
+            None => write!(table, "<th>{}</th>", esc(c)),
+        };
     }
     table += "</tr></thead><tbody>\n";
     for row in &runs.rows {
         let _ = write!(table, "<tr data-run=\"{}\">", esc(&row[0]));
         for v in row {
-            let _ = write!(table, "<td>{}</td>", esc(v));
+            // Numbers at four significant digits, the full value kept for sorting and as a tooltip.
+            let _ = match v.parse::<f64>() {
+                Ok(x) if v.contains(['.', 'e', 'E']) => {
+                    write!(table, "<td data-value=\"{}\" title=\"{}\">{}</td>", esc(v), esc(v), short(x))
+                }
+                _ => write!(table, "<td>{}</td>", esc(v)),
+            };
         }
         table += "</tr>\n";
     }
@@ -434,6 +537,16 @@ mod tests {
         ] {
             assert_eq!(base64(input.as_bytes()), expected);
         }
+    }
+
+    #[test]
+    fn table_numbers_have_four_significant_digits() {
+        assert_eq!(short(0.016666666666666666), "0.01667");
+        assert_eq!(short(1234.5678), "1235");
+        assert_eq!(short(2.5), "2.5");
+        assert_eq!(short(0.0), "0");
+        assert_eq!(short(6.518063152619047e-6), "6.518e-6");
+        assert_eq!(short(-3.25e7), "-3.250e7");
     }
 
     #[test]

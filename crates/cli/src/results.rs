@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 use solverlab_core::rigid::{ContactForce, RigidState};
 use solverlab_core::sim::FrameReport;
 use solverlab_core::solver::IterationReport;
-use solverlab_core::{Kind, Scene, Vec3};
+use solverlab_core::{Scene, Vec3};
 
 use crate::output::{num, write_atomic, CsvOut};
 use crate::runner::{RunSummary, Sink};
@@ -150,49 +150,53 @@ impl<'a> RunWriter<'a> {
             frozen.row(Self::row(&p, f))?;
         }
         let mut sticks = CsvOut::create(&self.dir.join("sticks.csv"), &STICK_COLUMNS)?;
-        let recorded = self.positions_recorded();
-        if recorded {
-            for c in &run.scene.constraints {
-                if let Kind::Stick { a, b, rest, .. } = c.kind {
-                    sticks.row([run.index.to_string(), a.to_string(), b.to_string(), num(rest)])?;
-                }
+        let mut colliders = CsvOut::create(&self.dir.join("colliders.csv"), &COLLIDER_COLUMNS)?;
+        if self.positions_recorded() {
+            let index = run.index.to_string();
+            for row in stick_rows(&run.scene) {
+                sticks.row(std::iter::once(index.clone()).chain(row))?;
+            }
+            for row in collider_rows(&run.scene) {
+                colliders.row(std::iter::once(index.clone()).chain(row))?;
             }
         }
         let dir = self.dir.clone();
         self.commit_streams()?;
-        for t in [runs, conv, frozen, sticks] {
+        for t in [runs, conv, frozen, sticks, colliders] {
             t.commit()?;
         }
         let meta = serde_json::to_string_pretty(&run_meta(run, s, None)).expect("serialises");
         write_atomic(&dir.join("run.json"), &(meta + "\n"))
     }
 
-    /// Finishes a `simulate` run: commits its tables (with sticks.csv, without its `run` column,
-    /// when positions were recorded) and writes `meta.json`.
+    /// Finishes a `simulate` run: commits its tables (with sticks.csv and colliders.csv, without
+    /// their `run` column, when positions were recorded) and writes `meta.json`.
     pub fn finish_single(self, run: &RunConfig, s: &RunSummary, scene_meta: SceneMeta) -> std::io::Result<()> {
         let dir = self.dir.clone();
-        let sticks = match self.positions_recorded() {
-            true => {
-                let mut t = CsvOut::create(&dir.join("sticks.csv"), &STICK_COLUMNS[1..])?;
-                for c in &run.scene.constraints {
-                    if let Kind::Stick { a, b, rest, .. } = c.kind {
-                        t.row([a.to_string(), b.to_string(), num(rest)])?;
-                    }
-                }
-                Some(t)
+        let mut replay = Vec::new();
+        if self.positions_recorded() {
+            let mut sticks = CsvOut::create(&dir.join("sticks.csv"), &STICK_COLUMNS[1..])?;
+            for row in stick_rows(&run.scene) {
+                sticks.row(row)?;
             }
-            false => None,
-        };
+            let mut colliders = CsvOut::create(&dir.join("colliders.csv"), &COLLIDER_COLUMNS[1..])?;
+            for row in collider_rows(&run.scene) {
+                colliders.row(row)?;
+            }
+            replay = vec![sticks, colliders];
+        }
         self.commit_streams()?;
-        if let Some(t) = sticks {
+        for t in replay {
             t.commit()?;
         }
         let meta = Meta::new(&run.scene.name, None, 1, vec![run_meta(run, s, Some(scene_meta))]);
         meta.write(&dir)
     }
 
+    /// Whether any frame's state was recorded: particle positions, or bodies (a scene of rigid
+    /// bodies only has no particles).
     fn positions_recorded(&self) -> bool {
-        self.positions.rows() > 0
+        self.positions.rows() > 0 || self.bodies.as_ref().is_some_and(|b| b.rows() > 0)
     }
 }
 
@@ -483,6 +487,18 @@ mod tests {
                 let committed = text.lines().next().unwrap_or_default();
                 assert_eq!(committed, header(&exp, rest).join(","), "{}: {name} is stale", exp.file.name);
                 checked += 1;
+            }
+            // The replay's tables have their own header (a `run` column, no sweep columns).
+            for (name, cols) in [("sticks.csv", &STICK_COLUMNS[..]), ("colliders.csv", &COLLIDER_COLUMNS[..])] {
+                if dir.join("runs.csv").exists() {
+                    let text = std::fs::read_to_string(dir.join(name)).unwrap_or_default();
+                    assert_eq!(
+                        text.lines().next(),
+                        Some(cols.join(",").as_str()),
+                        "{}: {name} is stale",
+                        exp.file.name
+                    );
+                }
             }
         }
         assert!(checked >= 20, "only {checked} committed tables were found");

@@ -30,6 +30,8 @@ pub struct Recording {
     pub violation: bool,
     /// Frames whose positions (with bodies and rigid contacts) are recorded.
     pub positions: Frames,
+    /// Record the rigid contacts (contacts.csv) at the position frames.
+    pub contacts: bool,
     /// Record the constraint forces every this many frames.
     pub forces_every: Option<u64>,
     /// Write every this many frames' steps.csv row (and the last one's); default 1.
@@ -331,7 +333,7 @@ pub fn execute(
                 }
                 if recording.positions.contains(r.frame) {
                     sink.positions(r.frame, &sim.state.x, &sim.state.rigid)?;
-                    if scene.has_rigid() {
+                    if scene.has_rigid() && recording.contacts {
                         sim.solver().rigid_contacts(&mut contacts);
                         sink.contacts(r.frame, &contacts)?;
                     }

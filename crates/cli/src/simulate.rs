@@ -63,6 +63,7 @@ pub fn run(spec: &RunSpec) -> Result<String, CliError> {
         trace_iterations: None,
         violation: spec.violation,
         positions: if every == 0 { Frames::None } else { Frames::Every(every) },
+        contacts: true,
         forces_every: (every > 0).then_some(every),
         steps_every: None,
     };

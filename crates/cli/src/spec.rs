@@ -42,6 +42,10 @@ pub struct ExperimentFile {
     /// Record positions (positions.csv, with bodies.csv and contacts.csv) every Nth frame, for
     /// replays in `solverlab report` (default: only the frames the snapshot figures draw).
     pub positions_every: Option<u64>,
+    /// Write contacts.csv (every rigid contact point with its forces) at the position frames
+    /// (default true; false keeps a replay of a contact-rich scene small).
+    #[serde(default = "yes")]
+    pub contacts: bool,
     /// Write every Nth frame's constraint forces to forces.csv (default: none).
     pub forces_every: Option<u64>,
     /// Frames at the start of each run left out of the timing statistics (default 0).

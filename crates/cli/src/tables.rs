@@ -6,7 +6,7 @@
 
 use solverlab_core::sim::FrameReport;
 use solverlab_core::solver::IterationReport;
-use solverlab_core::Scene;
+use solverlab_core::{Scene, Vec3};
 
 use crate::output::num;
 
@@ -106,9 +106,57 @@ pub const FROZEN_COLUMNS: [&str; 5] = ["outer", "iteration", "residual", "residu
 /// Columns of `positions.csv`: one row per particle per recorded frame (m).
 pub const POSITION_COLUMNS: [&str; 5] = ["frame", "particle", "x", "y", "z"];
 
-/// Columns of `sticks.csv`: each recorded run's sticks, particle indices and rest length (m), so
-/// that figures can colour sticks by stretch from the CSVs alone.
-pub const STICK_COLUMNS: [&str; 4] = ["run", "a", "b", "rest"];
+/// Columns of `sticks.csv`: each recorded run's sticks, particle indices, rest length (m) and
+/// sense (`equal`, or the limits `at_least` and `at_most`), so that figures can colour sticks by
+/// stretch from the CSVs alone and draw limits as limits.
+pub const STICK_COLUMNS: [&str; 5] = ["run", "a", "b", "rest", "sense"];
+
+/// The `sticks.csv` fields (after `run`) of a scene's sticks.
+pub fn stick_rows(scene: &Scene) -> Vec<[String; 4]> {
+    use solverlab_core::model::{Kind, Sense};
+    scene
+        .constraints
+        .iter()
+        .filter_map(|c| match c.kind {
+            Kind::Stick { a, b, rest, sense } => {
+                let sense = match sense {
+                    Sense::Equal => "equal",
+                    Sense::AtLeast => "at_least",
+                    Sense::AtMost => "at_most",
+                };
+                Some([a.to_string(), b.to_string(), num(rest), sense.to_string()])
+            }
+            Kind::Pin { .. } => None,
+        })
+        .collect()
+}
+
+/// Columns of `colliders.csv`: each recorded run's world colliders, for the replay. `kind` is
+/// `plane` (`a` a point on it, `b` its unit normal), `sphere` (`a` its centre, `bx` its radius),
+/// `block` (a solid box particles stay outside: `a` its lower and `b` its upper corner) or `box`
+/// (the box particles stay inside, corners as for a block); every length in m.
+pub const COLLIDER_COLUMNS: [&str; 8] = ["run", "kind", "ax", "ay", "az", "bx", "by", "bz"];
+
+/// The `colliders.csv` fields (after `run`) of a scene.
+pub fn collider_rows(scene: &Scene) -> Vec<[String; 7]> {
+    let row = |kind: &str, a: Vec3, b: [f64; 3]| {
+        [kind.to_string(), num(a.x), num(a.y), num(a.z), num(b[0]), num(b[1]), num(b[2])]
+    };
+    let mut rows = Vec::new();
+    for p in &scene.planes {
+        rows.push(row("plane", p.normal * p.offset, [p.normal.x, p.normal.y, p.normal.z]));
+    }
+    for s in &scene.spheres {
+        rows.push(row("sphere", s.center, [s.radius, 0.0, 0.0]));
+    }
+    for b in &scene.blocks {
+        rows.push(row("block", b.min, [b.max.x, b.max.y, b.max.z]));
+    }
+    if let Some(b) = &scene.bounds {
+        rows.push(row("box", b.min, [b.max.x, b.max.y, b.max.z]));
+    }
+    rows
+}
 
 /// Columns of `shapes.csv`, written beside `bodies.csv` for scenes with rigid bodies: each rigid
 /// body's shape (numbered as in `bodies.csv`), with its half extents for a box, its radius for a
@@ -300,7 +348,7 @@ mod documented {
     #[test]
     fn every_column_the_code_writes_is_documented() {
         let words = documented_words();
-        let tables: [(&str, &[&str]); 13] = [
+        let tables: [(&str, &[&str]); 14] = [
             ("steps.csv", &STEP_COLUMNS),
             ("trace.csv", &TRACE_COLUMNS),
             ("run columns", &RUN_COLUMNS),
@@ -310,6 +358,7 @@ mod documented {
             ("positions.csv", &POSITION_COLUMNS),
             ("sticks.csv", &STICK_COLUMNS),
             ("shapes.csv", &SHAPE_COLUMNS),
+            ("colliders.csv", &COLLIDER_COLUMNS),
             ("forces.csv", &FORCE_COLUMNS),
             ("bodies.csv", &BODY_COLUMNS),
             ("contacts.csv", &CONTACT_COLUMNS),

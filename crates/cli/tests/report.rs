@@ -87,6 +87,17 @@ fn the_report_is_one_self_contained_page_with_every_part() {
     assert_eq!(stack["shapes"].as_array().unwrap().len(), 3, "the rigid boxes' shapes");
     assert_eq!(stack["shapes"][0]["kind"], "box");
     assert!(stack["contacts"].is_array(), "contacts when contacts.csv exists");
+    assert_eq!(stack["colliders"][0]["kind"], "plane", "the floor, from colliders.csv");
+    assert_eq!(stack["colliders"][0]["b"], serde_json::json!([0.0, 1.0, 0.0]), "its normal");
+    assert_eq!(chain["group"], "chain", "runs grouped by scene (a `set` is not a sweep)");
+    assert_eq!(replay["panels"][1]["group"], chain["group"], "GS and PGS on the chain overlay");
+    let frames = chain["frames"].as_array().unwrap().len();
+    for k in ["violation", "energy", "iterations"] {
+        assert_eq!(chain["stats"][k].as_array().unwrap().len(), frames, "a live `{k}` per shown frame");
+    }
+    assert!(chain["stats"]["iterations"][1].as_f64().unwrap() >= 1.0);
+    assert!(html.contains("<th>peak_violation (m)</th>"), "units in the runs table's header");
+    assert!(html.contains("data-value=\""), "rounded numbers keep their full value for sorting");
 
     // A tight budget decimates the frames and says so.
     let o = solverlab(&["report", s(&out), "--out", s(&d.join("small")), "--max-mb", "0.01"]);
@@ -232,5 +243,25 @@ fn report_replays_in_headless_chromium() {
     assert!(drawn > 2000, "the viewer is not blank: {drawn} dark pixels");
     let changed = a.iter().zip(&b).filter(|(p, q)| p != q).count();
     assert!(changed > 500, "frames 0 and 30 look the same: {changed} pixels differ");
+
+    // Overlay: one view per scene (the chain and the rigid stack), with the same self-test.
+    let o = headless(&["--virtual-time-budget=6000", "--dump-dom", &format!("{url}#selftest&overlay=1")]);
+    let dom = String::from_utf8_lossy(&o.stdout);
+    let start = dom.find("id=\"selftest-result\">").expect("the self-test ran") + "id=\"selftest-result\">".len();
+    let result: serde_json::Value = serde_json::from_str(&dom[start..start + dom[start..].find('<').unwrap()]).unwrap();
+    assert_eq!(result["ok"], true, "overlay: {result}");
+    assert_eq!(result["views"], 2, "overlay: one view per scene: {result}");
+    let overlay = screenshot(&format!("{url}#frame=8&only=replay&overlay=1"), &d.join("overlay.png"));
+    // Both solvers' colours (GS blue #0072b2, PGS vermillion #d55e00) are drawn in one view.
+    let near = |p: &image::Rgba<u8>, c: [i32; 3]| (0..3).all(|k| (i32::from(p.0[k]) - c[k]).abs() < 40);
+    let (ow, _) = overlay.dimensions();
+    let first_view = overlay.enumerate_pixels().filter(|(x, _, _)| *x < ow / 2);
+    let (blue, red) = first_view.fold((0, 0), |(b, r), (_, _, p)| {
+        (b + usize::from(near(p, [0, 114, 178])), r + usize::from(near(p, [213, 94, 0])))
+    });
+    assert!(
+        blue > 50 && red > 50,
+        "the overlay draws both runs in their colours: {blue} blue, {red} vermillion pixels"
+    );
     let _ = std::fs::remove_dir_all(&d);
 }

@@ -16,7 +16,7 @@ window.addEventListener("unhandledrejection", (e) => pageErrors.push("unhandled 
 
 const DATA = JSON.parse(document.getElementById("solverlab-data").textContent);
 
-// Options from the address: #selftest&frame=K&only=replay&select=RUN
+// Options from the address: #selftest&frame=K&only=replay&select=RUN&overlay=1
 const HASH = new Map(
   location.hash
     .replace(/^#/, "")
@@ -45,7 +45,11 @@ function setUpTable() {
   const body = table.tBodies[0];
   const headers = Array.from(table.tHead.rows[0].cells);
   let sorted = { col: -1, dir: 1 };
-  const value = (row, col) => row.cells[col] ? row.cells[col].textContent : "";
+  // A cell's full value (data-value for numbers shown rounded), for sorting.
+  const value = (row, col) => {
+    const cell = row.cells[col];
+    return cell ? (cell.dataset.value !== undefined ? cell.dataset.value : cell.textContent) : "";
+  };
   headers.forEach((th, col) => {
     th.addEventListener("click", () => {
       const dir = sorted.col === col ? -sorted.dir : 1;
@@ -191,36 +195,90 @@ function outline(shape) {
   return segs;
 }
 
+// The series colours of the figures (the Okabe–Ito palette, as solverlab-plot draws them).
+const PALETTE = [[0, 114, 178], [213, 94, 0], [0, 158, 115], [204, 121, 167], [230, 159, 0], [86, 180, 233], [0, 0, 0], [240, 228, 66]];
+const rgb = (c, a = 1) => `rgba(${c[0]},${c[1]},${c[2]},${a})`;
+
+// "1.23e-4", "0.0123", "12.3", "1234": four significant digits, for the live numbers.
+function short(v) {
+  if (v === null || v === undefined || !isFinite(v)) return "–";
+  const a = Math.abs(v);
+  if (a !== 0 && (a < 1e-3 || a >= 1e5)) return v.toExponential(2);
+  return String(Number(v.toPrecision(4)));
+}
+
+// Two unit vectors orthogonal to the unit vector n (and to each other).
+function tangents(n) {
+  const t = Math.abs(n[1]) < 0.9 ? [0, 1, 0] : [1, 0, 0];
+  const c = (a, b) => [a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]];
+  const norm = (v) => {
+    const l = Math.hypot(v[0], v[1], v[2]) || 1;
+    return [v[0] / l, v[1] / l, v[2] / l];
+  };
+  const u = norm(c(n, t));
+  return [u, norm(c(n, u))];
+}
+
 function setUpReplay() {
   const section = document.getElementById("replay");
   const replay = DATA.replay;
   if (!section || !replay || !replay.panels || replay.panels.length === 0) return null;
   const timeline = replay.frames;
-  const panels = replay.panels.map((p) => {
+  // Each solver label keeps one colour in every overlay, in order of first appearance.
+  const labelColour = new Map();
+  const runs = replay.panels.map((p) => {
     const x = decode(p.x, Float32Array);
     const bodies = decode(p.bodies, Float32Array);
     const sticks = decode(p.sticks, Uint32Array);
     const rest = decode(p.rest, Float32Array);
+    const sense = p.sense ? decode(p.sense, Uint32Array) : new Uint32Array(rest.length);
     const contacts = p.contacts ? p.contacts.map((c) => decode(c, Float32Array)) : null;
-    return { ...p, x, bodies, sticks, rest, contacts, outlines: p.shapes.map(outline) };
+    const label = p.label || p.title;
+    if (!labelColour.has(label)) labelColour.set(label, PALETTE[labelColour.size % PALETTE.length]);
+    return {
+      ...p, x, bodies, sticks, rest, sense, contacts, label,
+      group: p.group || p.title,
+      colliders: p.colliders || [],
+      stats: p.stats || null,
+      colour: labelColour.get(label),
+      outlines: p.shapes.map(outline),
+    };
   });
 
-  // Framing: the bounding box of every finite position and body centre, all panels and frames.
-  const lo = [Infinity, Infinity, Infinity], hi = [-Infinity, -Infinity, -Infinity];
-  const grow = (v, k) => {
-    if (isFinite(v)) {
-      lo[k] = Math.min(lo[k], v);
-      hi[k] = Math.max(hi[k], v);
+  // Framing of a set of runs: the box of their first recorded frame (positions, body centres and
+  // the bounded colliders), grown by later frames within ten times its size, so that a run that
+  // flew apart does not shrink the others to a speck.
+  function framing(members) {
+    const lo = [Infinity, Infinity, Infinity], hi = [-Infinity, -Infinity, -Infinity];
+    const grow = (v, k) => {
+      if (isFinite(v)) {
+        lo[k] = Math.min(lo[k], v);
+        hi[k] = Math.max(hi[k], v);
+      }
+    };
+    for (const r of members) {
+      const P = r.particles, B = r.shapes.length;
+      for (let i = 0; i < Math.min(r.x.length, 3 * P); i++) grow(r.x[i], i % 3);
+      for (let i = 0; i < Math.min(r.bodies.length, 7 * B); i++) if (i % 7 < 3) grow(r.bodies[i], i % 7);
+      for (const c of r.colliders) {
+        if (c.kind === "block" || c.kind === "box") for (let k = 0; k < 3; k++) { grow(c.a[k], k); grow(c.b[k], k); }
+        if (c.kind === "sphere") for (let k = 0; k < 3; k++) { grow(c.a[k] - c.b[0], k); grow(c.a[k] + c.b[0], k); }
+      }
     }
-  };
-  for (const p of panels) {
-    for (let i = 0; i < p.x.length; i++) grow(p.x[i], i % 3);
-    for (let i = 0; i < p.bodies.length; i++) if (i % 7 < 3) grow(p.bodies[i], i % 7);
+    for (let k = 0; k < 3; k++) if (!(lo[k] <= hi[k])) { lo[k] = -1; hi[k] = 1; }
+    const first = Math.max(hi[0] - lo[0], hi[1] - lo[1], hi[2] - lo[2], 0.5);
+    const mid = lo.map((v, k) => (v + hi[k]) / 2);
+    const near = (v, k) => Math.abs(v - mid[k]) < 10 * first;
+    for (const r of members) {
+      for (let i = 0; i < r.x.length; i++) if (near(r.x[i], i % 3)) grow(r.x[i], i % 3);
+      for (let i = 0; i < r.bodies.length; i++) if (i % 7 < 3 && near(r.bodies[i], i % 7)) grow(r.bodies[i], i % 7);
+    }
+    const centre = lo.map((v, k) => (v + hi[k]) / 2);
+    const size = Math.max(hi[0] - lo[0], hi[1] - lo[1], hi[2] - lo[2], 0.5);
+    return { lo, hi, centre, size };
   }
-  for (let k = 0; k < 3; k++) if (!(lo[k] <= hi[k])) { lo[k] = -1; hi[k] = 1; }
-  const centre = lo.map((v, k) => (v + hi[k]) / 2);
-  const size = Math.max(hi[0] - lo[0], hi[1] - lo[1], hi[2] - lo[2], 0.5);
-  const home = { yaw: 0.5, pitch: 0.35, distance: 1.6 * size };
+
+  const home = { yaw: 0.5, pitch: 0.35, zoom: 1 };
   const camera = { ...home };
 
   // Controls.
@@ -246,9 +304,23 @@ function setUpReplay() {
     if (v === 1) o.selected = true;
     speed.appendChild(o);
   }
+  const groups = new Map();
+  for (const r of runs) {
+    if (!groups.has(r.group)) groups.set(r.group, []);
+    groups.get(r.group).push(r);
+  }
+  const overlayBox = document.createElement("label");
+  overlayBox.className = "overlay-toggle";
+  const overlay = document.createElement("input");
+  overlay.type = "checkbox";
+  overlay.id = "replay-overlay";
+  overlay.checked = HASH.get("overlay") === "1";
+  overlayBox.append(overlay, " overlay the solvers of each scene");
+  overlayBox.title = "one view per scene, each run drawn in its solver's colour";
+  if (groups.size === runs.length) overlayBox.style.display = "none"; // nothing to overlay
   const time = document.createElement("span");
   time.className = "time";
-  controls.append(play, slider, speed, time);
+  controls.append(play, slider, speed, overlayBox, time);
   const grid = document.createElement("div");
   grid.className = "replay-grid";
   const legend = document.createElement("div");
@@ -257,7 +329,10 @@ function setUpReplay() {
   bar.width = 240;
   bar.height = 14;
   const s = replay.saturation;
-  legend.append(`stick length/rest ${(1 - s).toFixed(2)}`, bar, `${(1 + s).toFixed(2)}`, " · drag to orbit, wheel to zoom, double-click to reset, ←/→ step, space plays");
+  legend.append(
+    `stick length/rest ${(1 - s).toFixed(2)}`, bar, `${(1 + s).toFixed(2)}`,
+    " · limits dashed (red when violated) · colliders brown · drag to orbit, wheel to zoom, double-click to reset, ←/→ step, space plays"
+  );
   section.append(note, controls, grid, legend);
   const bctx = bar.getContext("2d");
   for (let i = 0; i < bar.width; i++) {
@@ -265,129 +340,191 @@ function setUpReplay() {
     bctx.fillRect(i, 0, 1, bar.height);
   }
 
-  for (const p of panels) {
-    const div = document.createElement("div");
-    div.className = "panel";
-    const title = document.createElement("div");
-    title.className = "title";
-    title.textContent = p.title;
-    title.title = `run ${p.run}: ${p.title} (click to select)`;
-    title.addEventListener("click", () => selectRun(p.run));
-    const ended = document.createElement("div");
-    ended.className = "ended";
-    ended.textContent = "\u00a0";
-    const canvas = document.createElement("canvas");
-    canvas.width = 480;
-    canvas.height = 480;
-    div.append(title, canvas, ended);
-    grid.appendChild(div);
-    Object.assign(p, { div, canvas, ended, ctx: canvas.getContext("2d") });
+  // Views: one per run, or in overlay mode one per scene with its runs in their colours.
+  let views = [];
+  function buildViews() {
+    grid.replaceChildren();
+    const sets = overlay.checked ? Array.from(groups.entries()).map(([g, m]) => ({ title: g, members: m, overlaid: true }))
+      : runs.map((r) => ({ title: r.title, members: [r], overlaid: false }));
+    views = sets.map((v) => {
+      const div = document.createElement("div");
+      div.className = "panel";
+      const title = document.createElement("div");
+      title.className = "title";
+      if (v.overlaid) {
+        title.append(v.title + ": ");
+        for (const r of v.members) {
+          const sw = document.createElement("span");
+          sw.className = "swatch";
+          sw.style.color = rgb(r.colour);
+          sw.textContent = "■ " + r.label + " ";
+          sw.title = `run ${r.run} (click to select)`;
+          sw.addEventListener("click", () => selectRun(r.run));
+          title.append(sw);
+        }
+      } else {
+        title.textContent = v.title;
+        title.title = `run ${v.members[0].run}: ${v.title} (click to select)`;
+        title.addEventListener("click", () => selectRun(v.members[0].run));
+      }
+      const canvas = document.createElement("canvas");
+      canvas.width = 480;
+      canvas.height = 480;
+      const info = document.createElement("div");
+      info.className = "info";
+      div.append(title, canvas, info);
+      grid.appendChild(div);
+      attachCamera(canvas);
+      return { ...v, ...framing(v.members), div, canvas, info, ctx: canvas.getContext("2d") };
+    });
+    highlight(selection.run);
   }
-  selection.listeners.push((run) => {
-    for (const p of panels) p.div.classList.toggle("selected", run !== null && p.run === run);
-  });
+  function highlight(run) {
+    for (const v of views) v.div.classList.toggle("selected", run !== null && v.members.some((r) => r.run === run));
+  }
+  selection.listeners.push(highlight);
 
-  // Projection: orbit camera about the centre, perspective.
-  function projector(width, height) {
+  // Projection: orbit camera about the view's centre, perspective.
+  function projector(v, width, height) {
     const cy = Math.cos(camera.yaw), sy = Math.sin(camera.yaw), cp = Math.cos(camera.pitch), sp = Math.sin(camera.pitch);
     const f = (0.9 * Math.min(width, height)) / (2 * Math.tan(Math.PI / 8));
-    return (v) => {
-      const x = v[0] - centre[0], y = v[1] - centre[1], z = v[2] - centre[2];
+    const distance = 2 * v.size * camera.zoom, c = v.centre;
+    return (p) => {
+      const x = p[0] - c[0], y = p[1] - c[1], z = p[2] - c[2];
       const right = x * cy - z * sy, toward = x * sy + z * cy;
-      const up = y * cp - toward * sp, depth = camera.distance - (y * sp + toward * cp);
+      const up = y * cp - toward * sp, depth = distance - (y * sp + toward * cp);
       if (!(depth > 1e-6) || !isFinite(right + up)) return null;
       return [width / 2 + (f * right) / depth, height / 2 - (f * up) / depth];
     };
   }
 
   let index = 0;
-  function frameOf(p) {
-    // This panel's latest recorded frame at or before the timeline's frame.
+  function frameOf(r) {
+    // This run's latest recorded frame at or before the timeline's frame.
     const target = timeline[index];
     let k = -1;
-    for (let i = 0; i < p.frames.length && p.frames[i] <= target; i++) k = i;
+    for (let i = 0; i < r.frames.length && r.frames[i] <= target; i++) k = i;
     return k;
   }
 
-  function drawPanel(p) {
-    const ctx = p.ctx, W = p.canvas.width, H = p.canvas.height;
-    ctx.clearRect(0, 0, W, H);
-    const proj = projector(W, H);
-    // Ground grid in the plane of the lowest point.
-    ctx.strokeStyle = "rgba(0,0,0,0.08)";
+  function segment(ctx, proj, a, b) {
+    const pa = proj(a), pb = proj(b);
+    if (!pa || !pb) return;
+    ctx.moveTo(pa[0], pa[1]);
+    ctx.lineTo(pb[0], pb[1]);
+  }
+
+  // The world colliders of a view's first run: planes as a grid patch in their plane, blocks and
+  // the box as wireframes, spheres as three great circles. Returns how many were drawn.
+  function drawColliders(v, proj) {
+    const ctx = v.ctx, cs = v.members[0].colliders;
+    const half = 0.8 * v.size;
     ctx.lineWidth = 1;
-    const step = Math.pow(10, Math.floor(Math.log10(size))) / 2;
-    const half = Math.ceil((0.8 * size) / step) * step;
-    for (let u = -half; u <= half + 1e-9; u += step) {
-      for (const [a, b] of [
-        [[centre[0] + u, lo[1], centre[2] - half], [centre[0] + u, lo[1], centre[2] + half]],
-        [[centre[0] - half, lo[1], centre[2] + u], [centre[0] + half, lo[1], centre[2] + u]],
-      ]) {
-        const pa = proj(a), pb = proj(b);
-        if (pa && pb) {
-          ctx.beginPath();
-          ctx.moveTo(pa[0], pa[1]);
-          ctx.lineTo(pb[0], pb[1]);
-          ctx.stroke();
+    let drawn = 0;
+    for (const c of cs) {
+      ctx.beginPath();
+      if (c.kind === "plane") {
+        const n = c.b, [u, w] = tangents(n);
+        // The view's centre projected onto the plane.
+        const d = (v.centre[0] - c.a[0]) * n[0] + (v.centre[1] - c.a[1]) * n[1] + (v.centre[2] - c.a[2]) * n[2];
+        const o = [0, 1, 2].map((k) => v.centre[k] - d * n[k]);
+        const step = Math.pow(10, Math.floor(Math.log10(v.size))) / 2;
+        const m = Math.ceil(half / step) * step;
+        const at = (a, b) => [0, 1, 2].map((k) => o[k] + a * u[k] + b * w[k]);
+        for (let t = -m; t <= m + 1e-9; t += step) {
+          segment(ctx, proj, at(t, -m), at(t, m));
+          segment(ctx, proj, at(-m, t), at(m, t));
         }
+        ctx.strokeStyle = "rgba(140,100,60,0.22)";
+      } else if (c.kind === "block" || c.kind === "box") {
+        const corner = (i) => [i & 1 ? c.b[0] : c.a[0], i & 2 ? c.b[1] : c.a[1], i & 4 ? c.b[2] : c.a[2]];
+        for (let i = 0; i < 8; i++) for (const bit of [1, 2, 4]) if (!(i & bit)) segment(ctx, proj, corner(i), corner(i | bit));
+        ctx.strokeStyle = c.kind === "block" ? "rgba(140,100,60,0.85)" : "rgba(140,100,60,0.45)";
+      } else if (c.kind === "sphere") {
+        for (const [a, b] of outline({ kind: "sphere", radius: c.b[0] })) {
+          segment(ctx, proj, [0, 1, 2].map((k) => c.a[k] + a[k]), [0, 1, 2].map((k) => c.a[k] + b[k]));
+        }
+        ctx.strokeStyle = "rgba(140,100,60,0.7)";
+      } else {
+        continue;
       }
+      ctx.stroke();
+      drawn += 1;
     }
-    const k = frameOf(p);
-    p.ended.textContent = k >= 0 && k === p.frames.length - 1 && p.frames[k] < timeline[index] ? `(ended at frame ${p.frames[k]})` : "\u00a0";
-    if (k < 0) return;
-    const P = p.particles, x = p.x, base = k * P * 3;
+    if (!cs.some((c) => c.kind === "plane")) {
+      // No floor: a faint grid at the lowest point, for orientation.
+      const step = Math.pow(10, Math.floor(Math.log10(v.size))) / 2;
+      const m = Math.ceil(half / step) * step;
+      ctx.beginPath();
+      for (let t = -m; t <= m + 1e-9; t += step) {
+        segment(ctx, proj, [v.centre[0] + t, v.lo[1], v.centre[2] - m], [v.centre[0] + t, v.lo[1], v.centre[2] + m]);
+        segment(ctx, proj, [v.centre[0] - m, v.lo[1], v.centre[2] + t], [v.centre[0] + m, v.lo[1], v.centre[2] + t]);
+      }
+      ctx.strokeStyle = "rgba(0,0,0,0.08)";
+      ctx.stroke();
+    }
+    return drawn;
+  }
+
+  // One run at its frame `k`: sticks (strain-coloured, or in the run's colour in an overlay),
+  // limits dashed, particles, rigid bodies and contacts.
+  function drawRun(v, r, k, proj) {
+    const ctx = v.ctx, own = v.overlaid ? rgb(r.colour, 0.9) : null;
+    const P = r.particles, x = r.x, base = k * P * 3;
     const point = (i) => [x[base + 3 * i], x[base + 3 * i + 1], x[base + 3 * i + 2]];
-    // Sticks, coloured by strain.
-    ctx.lineWidth = 1.6;
-    for (let j = 0; j < p.rest.length; j++) {
-      const a = p.sticks[2 * j], b = p.sticks[2 * j + 1];
+    for (let j = 0; j < r.rest.length; j++) {
+      const a = r.sticks[2 * j], b = r.sticks[2 * j + 1];
       if (a >= P || b >= P) continue;
       const va = point(a), vb = point(b);
       const pa = proj(va), pb = proj(vb);
       if (!pa || !pb) continue;
-      const len = Math.hypot(vb[0] - va[0], vb[1] - va[1], vb[2] - va[2]);
-      ctx.strokeStyle = strainColour(len / p.rest[j], s);
+      const ratio = Math.hypot(vb[0] - va[0], vb[1] - va[1], vb[2] - va[2]) / r.rest[j];
+      const limit = r.sense[j];
+      if (limit) {
+        // A limit holds a bound, not a length: dashed, red only when violated.
+        const violated = limit === 1 ? ratio < 1 - 1e-3 : ratio > 1 + 1e-3;
+        ctx.setLineDash([3, 3]);
+        ctx.lineWidth = 1;
+        ctx.strokeStyle = violated ? "rgba(200,30,30,0.9)" : own ? rgb(r.colour, 0.3) : "rgba(120,120,120,0.35)";
+      } else {
+        ctx.setLineDash([]);
+        ctx.lineWidth = 1.6;
+        ctx.strokeStyle = own || strainColour(ratio, s);
+      }
       ctx.beginPath();
       ctx.moveTo(pa[0], pa[1]);
       ctx.lineTo(pb[0], pb[1]);
       ctx.stroke();
     }
-    // Particles.
-    ctx.fillStyle = "rgb(40,40,40)";
+    ctx.setLineDash([]);
+    ctx.fillStyle = own || "rgb(40,40,40)";
     const dot = P > 2000 ? 1 : 2;
     for (let i = 0; i < P; i++) {
       const q = proj(point(i));
       if (q) ctx.fillRect(q[0] - dot, q[1] - dot, 2 * dot, 2 * dot);
     }
-    // Rigid bodies.
-    const B = p.shapes.length;
-    ctx.strokeStyle = "rgb(60,60,70)";
+    const B = r.shapes.length;
+    ctx.strokeStyle = own || "rgb(60,60,70)";
     ctx.lineWidth = 1.2;
     for (let bi = 0; bi < B; bi++) {
       const o = (k * B + bi) * 7;
-      const c = [p.bodies[o], p.bodies[o + 1], p.bodies[o + 2]];
-      const q = [p.bodies[o + 3], p.bodies[o + 4], p.bodies[o + 5], p.bodies[o + 6]];
+      const c = [r.bodies[o], r.bodies[o + 1], r.bodies[o + 2]];
+      const q = [r.bodies[o + 3], r.bodies[o + 4], r.bodies[o + 5], r.bodies[o + 6]];
       if (!c.concat(q).every(isFinite)) continue;
       ctx.beginPath();
-      for (const [u, v] of p.outlines[bi]) {
-        const ru = rotate(q, u), rv = rotate(q, v);
-        const pa = proj([c[0] + ru[0], c[1] + ru[1], c[2] + ru[2]]);
-        const pb = proj([c[0] + rv[0], c[1] + rv[1], c[2] + rv[2]]);
-        if (pa && pb) {
-          ctx.moveTo(pa[0], pa[1]);
-          ctx.lineTo(pb[0], pb[1]);
-        }
+      for (const [u, w] of r.outlines[bi]) {
+        const ru = rotate(q, u), rw = rotate(q, w);
+        segment(ctx, proj, [c[0] + ru[0], c[1] + ru[1], c[2] + ru[2]], [c[0] + rw[0], c[1] + rw[1], c[2] + rw[2]]);
       }
       ctx.stroke();
     }
-    // Contacts: a point and a short normal.
-    if (p.contacts && p.contacts[k]) {
-      const cs = p.contacts[k];
+    if (!v.overlaid && r.contacts && r.contacts[k]) {
+      const cs = r.contacts[k];
       ctx.strokeStyle = ctx.fillStyle = "rgb(200,30,30)";
       ctx.lineWidth = 1;
       for (let i = 0; i + 5 < cs.length; i += 6) {
         const at = [cs[i], cs[i + 1], cs[i + 2]];
-        const tip = [at[0] + 0.08 * size * cs[i + 3], at[1] + 0.08 * size * cs[i + 4], at[2] + 0.08 * size * cs[i + 5]];
+        const tip = [at[0] + 0.08 * v.size * cs[i + 3], at[1] + 0.08 * v.size * cs[i + 4], at[2] + 0.08 * v.size * cs[i + 5]];
         const pa = proj(at), pb = proj(tip);
         if (!pa) continue;
         ctx.fillRect(pa[0] - 2, pa[1] - 2, 4, 4);
@@ -401,12 +538,39 @@ function setUpReplay() {
     }
   }
 
+  // The numbers under a view: per run, its frame, violation, energy and iterations.
+  function numbers(r, k) {
+    if (k < 0) return "not started";
+    const ended = k === r.frames.length - 1 && r.frames[k] < timeline[index] ? " (ended)" : "";
+    const st = r.stats;
+    if (!st) return `frame ${r.frames[k]}${ended}`;
+    return `frame ${r.frames[k]}${ended} · violation ${short(st.violation[k])} m · energy ${short(st.energy[k])} J · ${short(st.iterations[k])} it.`;
+  }
+
+  let collidersDrawn = 0;
+  function drawView(v) {
+    const ctx = v.ctx, W = v.canvas.width, H = v.canvas.height;
+    ctx.clearRect(0, 0, W, H);
+    const proj = projector(v, W, H);
+    const drawn = drawColliders(v, proj);
+    if (v === views[0]) collidersDrawn = drawn;
+    v.info.replaceChildren();
+    for (const r of v.members) {
+      const k = frameOf(r);
+      if (k >= 0) drawRun(v, r, k, proj);
+      const line = document.createElement("div");
+      if (v.overlaid) line.style.color = rgb(r.colour);
+      line.textContent = (v.overlaid ? r.label + ": " : "") + numbers(r, k);
+      v.info.appendChild(line);
+    }
+  }
+
   function render() {
     const frame = timeline[index];
-    const dt = panels[0].dt || 0;
+    const dt = runs[0].dt || 0;
     time.textContent = `frame ${frame} · t = ${(frame * dt).toFixed(3)} s`;
     slider.value = String(index);
-    for (const p of panels) drawPanel(p);
+    for (const v of views) drawView(v);
   }
 
   function show(i) {
@@ -421,7 +585,7 @@ function setUpReplay() {
   }
   function interval() {
     // Real time between recorded frames, scaled by the speed, at least 15 ms.
-    const dt = panels[0].dt || 1 / 60;
+    const dt = runs[0].dt || 1 / 60;
     const gap = timeline.length > 1 ? (timeline[timeline.length - 1] - timeline[0]) / (timeline.length - 1) : 1;
     return Math.max(15, (1000 * dt * gap) / Number(speed.value));
   }
@@ -455,18 +619,18 @@ function setUpReplay() {
     e.preventDefault();
   });
 
-  // One orbit camera for every panel.
+  // One orbit camera for every view: drag turns, the wheel zooms, a double-click resets.
   let drag = null;
-  for (const p of panels) {
-    p.canvas.addEventListener("mousedown", (e) => {
+  function attachCamera(canvas) {
+    canvas.addEventListener("mousedown", (e) => {
       drag = { x: e.clientX, y: e.clientY, yaw: camera.yaw, pitch: camera.pitch };
     });
-    p.canvas.addEventListener("wheel", (e) => {
+    canvas.addEventListener("wheel", (e) => {
       e.preventDefault();
-      camera.distance *= Math.exp(0.001 * e.deltaY);
+      camera.zoom *= Math.exp(0.001 * e.deltaY);
       render();
     }, { passive: false });
-    p.canvas.addEventListener("dblclick", () => {
+    canvas.addEventListener("dblclick", () => {
       Object.assign(camera, home);
       render();
     });
@@ -478,13 +642,20 @@ function setUpReplay() {
     render();
   });
   window.addEventListener("mouseup", () => (drag = null));
+  overlay.addEventListener("change", () => {
+    buildViews();
+    render();
+  });
 
+  buildViews();
   show(HASH.has("frame") ? Number(HASH.get("frame")) || 0 : 0);
   return {
     index: () => index,
     play: () => play.click(),
     pause: () => setPlaying(false),
-    firstCanvas: () => panels[0].canvas,
+    firstCanvas: () => views[0].canvas,
+    views: () => views.length,
+    colliders: () => collidersDrawn,
   };
 }
 
@@ -520,6 +691,8 @@ function selfTest(viewer) {
       frame_after: after,
       advanced: after !== before,
       nonblank: nonBlank(viewer.firstCanvas()),
+      views: viewer.views(),
+      colliders: viewer.colliders(),
     });
   }, 1500);
 }
