@@ -167,18 +167,23 @@ fn draw(out: &[Row], rows: usize, plain_gs: f64, plain_jac: f64, floor: f64, gbs
     for (index, r) in solvers.enumerate() {
         let points = out.iter().filter(|q| q.solver == r.solver).map(|q| (q.threads as f64, q.ns)).collect();
         let style = if index >= solverlab_plot::PALETTE.len() { LineStyle::Dashed } else { LineStyle::LineAndPoints };
-        series.push(Series { label: r.solver.clone(), points, style });
+        series.push(Series { label: r.solver.clone(), points, style, ..Series::default() });
     }
     for (label, v) in [("plain Gauss-Seidel loop", plain_gs), ("plain Jacobi loop", plain_jac), ("memory floor", floor)]
     {
-        series.push(Series { label: label.into(), points: vec![(1.0, v), (2.0, v)], style: LineStyle::Dashed });
+        series.push(Series {
+            label: label.into(),
+            points: vec![(1.0, v), (2.0, v)],
+            style: LineStyle::Dashed,
+            ..Series::default()
+        });
     }
     let figure = Figure {
         title: format!("ns per row per iteration, cloth 256×256 ({rows} sticks), {gbs:.1} GB/s copy bandwidth"),
         panels: vec![Panel {
             title: "every family, one and two threads".into(),
-            x: Axis { label: "threads".into(), log: false, range: Some((0.8, 2.2)) },
-            y: Axis { label: "ns per row per iteration".into(), log: true, range: None },
+            x: Axis { label: "threads".into(), log: false, range: Some((0.8, 2.2)), ..Axis::default() },
+            y: Axis { label: "ns per row per iteration".into(), log: true, range: None, ..Axis::default() },
             series,
         }],
         columns: 1,

@@ -18,9 +18,10 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-use solverlab_plot::{Axis, Figure, LineStyle, Panel, Series, Snapshot, View};
+use solverlab_plot::{Axis, Figure, Font, Legend, LineStyle, Panel, Series, Snapshot, View};
 
-use crate::spec::{ExperimentFile, FigureKind, FigureSpec, OneOrMany, Reduce};
+use crate::expr::Expr;
+use crate::spec::{colour, ExperimentFile, FigureKind, FigureSpec, LegendPlace, Level, LineKind, OneOrMany, Reduce};
 use crate::tables::DERIVED_STEP_COLUMNS;
 
 /// A CSV table with derived columns.
@@ -187,7 +188,7 @@ fn analytic_spring(file: &ExperimentFile, t_max: f64) -> Series {
     let omega = 1.0 / (mass * alpha).sqrt();
     let points =
         (0..=800).map(|i| t_max * i as f64 / 800.0).map(|t| (t, rest + (start - rest) * (omega * t).cos())).collect();
-    Series { label: "analytic".into(), points, style: LineStyle::Dashed }
+    Series { label: "analytic".into(), points, style: LineStyle::Dashed, ..Series::default() }
 }
 
 /// Coulomb's acceleration down an incline of θ degrees, `g·max(0, sin θ − μ cos θ)`, from 0° to
@@ -199,7 +200,7 @@ fn analytic_incline(file: &ExperimentFile, theta_max: f64) -> Series {
         .map(|i| theta_max * i as f64 / 400.0)
         .map(|deg: f64| (deg, 9.81 * (deg.to_radians().sin() - mu * deg.to_radians().cos()).max(0.0)))
         .collect();
-    Series { label: "Coulomb".into(), points, style: LineStyle::Dashed }
+    Series { label: "Coulomb".into(), points, style: LineStyle::Dashed, ..Series::default() }
 }
 
 /// The legend name of `row`'s series: the first series column's value, then `column = value`
@@ -246,10 +247,9 @@ pub struct SeriesRuns {
     pub runs: BTreeSet<usize>,
 }
 
-/// The series of figure `spec` drawn from the CSVs in `dir`, numbered as `lines` and `profile`
-/// colour them: in order of first appearance in each panel, the palette's colour by number. A
-/// colour that stands for different series in different panels lists the first panel's name and
-/// the runs of all. Snapshot figures have no series.
+/// The series of figure `spec` drawn from the CSVs in `dir`, in the order and colours the figure
+/// gives them (see [`figure_series`]; for a `dots` figure, its rows). Snapshot figures have no
+/// series.
 pub fn series_runs(spec: &FigureSpec, dir: &Path) -> Result<Vec<SeriesRuns>, String> {
     if spec.kind == FigureKind::Snapshots {
         return Ok(Vec::new());
@@ -258,41 +258,152 @@ pub fn series_runs(spec: &FigureSpec, dir: &Path) -> Result<Vec<SeriesRuns>, Str
     if spec.table == "steps" {
         table.derive_steps();
     }
-    let series_cols: Vec<String> = match spec.kind {
-        FigureKind::Profile => vec!["label".into()],
-        _ => spec.series.as_ref().map(OneOrMany::list).unwrap_or_else(|| vec!["label".into()]),
-    };
+    let series_cols = series_columns(spec);
     let sc: Vec<usize> = series_cols.iter().filter_map(|c| table.col(c)).collect();
     let (Some(rc), false) = (table.col("run"), sc.is_empty()) else { return Ok(Vec::new()) };
-    let pc = spec.panels.as_deref().and_then(|p| table.col(p)).filter(|_| spec.kind == FigureKind::Lines);
-    let mut panels: BTreeMap<String, Vec<(String, BTreeSet<usize>)>> = BTreeMap::new();
+    let names = figure_series(spec, &table)?;
+    let mut runs: BTreeMap<&str, BTreeSet<usize>> = BTreeMap::new();
     for row in table.rows.iter().filter(|r| keep(&table, spec, r)) {
-        let panel = panels.entry(pc.map(|c| row[c].clone()).unwrap_or_default()).or_default();
         let name = series_name(row, &sc, &series_cols);
-        let run = row[rc].parse().unwrap_or(usize::MAX);
-        match panel.iter_mut().find(|(n, _)| *n == name) {
-            Some((_, runs)) => {
-                runs.insert(run);
-            }
-            None => panel.push((name, BTreeSet::from([run]))),
+        if let Some(n) = names.iter().find(|n| **n == name) {
+            runs.entry(n.as_str()).or_default().insert(row[rc].parse().unwrap_or(usize::MAX));
         }
     }
     let failed = failed_runs(dir);
-    let mut out: Vec<SeriesRuns> = Vec::new();
-    for panel in panels.into_values() {
-        for (index, (name, runs)) in panel.into_iter().enumerate() {
-            let name = marked(name, &runs, &failed);
-            match out.get_mut(index) {
-                Some(s) => s.runs.extend(runs),
-                None => out.push(SeriesRuns {
-                    name,
-                    colour: solverlab_plot::PALETTE[index % solverlab_plot::PALETTE.len()],
-                    runs,
-                }),
+    Ok(names
+        .iter()
+        .enumerate()
+        .map(|(index, name)| {
+            let runs = runs.remove(name.as_str()).unwrap_or_default();
+            let colour = look(spec, name).0.unwrap_or(solverlab_plot::PALETTE[index % solverlab_plot::PALETTE.len()]);
+            SeriesRuns { name: marked(name.clone(), &runs, &failed), colour, runs }
+        })
+        .collect())
+}
+
+/// The columns that name a figure's series (default `label`; a profile always uses `label`).
+fn series_columns(spec: &FigureSpec) -> Vec<String> {
+    match spec.kind {
+        FigureKind::Profile => vec!["label".into()],
+        _ => spec.series.as_ref().map(OneOrMany::list).unwrap_or_else(|| vec!["label".into()]),
+    }
+}
+
+/// Whether `name` matches `pattern`, in which `*` stands for any text.
+fn glob(pattern: &str, name: &str) -> bool {
+    let parts: Vec<&str> = pattern.split('*').collect();
+    let [first, middle @ .., last] = parts.as_slice() else { return pattern == name };
+    let Some(mut rest) = name.strip_prefix(first) else { return false };
+    for part in middle {
+        match rest.find(part) {
+            Some(i) => rest = &rest[i + part.len()..],
+            None => return false,
+        }
+    }
+    rest.ends_with(last)
+}
+
+/// The series of a figure, in the order they are numbered and coloured: every series name of
+/// the rows the figure keeps, in order of first appearance, or, with `select`, the selected
+/// ones in the order of its patterns. A `select` pattern or a `style` key that names no series
+/// is an error listing the names.
+fn figure_series(spec: &FigureSpec, table: &Table) -> Result<Vec<String>, String> {
+    let series_cols = series_columns(spec);
+    let sc: Vec<usize> = series_cols.iter().filter_map(|c| table.col(c)).collect();
+    let mut all: Vec<String> = Vec::new();
+    for row in table.rows.iter().filter(|r| keep(table, spec, r)) {
+        let name = series_name(row, &sc, &series_cols);
+        if !all.contains(&name) {
+            all.push(name);
+        }
+    }
+    let unknown = |key: &str, pattern: &str| {
+        let hint = solverlab_core::names::did_you_mean(pattern, all.iter().map(String::as_str));
+        format!("{key}: `{pattern}`{hint} names no series of the figure (series: {})", all.join(", "))
+    };
+    for pattern in spec.style.keys() {
+        if !all.iter().any(|n| glob(pattern, n)) {
+            return Err(unknown("style", pattern));
+        }
+    }
+    let Some(select) = &spec.select else { return Ok(all) };
+    let mut chosen: Vec<String> = Vec::new();
+    for pattern in select {
+        let matches: Vec<&String> = all.iter().filter(|n| glob(pattern, n)).collect();
+        if matches.is_empty() {
+            return Err(unknown("select", pattern));
+        }
+        for name in matches {
+            if !chosen.contains(name) {
+                chosen.push(name.clone());
             }
         }
     }
-    Ok(out)
+    Ok(chosen)
+}
+
+/// The colour and line `style` gives series `name`: the key equal to it, else the first
+/// pattern (in key order) that matches it.
+fn look(spec: &FigureSpec, name: &str) -> (Option<(u8, u8, u8)>, Option<LineStyle>) {
+    let found = spec.style.get(name).or_else(|| spec.style.iter().find(|(k, _)| glob(k, name)).map(|(_, v)| v));
+    match found {
+        Some(look) => (look.colour.as_deref().and_then(|c| colour(c).ok()), look.line.map(line_style)),
+        None => (None, None),
+    }
+}
+
+/// The plot crate's line style for a figure file's `line`.
+fn line_style(kind: LineKind) -> LineStyle {
+    match kind {
+        LineKind::Solid => LineStyle::Line,
+        LineKind::Dashed => LineStyle::Dashed,
+        LineKind::Dotted => LineStyle::Dotted,
+        LineKind::Points => LineStyle::Points,
+        LineKind::LineAndPoints => LineStyle::LineAndPoints,
+        LineKind::Hollow => LineStyle::Hollow,
+    }
+}
+
+/// The smallest and largest of `values` an axis can show (positive on a log axis).
+fn span(values: impl Iterator<Item = f64>, log: bool) -> Option<(f64, f64)> {
+    values.filter(|v| v.is_finite() && (!log || *v > 0.0)).fold(None, |acc, v| match acc {
+        None => Some((v, v)),
+        Some((lo, hi)) => Some((lo.min(v), hi.max(v))),
+    })
+}
+
+/// The `[[figure.reference]]` lines of a panel whose axes show `x` and `y` (the limits if set,
+/// else the data's span): horizontal and vertical lines across the span, closed forms sampled at
+/// 400 points (evenly in log x on a log axis). Dashed grey unless styled; an axis without a span
+/// draws none of its lines.
+fn references(spec: &FigureSpec, x: Option<(f64, f64)>, y: Option<(f64, f64)>) -> Vec<Series> {
+    let x = spec.xlim.map(|[a, b]| (a, b)).or(x);
+    let y = spec.ylim.map(|[a, b]| (a, b)).or(y);
+    let mut out = Vec::new();
+    for r in &spec.reference {
+        let points = match (r.x, &r.y, x, y) {
+            (Some(at), _, _, Some((lo, hi))) => vec![(at, lo), (at, hi)],
+            (None, Some(Level::Number(at)), Some((lo, hi)), _) => vec![(lo, *at), (hi, *at)],
+            (None, Some(Level::Expr(text)), Some((lo, hi)), _) => match Expr::parse(text) {
+                Ok(e) => (0..=400)
+                    .map(|k| {
+                        let t = f64::from(k) / 400.0;
+                        let x = if spec.logx { lo * (hi / lo).powf(t) } else { lo + t * (hi - lo) };
+                        (x, e.eval(x))
+                    })
+                    .collect(),
+                Err(_) => continue,
+            },
+            _ => continue,
+        };
+        out.push(Series {
+            label: r.label.clone(),
+            points,
+            style: r.line.map_or(LineStyle::Dashed, line_style),
+            colour: Some(r.colour.as_deref().and_then(|c| colour(c).ok()).unwrap_or((120, 120, 120))),
+        });
+    }
+    out
 }
 
 /// The figure files `spec` writes, SVG first: `NAME.svg`, or one `NAME-frameF.svg` per snapshot
@@ -304,106 +415,151 @@ pub fn svg_files(spec: &FigureSpec) -> Vec<String> {
     }
 }
 
-fn lines(spec: &FigureSpec, table: &Table, file: &ExperimentFile, failed: &BTreeMap<usize, String>) -> Figure {
+/// The axis of `column` as `spec` sets it: its title (`xlabel`/`ylabel`, else the column's name
+/// and unit), log scale and limits.
+fn axis(column: &str, title: Option<&String>, log: bool, lim: Option<[f64; 2]>) -> Axis {
+    Axis {
+        label: title.cloned().unwrap_or_else(|| label(column)),
+        log,
+        range: lim.map(|[a, b]| (a, b)),
+        ..Axis::default()
+    }
+}
+
+/// The plot crate's legend placement for a figure file's `legend`.
+fn legend(place: Option<LegendPlace>) -> Legend {
+    match place.unwrap_or(LegendPlace::Auto) {
+        LegendPlace::Auto => Legend::Auto,
+        LegendPlace::UpperLeft => Legend::UpperLeft,
+        LegendPlace::UpperRight => Legend::UpperRight,
+        LegendPlace::LowerLeft => Legend::LowerLeft,
+        LegendPlace::LowerRight => Legend::LowerRight,
+        LegendPlace::Right => Legend::Right,
+        LegendPlace::Below => Legend::Below,
+        LegendPlace::None => Legend::None,
+    }
+}
+
+/// The values of the `panels` column in sorted order (one `None` without it).
+fn panel_values(spec: &FigureSpec, table: &Table) -> Vec<Option<String>> {
+    match spec.panels.as_deref().and_then(|p| table.col(p)) {
+        Some(pc) => table.rows.iter().map(|r| r[pc].clone()).collect::<BTreeSet<_>>().into_iter().map(Some).collect(),
+        None => vec![None],
+    }
+}
+
+/// The title of the panel of `value`: the value itself for the `scene` and `label` columns,
+/// else `column = value`.
+fn panel_title(spec: &FigureSpec, value: &str) -> String {
+    match spec.panels.as_deref().unwrap_or_default() {
+        "scene" | "label" => value.to_string(),
+        column => format!("{} = {value}", label(column)),
+    }
+}
+
+/// Whether `row` belongs to the panel of `value` (every row without panels).
+fn in_panel(spec: &FigureSpec, table: &Table, row: &[String], value: &Option<String>) -> bool {
+    match (value, spec.panels.as_deref().and_then(|p| table.col(p))) {
+        (Some(v), Some(pc)) => &row[pc] == v,
+        _ => true,
+    }
+}
+
+fn lines(
+    spec: &FigureSpec,
+    table: &Table,
+    file: &ExperimentFile,
+    failed: &BTreeMap<usize, String>,
+) -> Result<Figure, String> {
     let ys = spec.y.as_ref().map(OneOrMany::list).unwrap_or_default();
-    let series_cols = spec.series.as_ref().map(OneOrMany::list).unwrap_or_else(|| vec!["label".into()]);
+    let series_cols = series_columns(spec);
+    let names = figure_series(spec, table)?;
     let xc = table.col(&spec.x).expect("validated");
     let sc: Vec<usize> = series_cols.iter().filter_map(|c| table.col(c)).collect();
     let frame_col = table.col("frame");
     let run_col = table.col("run");
-    let panel_values: Vec<Option<String>> = match spec.panels.as_deref().and_then(|p| table.col(p)) {
-        Some(pc) => table.rows.iter().map(|r| r[pc].clone()).collect::<BTreeSet<_>>().into_iter().map(Some).collect(),
-        None => vec![None],
-    };
     let mut panels = Vec::new();
-    for pv in &panel_values {
+    for pv in &panel_values(spec, table) {
         for y in &ys {
             let yc = table.col(y).expect("validated");
-            // series name → (x → values), in first-appearance order.
-            let mut order: Vec<String> = Vec::new();
-            let mut groups: BTreeMap<String, Vec<(f64, f64, f64)>> = BTreeMap::new();
-            let mut runs: BTreeMap<String, BTreeSet<usize>> = BTreeMap::new();
-            for row in &table.rows {
-                if !keep(table, spec, row) {
-                    continue;
-                }
-                if let (Some(pv), Some(pc)) = (pv, spec.panels.as_deref().and_then(|p| table.col(p))) {
-                    if &row[pc] != pv {
-                        continue;
-                    }
-                }
+            // series name → (x, y, frame) of its rows, and its runs.
+            let mut groups: BTreeMap<&str, Vec<(f64, f64, f64)>> = BTreeMap::new();
+            let mut runs: BTreeMap<&str, BTreeSet<usize>> = BTreeMap::new();
+            for row in table.rows.iter().filter(|r| keep(table, spec, r) && in_panel(spec, table, r, pv)) {
                 let name = series_name(row, &sc, &series_cols);
-                if !groups.contains_key(&name) {
-                    order.push(name.clone());
-                }
+                let Some(name) = names.iter().find(|n| **n == name).map(String::as_str) else { continue };
                 let frame = frame_col.map_or(0.0, |c| table.num(row, c));
                 if let Some(run) = run_col.and_then(|c| row[c].parse().ok()) {
-                    runs.entry(name.clone()).or_default().insert(run);
+                    runs.entry(name).or_default().insert(run);
                 }
                 groups.entry(name).or_default().push((table.num(row, xc), table.num(row, yc), frame));
             }
             let t_max = groups.values().flatten().map(|p| p.0).fold(0.0, f64::max);
-            let mut series: Vec<Series> = order
-                .into_iter()
-                .enumerate()
-                .map(|(index, name)| {
-                    let raw = &groups[&name];
-                    let points: Vec<(f64, f64)> = match spec.reduce {
-                        None => raw.iter().map(|p| (p.0, p.1)).collect(),
-                        Some(how) => {
-                            let mut by_x: BTreeMap<u64, (f64, Vec<f64>, f64, f64)> = BTreeMap::new();
-                            for &(x, y, frame) in raw {
-                                let e = by_x.entry(x.to_bits() ^ (1 << 63)).or_insert((
-                                    x,
-                                    Vec::new(),
-                                    f64::NEG_INFINITY,
-                                    f64::NAN,
-                                ));
-                                e.1.push(y);
-                                if frame >= e.2 {
-                                    (e.2, e.3) = (frame, y);
-                                }
+            let mut series: Vec<Series> = Vec::new();
+            for (index, name) in names.iter().enumerate() {
+                let Some(raw) = groups.get(name.as_str()) else { continue };
+                let points: Vec<(f64, f64)> = match spec.reduce {
+                    None => raw.iter().map(|p| (p.0, p.1)).collect(),
+                    Some(how) => {
+                        let mut by_x: BTreeMap<u64, (f64, Vec<f64>, f64, f64)> = BTreeMap::new();
+                        for &(x, y, frame) in raw {
+                            let e = by_x.entry(x.to_bits() ^ (1 << 63)).or_insert((
+                                x,
+                                Vec::new(),
+                                f64::NEG_INFINITY,
+                                f64::NAN,
+                            ));
+                            e.1.push(y);
+                            if frame >= e.2 {
+                                (e.2, e.3) = (frame, y);
                             }
-                            let mut pts: Vec<(f64, f64)> = by_x
-                                .into_values()
-                                .map(|(x, mut ys, _, last)| {
-                                    (x, if how == Reduce::Last { last } else { reduce(&mut ys, how) })
-                                })
-                                .collect();
-                            pts.sort_by(|a, b| a.0.total_cmp(&b.0));
-                            pts
                         }
-                    };
-                    let runs = runs.remove(&name).unwrap_or_default();
-                    let name = marked(name, &runs, failed);
-                    let label = match (spec.fit, loglog_slope(&points)) {
-                        (true, Some(s)) => format!("{name} (slope {s:.2})"),
-                        _ => name,
-                    };
-                    // Colours repeat after the palette's eight; the repeats are dashed.
-                    let style = if index >= solverlab_plot::PALETTE.len() {
-                        LineStyle::Dashed
-                    } else if spec.reduce.is_some() || points.len() < 12 {
-                        LineStyle::LineAndPoints
-                    } else {
-                        LineStyle::Line
-                    };
-                    Series { label, points, style }
-                })
-                .collect();
+                        let mut pts: Vec<(f64, f64)> = by_x
+                            .into_values()
+                            .map(|(x, mut ys, _, last)| {
+                                (x, if how == Reduce::Last { last } else { reduce(&mut ys, how) })
+                            })
+                            .collect();
+                        pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+                        pts
+                    }
+                };
+                let runs = runs.remove(name.as_str()).unwrap_or_default();
+                let marked_name = marked(name.clone(), &runs, failed);
+                let label = match (spec.fit, loglog_slope(&points)) {
+                    (true, Some(s)) => format!("{marked_name} (slope {s:.2})"),
+                    _ => marked_name,
+                };
+                // Colours repeat after the palette's eight; the repeats are dashed.
+                let default = if index >= solverlab_plot::PALETTE.len() {
+                    LineStyle::Dashed
+                } else if spec.reduce.is_some() || points.len() < 12 {
+                    LineStyle::LineAndPoints
+                } else {
+                    LineStyle::Line
+                };
+                let (colour, line) = look(spec, name);
+                let colour = colour.or(Some(solverlab_plot::PALETTE[index % solverlab_plot::PALETTE.len()]));
+                series.push(Series { label, points, style: line.unwrap_or(default), colour });
+            }
             match spec.analytic.as_deref() {
                 Some("spring") => series.push(analytic_spring(file, t_max)),
                 Some("incline") => series.push(analytic_incline(file, t_max)),
                 _ => {}
             }
-            let title = match pv {
-                Some(v) => format!("{} — {} = {v}", label(y), label(spec.panels.as_deref().unwrap_or_default())),
-                None => label(y),
+            let all = || series.iter().flat_map(|s| s.points.iter());
+            let (xs, ysp) = (span(all().map(|p| p.0), spec.logx), span(all().map(|p| p.1), spec.logy));
+            series.extend(references(spec, xs, ysp));
+            // The y column is on the axis: the title names it only when a figure has several.
+            let title = match (pv, ys.len()) {
+                (Some(v), 1) => panel_title(spec, v),
+                (Some(v), _) => format!("{} — {}", label(y), panel_title(spec, v)),
+                (None, _) => label(y),
             };
             panels.push(Panel {
                 title,
-                x: Axis { label: label(&spec.x), log: spec.logx, range: None },
-                y: Axis { label: label(y), log: spec.logy, range: None },
+                x: axis(&spec.x, spec.xlabel.as_ref(), spec.logx, spec.xlim),
+                y: axis(y, spec.ylabel.as_ref(), spec.logy, spec.ylim),
                 series,
             });
         }
@@ -411,18 +567,104 @@ fn lines(spec: &FigureSpec, table: &Table, file: &ExperimentFile, failed: &BTree
     let columns = spec.columns.unwrap_or(2).min(panels.len()).max(1);
     // A lone panel gets the width of two, so that a figure title fits above it.
     let panel_width = if columns == 1 { 800 } else { Figure::default().panel_width };
-    Figure {
+    Ok(Figure {
         title: spec.title.clone(),
         columns,
         panels,
         panel_width,
         png_scale: spec.png_scale.unwrap_or(solverlab_plot::PNG_SCALE),
+        legend: legend(spec.legend),
         ..Figure::default()
+    })
+}
+
+/// A dot plot: one row per series (first at the top), the `x` column along the axis, a dot for
+/// each kept row of the table, coloured by its `group` value (offset a little up or down per
+/// group so that equal values stay visible); runs that did not end `ok` are open rings, and a
+/// legend entry says so.
+fn dots(spec: &FigureSpec, table: &Table, failed: &BTreeMap<usize, String>) -> Result<Figure, String> {
+    let series_cols = series_columns(spec);
+    let names = figure_series(spec, table)?;
+    let sc: Vec<usize> = series_cols.iter().filter_map(|c| table.col(c)).collect();
+    let xc = table.col(&spec.x).expect("validated");
+    let gc = spec.group.as_deref().and_then(|g| table.col(g));
+    let (run_col, status_col) = (table.col("run"), table.col("status"));
+    let kept: Vec<&Vec<String>> = table.rows.iter().filter(|r| keep(table, spec, r)).collect();
+    // Group values in numeric order when they are all numbers, else in order of appearance.
+    let mut groups: Vec<String> = Vec::new();
+    for row in &kept {
+        let g = gc.map(|c| row[c].clone()).unwrap_or_default();
+        if !groups.contains(&g) {
+            groups.push(g);
+        }
     }
+    if groups.iter().all(|g| g.parse::<f64>().is_ok()) {
+        groups.sort_by(|a, b| a.parse::<f64>().unwrap_or(0.0).total_cmp(&b.parse::<f64>().unwrap_or(0.0)));
+    }
+    let failed_row = |row: &[String]| match (status_col, run_col) {
+        (Some(c), _) => row[c] != "ok",
+        (None, Some(c)) => row[c].parse().is_ok_and(|r: usize| failed.contains_key(&r)),
+        _ => false,
+    };
+    let any_failed = kept.iter().any(|r| failed_row(r));
+    let n = names.len();
+    let step = (0.6 / groups.len() as f64).min(0.2);
+    let mut panels = Vec::new();
+    for pv in &panel_values(spec, table) {
+        let mut series = Vec::new();
+        for (g, group) in groups.iter().enumerate() {
+            let offset = (g as f64 - (groups.len() as f64 - 1.0) / 2.0) * step;
+            let (mut ok, mut bad) = (Vec::new(), Vec::new());
+            for row in kept.iter().filter(|r| in_panel(spec, table, r, pv)) {
+                if gc.is_some_and(|c| &row[c] != group) {
+                    continue;
+                }
+                let name = series_name(row, &sc, &series_cols);
+                let Some(k) = names.iter().position(|m| *m == name) else { continue };
+                let point = (table.num(row, xc), (n - 1 - k) as f64 - offset);
+                if failed_row(row) {
+                    bad.push(point);
+                } else {
+                    ok.push(point);
+                }
+            }
+            let colour = Some(solverlab_plot::PALETTE[g % solverlab_plot::PALETTE.len()]);
+            let label = match &spec.group {
+                Some(column) => format!("{column} = {group}"),
+                None => String::new(),
+            };
+            series.push(Series { label, points: ok, style: LineStyle::Points, colour });
+            series.push(Series { label: String::new(), points: bad, style: LineStyle::Hollow, colour });
+        }
+        if any_failed {
+            let label = "open ring: torn or diverged".to_string();
+            series.push(Series { label, points: Vec::new(), style: LineStyle::Hollow, colour: Some((0, 0, 0)) });
+        }
+        let xs = span(series.iter().flat_map(|s| s.points.iter().map(|p| p.0)), spec.logx);
+        series.extend(references(spec, xs, Some((-0.5, n as f64 - 0.5))));
+        let title = pv.as_deref().map(|v| panel_title(spec, v)).unwrap_or_default();
+        let rows = Axis {
+            label: spec.ylabel.clone().unwrap_or_default(),
+            categories: names.iter().rev().cloned().collect(),
+            ..Axis::default()
+        };
+        panels.push(Panel { title, x: axis(&spec.x, spec.xlabel.as_ref(), spec.logx, spec.xlim), y: rows, series });
+    }
+    let columns = spec.columns.unwrap_or(2).min(panels.len()).max(1);
+    Ok(Figure {
+        title: spec.title.clone(),
+        columns,
+        panels,
+        panel_width: if columns == 1 { 800 } else { Figure::default().panel_width },
+        panel_height: (22 * u32::try_from(n).unwrap_or(100) + 130).max(Figure::default().panel_height),
+        png_scale: spec.png_scale.unwrap_or(solverlab_plot::PNG_SCALE),
+        legend: legend(spec.legend),
+        ..Figure::default()
+    })
 }
 
 /// Dolan-Moré: `ρ_s(τ)` = share of problems on which solver s is within a factor τ of the best.
-fn profile(spec: &FigureSpec, table: &Table, file: &ExperimentFile) -> Figure {
+fn profile(spec: &FigureSpec, table: &Table, file: &ExperimentFile) -> Result<Figure, String> {
     let metric = table.col(spec.metric.as_deref().expect("validated")).expect("validated");
     let default_problem: Vec<String> = std::iter::once("scene".to_string())
         .chain(crate::spec::sweep_columns(file).into_iter().filter(|k| !k.starts_with("solver.")))
@@ -472,7 +714,7 @@ fn profile(spec: &FigureSpec, table: &Table, file: &ExperimentFile) -> Figure {
                 points.push((*v, count / n));
             }
             points.push((tau_max, count / n));
-            Series { label: s.clone(), points, style: LineStyle::Line }
+            Series { label: s.clone(), points, style: LineStyle::Line, ..Series::default() }
         })
         .collect();
     let panel = Panel {
@@ -481,18 +723,29 @@ fn profile(spec: &FigureSpec, table: &Table, file: &ExperimentFile) -> Figure {
             label(spec.metric.as_deref().unwrap_or("")),
             values.len()
         ),
-        x: Axis { label: "τ (within a factor τ of the best)".into(), log: true, range: Some((1.0, tau_max)) },
-        y: Axis { label: "ρ(τ): share of problems".into(), log: false, range: Some((0.0, 1.05)) },
+        x: Axis {
+            label: spec.xlabel.clone().unwrap_or_else(|| "τ (within a factor τ of the best)".into()),
+            log: true,
+            range: Some((1.0, tau_max)),
+            ..Axis::default()
+        },
+        y: Axis {
+            label: spec.ylabel.clone().unwrap_or_else(|| "ρ(τ): share of problems".into()),
+            log: false,
+            range: Some((0.0, 1.05)),
+            ..Axis::default()
+        },
         series,
     };
-    Figure {
+    Ok(Figure {
         title: spec.title.clone(),
         panels: vec![panel],
         columns: 1,
         panel_width: 800,
         png_scale: spec.png_scale.unwrap_or(solverlab_plot::PNG_SCALE),
+        legend: legend(spec.legend),
         ..Figure::default()
-    }
+    })
 }
 
 fn snapshots(spec: &FigureSpec, dir: &Path, out: &Path) -> Result<Vec<PathBuf>, String> {
@@ -587,11 +840,60 @@ pub fn position_frames(file: &ExperimentFile) -> Vec<u64> {
     frames.into_iter().collect()
 }
 
-/// Draws every figure of `file` from the CSVs in `dir`; returns the files written.
-pub fn draw_all(file: &ExperimentFile, dir: &Path) -> Result<Vec<PathBuf>, String> {
+/// How [`draw_all`] lays out its figures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum Style {
+    /// `NAME.svg` and `NAME.png` in the folder, sized for a screen (480 × 360 px panels, sans
+    /// serif): what `run` draws.
+    #[default]
+    Screen,
+    /// For a paper, in `paper/`: `NAME-single.svg` 3.5 in (336 px) wide for one column of a
+    /// two-column page, `NAME-double.svg` 7 in (672 px) for the full width, serif text with
+    /// tick labels of about 6.5 pt and axis titles of about 7.5 pt at that size, no figure title
+    /// (the caption says it), and a PNG of each at 3× for a preview. Snapshot figures are left
+    /// out.
+    Paper,
+}
+
+/// The paper forms of `figure` (see [`Style::Paper`]): `(suffix, figure)` for the single and the
+/// double column.
+fn paper_forms(figure: &Figure, kind: FigureKind) -> Vec<(&'static str, Figure)> {
+    let ratio = f64::from(figure.panel_height) / f64::from(figure.panel_width.max(1));
+    let panels = figure.panels.len().max(1);
+    // One column holds two panels side by side at most (a dot plot, or two panels, one).
+    let single = if kind == FigureKind::Dots || panels <= 2 { 1 } else { 2 };
+    [("single", 336u32, single), ("double", 672, 4)]
+        .into_iter()
+        .map(|(suffix, width, most)| {
+            let columns = figure.columns.clamp(1, most).min(panels);
+            let panel_width = width / u32::try_from(columns).unwrap_or(1);
+            let form = Figure {
+                title: String::new(),
+                columns,
+                panel_width,
+                panel_height: ((f64::from(panel_width) * ratio.max(0.85)).round() as u32).max(150),
+                line_width: 1.0,
+                png_scale: 3,
+                // One legend under the panels, which are too small to hold one each.
+                legend: if figure.legend == Legend::Auto { Legend::Below } else { figure.legend },
+                text_scale: 0.9,
+                font: Font::Serif,
+                ..figure.clone()
+            };
+            (suffix, form)
+        })
+        .collect()
+}
+
+/// Draws every figure of `file` from the CSVs in `dir` in `style`; returns the files written.
+pub fn draw_all(file: &ExperimentFile, dir: &Path, style: Style) -> Result<Vec<PathBuf>, String> {
     let mut written = Vec::new();
     let failed = failed_runs(dir);
     let mut tables: BTreeMap<String, Table> = BTreeMap::new();
+    let paper = dir.join("paper");
+    if style == Style::Paper {
+        std::fs::create_dir_all(&paper).map_err(|e| format!("cannot create {}: {e}", paper.display()))?;
+    }
     for spec in &file.figures {
         if crate::INTERRUPTED.load(std::sync::atomic::Ordering::Relaxed) {
             return Err(format!(
@@ -601,7 +903,9 @@ pub fn draw_all(file: &ExperimentFile, dir: &Path) -> Result<Vec<PathBuf>, Strin
             ));
         }
         if spec.kind == FigureKind::Snapshots {
-            written.extend(snapshots(spec, dir, dir)?);
+            if style == Style::Screen {
+                written.extend(snapshots(spec, dir, dir)?);
+            }
             continue;
         }
         if !tables.contains_key(&spec.table) {
@@ -614,11 +918,20 @@ pub fn draw_all(file: &ExperimentFile, dir: &Path) -> Result<Vec<PathBuf>, Strin
         let table = &tables[&spec.table];
         let figure = match spec.kind {
             FigureKind::Profile => profile(spec, table, file),
+            FigureKind::Dots => dots(spec, table, &failed),
             _ => lines(spec, table, file, &failed),
+        }
+        .map_err(|e| format!("figure {}: {e}", spec.name))?;
+        let forms = match style {
+            Style::Screen => vec![(dir.join(&spec.name), figure)],
+            Style::Paper => paper_forms(&figure, spec.kind)
+                .into_iter()
+                .map(|(suffix, f)| (paper.join(format!("{}-{suffix}", spec.name)), f))
+                .collect(),
         };
-        written.extend(
-            solverlab_plot::write_figure(&figure, &dir.join(&spec.name)).map_err(|e| format!("{}: {e}", spec.name))?,
-        );
+        for (stem, figure) in forms {
+            written.extend(solverlab_plot::write_figure(&figure, &stem).map_err(|e| format!("{}: {e}", spec.name))?);
+        }
     }
     Ok(written)
 }

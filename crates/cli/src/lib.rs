@@ -12,6 +12,7 @@
 
 mod assemble;
 mod export;
+mod expr;
 mod figures;
 mod output;
 pub mod progress;
@@ -28,6 +29,7 @@ use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use clap::{Parser, Subcommand};
+pub use figures::Style;
 use solverlab_scenes::file::SceneFile;
 pub use solverlab_solvers::Registry;
 use solverlab_solvers::SolverConfig;
@@ -166,6 +168,11 @@ enum Command {
     Plot {
         /// The results directory (holding experiment.toml and the CSVs).
         dir: PathBuf,
+        /// `screen`: NAME.svg and NAME.png beside the CSVs, as `run` draws them. `paper`: vector
+        /// figures in DIR/paper/, NAME-single.svg (3.5 in) and NAME-double.svg (7 in), serif text
+        /// at 7-8 pt, no title, with 3× PNG previews.
+        #[arg(long, value_enum, default_value = "screen")]
+        style: Style,
     },
     /// Builtin scenes.
     Scene {
@@ -379,8 +386,8 @@ fn run(cli: Cli, registry: &Registry) -> Result<(), CliError> {
             }
             Ok(())
         }
-        Command::Plot { dir } => {
-            let written = plot(&dir)?;
+        Command::Plot { dir, style } => {
+            let written = plot(&dir, style)?;
             eprintln!("redrew {} figure files in {}", written.len(), dir.display());
             Ok(())
         }
@@ -467,9 +474,10 @@ pub fn simulate(registry: &Registry, args: &Simulate) -> Result<String, CliError
     simulate::run(&spec)
 }
 
-/// `solverlab plot DIR`: redraws every figure of the experiment in `dir` from its CSVs (a
-/// `simulate` folder: its overview figure); returns the files written.
-pub fn plot(dir: &std::path::Path) -> Result<Vec<PathBuf>, CliError> {
+/// `solverlab plot DIR [--style paper]`: redraws every figure of the experiment in `dir` from its
+/// CSVs (a `simulate` folder: its overview figure, in the screen style); returns the files
+/// written.
+pub fn plot(dir: &std::path::Path, style: Style) -> Result<Vec<PathBuf>, CliError> {
     if single::is_single(dir) {
         return single::draw(dir).map_err(CliError::Io);
     }
@@ -481,7 +489,7 @@ pub fn plot(dir: &std::path::Path) -> Result<Vec<PathBuf>, CliError> {
         )));
     }
     let (file, _) = spec::ExperimentFile::read(&dir.join("experiment.toml"))?;
-    figures::draw_all(&file, dir).map_err(|e| match INTERRUPTED.load(Ordering::Relaxed) {
+    figures::draw_all(&file, dir, style).map_err(|e| match INTERRUPTED.load(Ordering::Relaxed) {
         true => CliError::Interrupted(e),
         false => CliError::Io(e),
     })
@@ -504,7 +512,7 @@ pub fn merge(dirs: &[PathBuf], out: Option<PathBuf>) -> Result<(PathBuf, Vec<Pat
     output_dir(&out)?;
     assemble::merge(dirs, &out)?;
     let (file, _) = spec::ExperimentFile::read(&out.join("experiment.toml"))?;
-    let written = figures::draw_all(&file, &out).map_err(CliError::Io)?;
+    let written = figures::draw_all(&file, &out, Style::Screen).map_err(CliError::Io)?;
     Ok((out, written))
 }
 
@@ -631,7 +639,7 @@ pub fn run_experiment(
             out.display()
         ),
         None => {
-            let written = figures::draw_all(&exp.file, &out).map_err(CliError::Io)?;
+            let written = figures::draw_all(&exp.file, &out, Style::Screen).map_err(CliError::Io)?;
             eprintln!("wrote {} runs and {} figure files to {}", exp.runs.len(), written.len(), out.display());
         }
     }

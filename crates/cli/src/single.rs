@@ -58,11 +58,11 @@ impl Steps {
 }
 
 fn series(label: &str, points: Vec<(f64, f64)>, style: LineStyle) -> Series {
-    Series { label: label.into(), points, style }
+    Series { label: label.into(), points, style, ..Series::default() }
 }
 
 fn axis(label: &str, log: bool) -> Axis {
-    Axis { label: label.into(), log, range: None }
+    Axis { label: label.into(), log, range: None, ..Axis::default() }
 }
 
 /// What a run's steps.csv and meta.json say in one line each: the run's name and the figures.

@@ -433,6 +433,121 @@ pub enum FigureKind {
     Snapshots,
     /// Performance profile.
     Profile,
+    /// A dot plot: one row per series, the `x` column along the axis, a dot per table row,
+    /// coloured by the `group` column; runs that did not end `ok` are open rings.
+    Dots,
+}
+
+/// Where a figure's legend goes (`legend = "…"`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum LegendPlace {
+    /// Once under the panels if they all show the same series, else in the emptiest corner.
+    Auto,
+    /// Inside each panel, upper left.
+    UpperLeft,
+    /// Inside each panel, upper right.
+    UpperRight,
+    /// Inside each panel, lower left.
+    LowerLeft,
+    /// Inside each panel, lower right.
+    LowerRight,
+    /// Outside each panel, to its right.
+    Right,
+    /// Once, under all panels.
+    Below,
+    /// No legend.
+    None,
+}
+
+/// How a series or reference line is drawn (`line = "…"`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum LineKind {
+    /// A solid line.
+    Solid,
+    /// A dashed line.
+    Dashed,
+    /// A dotted line.
+    Dotted,
+    /// Dots, no line.
+    Points,
+    /// A solid line with dots.
+    LineAndPoints,
+    /// Open rings, no line.
+    Hollow,
+}
+
+/// The look of the series a `[figure.style]` key names.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SeriesStyle {
+    /// `"#rrggbb"` or a palette name (see [`colour`]).
+    #[serde(alias = "color")]
+    pub colour: Option<String>,
+    /// Line style.
+    pub line: Option<LineKind>,
+}
+
+/// A number, or a closed form in `x` (the grammar is in `expr.rs`).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+pub enum Level {
+    /// A constant.
+    Number(f64),
+    /// An expression.
+    Expr(String),
+}
+
+/// One `[[figure.reference]]`: a horizontal line (`y = number`), a closed-form curve
+/// (`y = "expression in x"`) or a vertical line (`x = number`), dashed grey unless styled.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Reference {
+    /// A vertical line at this x.
+    pub x: Option<f64>,
+    /// A horizontal line at this y, or a curve y(x).
+    pub y: Option<Level>,
+    /// Legend text (none when empty).
+    #[serde(default)]
+    pub label: String,
+    /// Colour (default grey).
+    #[serde(alias = "color")]
+    pub colour: Option<String>,
+    /// Line style (default dashed).
+    pub line: Option<LineKind>,
+}
+
+/// The colours a figure file may name, besides `"#rrggbb"`: the palette's eight and grey.
+pub const COLOUR_NAMES: [(&str, (u8, u8, u8)); 9] = [
+    ("blue", solverlab_plot::PALETTE[0]),
+    ("vermillion", solverlab_plot::PALETTE[1]),
+    ("green", solverlab_plot::PALETTE[2]),
+    ("purple", solverlab_plot::PALETTE[3]),
+    ("orange", solverlab_plot::PALETTE[4]),
+    ("sky", solverlab_plot::PALETTE[5]),
+    ("black", solverlab_plot::PALETTE[6]),
+    ("yellow", solverlab_plot::PALETTE[7]),
+    ("grey", (120, 120, 120)),
+];
+
+/// Parses `"#rrggbb"` or one of [`COLOUR_NAMES`].
+pub fn colour(text: &str) -> Result<(u8, u8, u8), String> {
+    if let Some(&(_, c)) = COLOUR_NAMES.iter().find(|(n, _)| *n == text || (text == "gray" && *n == "grey")) {
+        return Ok(c);
+    }
+    let hex = text.strip_prefix('#').filter(|h| h.len() == 6 && h.chars().all(|c| c.is_ascii_hexdigit()));
+    match hex {
+        Some(h) => {
+            let byte = |i: usize| u8::from_str_radix(&h[i..i + 2], 16).unwrap_or(0);
+            Ok((byte(0), byte(2), byte(4)))
+        }
+        None => {
+            let hint = solverlab_core::names::did_you_mean(text, COLOUR_NAMES.iter().map(|(n, _)| *n));
+            let names = COLOUR_NAMES.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", ");
+            Err(format!("`{text}`{hint} is not a colour: give \"#rrggbb\" or one of {names}"))
+        }
+    }
 }
 
 /// How rows sharing a series and an `x` are combined.
@@ -529,6 +644,26 @@ pub struct FigureSpec {
     /// `spring` draws the undamped oscillator of the `spring` scene,
     /// `x(t) = rest + (start − rest)·cos(t/√(m·α))`, from the first scene's parameters.
     pub analytic: Option<String>,
+    /// x axis title (default: the column's name and unit).
+    pub xlabel: Option<String>,
+    /// y axis title of every panel (default: each column's name and unit).
+    pub ylabel: Option<String>,
+    /// x range `[low, high]` (default: fitted to the data).
+    pub xlim: Option<[f64; 2]>,
+    /// y range `[low, high]`.
+    pub ylim: Option<[f64; 2]>,
+    /// Legend placement (default `auto`).
+    pub legend: Option<LegendPlace>,
+    /// Keeps only these series, in this order (which sets their colours); `*` matches any text.
+    pub select: Option<Vec<String>>,
+    /// Per-series colour and line, keyed by series name (`*` matches any text).
+    #[serde(default)]
+    pub style: BTreeMap<String, SeriesStyle>,
+    /// Reference lines and closed-form curves.
+    #[serde(default)]
+    pub reference: Vec<Reference>,
+    /// `dots`: the column whose values colour the dots (e.g. `substeps`).
+    pub group: Option<String>,
 }
 
 fn steps() -> String {
@@ -543,6 +678,46 @@ impl FigureSpec {
         }
         if let Some(k) = self.png_scale.filter(|k| !(1..=4).contains(k)) {
             return Err(format!("png_scale: {k} must be 1, 2, 3 or 4"));
+        }
+        for (key, lim, log) in [("xlim", self.xlim, self.logx), ("ylim", self.ylim, self.logy)] {
+            if let Some([lo, hi]) = lim {
+                if !(lo.is_finite() && hi.is_finite() && lo < hi) {
+                    return Err(format!("{key}: [{lo}, {hi}] must be finite and increasing"));
+                }
+                if log && lo <= 0.0 {
+                    return Err(format!("{key}: [{lo}, {hi}] must be positive on a log axis"));
+                }
+            }
+        }
+        for (name, look) in &self.style {
+            if let Some(c) = &look.colour {
+                colour(c).map_err(|e| format!("style.\"{name}\".colour: {e}"))?;
+            }
+        }
+        for (k, r) in self.reference.iter().enumerate() {
+            let at = format!("reference[{k}]");
+            match (&r.x, &r.y) {
+                (Some(x), None) if x.is_finite() => {}
+                (None, Some(Level::Number(y))) if y.is_finite() => {}
+                (None, Some(Level::Expr(e))) => {
+                    crate::expr::Expr::parse(e).map_err(|m| format!("{at}.y: {m}"))?;
+                }
+                (Some(_), Some(_)) | (None, None) => {
+                    return Err(format!(
+                        "{at}: give either x = number (a vertical line) or y = number or \"expression in x\""
+                    ));
+                }
+                _ => return Err(format!("{at}: the position must be a finite number")),
+            }
+            if let Some(c) = &r.colour {
+                colour(c).map_err(|e| format!("{at}.colour: {e}"))?;
+            }
+        }
+        if self.select.as_ref().is_some_and(Vec::is_empty) {
+            return Err("select: name at least one series (or leave select out)".into());
+        }
+        if self.group.is_some() && self.kind != FigureKind::Dots {
+            return Err("group: only a `dots` figure colours by a group column".into());
         }
         match self.kind {
             FigureKind::Snapshots => {
@@ -565,7 +740,7 @@ impl FigureSpec {
                 }
                 return Ok(());
             }
-            FigureKind::Lines => {}
+            FigureKind::Lines | FigureKind::Dots => {}
         }
         if !crate::tables::FIGURE_TABLES.contains(&self.table.as_str()) {
             let hint = solverlab_core::names::did_you_mean(&self.table, crate::tables::FIGURE_TABLES.iter().copied());
@@ -588,7 +763,12 @@ impl FigureSpec {
             ));
         }
         let ys = self.y.as_ref().map(OneOrMany::list).unwrap_or_default();
-        if ys.is_empty() {
+        if self.kind == FigureKind::Dots && !ys.is_empty() {
+            return Err(
+                "y: a `dots` figure draws its x column along the axis and one row per series; leave y out".into()
+            );
+        }
+        if ys.is_empty() && self.kind != FigureKind::Dots {
             return Err("y: at least one column is needed".into());
         }
         if let Some(a) = &self.analytic {
@@ -604,6 +784,8 @@ impl FigureSpec {
             .iter()
             .chain(self.series.as_ref().map(OneOrMany::list).unwrap_or_default().iter())
             .chain(self.filter.keys())
+            .chain(self.group.iter())
+            .chain(self.panels.iter())
         {
             if !has(c) {
                 return Err(format!(

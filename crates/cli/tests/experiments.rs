@@ -293,3 +293,91 @@ y = "max_stretch"
     let svg = std::fs::read_to_string(out.join("stretch.svg")).unwrap();
     assert!(svg.contains("textbook [torn]") && !svg.contains("split [torn]"), "the legend marks the torn line");
 }
+
+/// The figure-spec options reach the drawing: axis titles and limits, selected series in the
+/// given order, a series' own colour and line, a legend placement, reference lines and a closed
+/// form, and a dot plot with its groups and rows; `plot --style paper` writes serif vector figures
+/// one and two columns wide.
+#[test]
+fn figure_specs_set_labels_limits_series_references_and_paper_forms() {
+    let d = common::tmp("exp", "figure-specs");
+    let text = format!(
+        "{}{}",
+        SMALL,
+        r##"
+[[figure]]
+name = "styled"
+table = "runs"
+x = "solver.iterations"
+y = "final_violation"
+series = ["label"]
+filter = { "scene.length" = 0.1 }
+xlabel = "sweeps per frame"
+ylabel = "gap left (m)"
+xlim = [1, 10]
+logy = true
+legend = "below"
+select = ["PGS", "G*"]
+style = { GS = { colour = "#123456", line = "dotted" } }
+reference = [{ y = 1e-3, label = "one millimetre" }, { y = "1e-2/x^2", label = "1/n²", colour = "green" }, { x = 4 }]
+
+[[figure]]
+name = "dots"
+kind = "dots"
+table = "runs"
+x = "final_violation"
+series = ["label"]
+group = "solver.iterations"
+panels = "scene.length"
+logx = true
+reference = [{ x = 1e-3, label = "1 mm" }]
+"##
+    );
+    let (o, out) = run(&d, &text);
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    let svg = std::fs::read_to_string(out.join("styled.svg")).unwrap();
+    for piece in
+        ["sweeps per frame", "gap left (m)", "one millimetre", "1/n²", "stroke=\"#123456\"", "stroke=\"#009E73\""]
+    {
+        assert!(svg.contains(piece), "styled.svg lacks {piece}");
+    }
+    // PGS is selected first, so it takes the first palette colour; GS keeps its own.
+    assert!(svg.contains("stroke=\"#0072B2\""));
+    let dots = std::fs::read_to_string(out.join("dots.svg")).unwrap();
+    for piece in [">\nGS\n<", ">\nPGS\n<", "solver.iterations = 2", "solver.iterations = 9", "1 mm", "length = 0.2"] {
+        assert!(dots.contains(piece), "dots.svg lacks {piece:?}");
+    }
+
+    let p = solverlab(&["plot", out.to_str().unwrap(), "--style", "paper"]);
+    assert!(p.status.success(), "{}", common::stderr(&p));
+    for (form, width) in [("single", 336), ("double", 672)] {
+        let svg = std::fs::read_to_string(out.join(format!("paper/styled-{form}.svg"))).unwrap();
+        assert!(svg.starts_with(&format!("<svg width=\"{width}\"")), "{form}: {}", &svg[..60]);
+        assert!(svg.contains("font-family=\"serif\"") && svg.contains("sweeps per frame"));
+        assert!(out.join(format!("paper/dots-{form}.png")).exists());
+    }
+
+    // A pattern that names no series is an error naming the figure, with a suggestion.
+    let typo = text.replace("select = [\"PGS\", \"G*\"]", "select = [\"PSG\"]");
+    let (o, _) = run(&common::tmp("exp", "figure-specs-typo"), &typo);
+    assert!(!o.status.success());
+    let e = common::stderr(&o);
+    assert!(e.contains("styled") && e.contains("`PSG`") && e.contains("did you mean `PGS`?"), "{e}");
+}
+
+#[test]
+fn bad_figure_specs_are_rejected_naming_the_key() {
+    let with = |extra: &str| {
+        SMALL.replace(
+            "series = [\"label\", \"scene.length\"]",
+            &format!("series = [\"label\", \"scene.length\"]\n{extra}"),
+        )
+    };
+    bad(&with("style = { GS = { colour = \"blu\" } }"), &["style.\"GS\".colour", "did you mean `blue`?"]);
+    bad(&with("reference = [{ y = \"sin(x\" }]"), &["reference[0].y", "expected `)`"]);
+    bad(&with("reference = [{ x = 1, y = 2 }]"), &["reference[0]", "either x"]);
+    bad(&with("xlim = [3, 1]"), &["xlim", "increasing"]);
+    bad(&with("ylim = [0, 1]"), &["ylim", "positive on a log axis"]);
+    bad(&with("legend = \"outside\""), &["legend", "below"]);
+    bad(&with("group = \"label\""), &["group", "dots"]);
+}

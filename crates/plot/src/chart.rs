@@ -10,14 +10,18 @@ use plotters::element::DashedPathElement;
 use plotters::prelude::*;
 
 use crate::output::Staged;
+use plotters::chart::SeriesLabelPosition;
+
 use crate::ranges::{emptiest_corner, polylines, visible, Scale, TICKS};
-use crate::style::{check_size, draw_centred, ensure_font, px, series_colour, text};
+use crate::style::{check_size, draw_centred, ensure_font, px, rgb, series_colour, Font, Pen};
 use crate::{DrawResult, PlotError, PNG_SCALE};
 
 /// Height of the band that holds the figure title, in SVG pixels.
 const TITLE_BAND: u32 = 40;
 /// Dash and gap lengths of [`LineStyle::Dashed`], in SVG pixels.
 const DASH: (f64, f64) = (7.0, 4.0);
+/// Dash and gap lengths of [`LineStyle::Dotted`], in SVG pixels.
+const DOT: (f64, f64) = (2.0, 3.0);
 
 /// Height of one row of a figure's shared legend band (px).
 const LEGEND_ROW: u32 = 22;
@@ -37,6 +41,50 @@ pub enum LineStyle {
     Points,
     /// A solid line with a dot at each point.
     LineAndPoints,
+    /// A dotted line through the points, 2 px wide.
+    Dotted,
+    /// An open ring at each point, no line (e.g. a run that failed).
+    Hollow,
+}
+
+impl LineStyle {
+    /// The dash and gap lengths (SVG px) of a dashed or dotted line.
+    fn dashes(self) -> Option<(f64, f64)> {
+        match self {
+            LineStyle::Dashed => Some(DASH),
+            LineStyle::Dotted => Some(DOT),
+            _ => None,
+        }
+    }
+
+    /// Whether the style draws a line through the points.
+    fn has_line(self) -> bool {
+        !matches!(self, LineStyle::Points | LineStyle::Hollow)
+    }
+}
+
+/// Where the legend goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Legend {
+    /// Once under the panels when they all show the same labelled series; otherwise in each
+    /// panel's corner that hides the least data, or to the right of the plot when every corner
+    /// would hide some.
+    #[default]
+    Auto,
+    /// Inside each panel, upper left.
+    UpperLeft,
+    /// Inside each panel, upper right.
+    UpperRight,
+    /// Inside each panel, lower left.
+    LowerLeft,
+    /// Inside each panel, lower right.
+    LowerRight,
+    /// To the right of each panel's plot, outside it.
+    Right,
+    /// Once, in a band under the panels: every labelled series of any panel.
+    Below,
+    /// No legend.
+    None,
 }
 
 /// One data series of a line chart.
@@ -50,6 +98,16 @@ pub struct Series {
     pub points: Vec<(f64, f64)>,
     /// How the series is drawn.
     pub style: LineStyle,
+    /// Colour as sRGB; `None` takes the [`crate::PALETTE`] colour of the series' position in
+    /// its panel.
+    pub colour: Option<(u8, u8, u8)>,
+}
+
+impl Series {
+    /// The colour the series is drawn in, as series number `index` of its panel.
+    fn colour_at(&self, index: usize) -> RGBColor {
+        self.colour.map_or_else(|| series_colour(index), rgb)
+    }
 }
 
 /// One axis of a panel.
@@ -63,12 +121,16 @@ pub struct Axis {
     /// linear axis, rounded outwards to half (or whole) decades on a log axis. An explicit range
     /// must be finite and increasing, and positive on a log axis; data outside it is clipped.
     pub range: Option<(f64, f64)>,
+    /// Names for the whole numbers 0, 1, 2, …: when not empty the axis is categorical, value
+    /// `k` is labelled `categories[k]` (other ticks stay unlabelled) and the automatic range is
+    /// `(-0.5, n - 0.5)`. Must be linear.
+    pub categories: Vec<String>,
 }
 
 /// One chart of a figure: a title, two axes and any number of series.
 ///
-/// Series are coloured from [`crate::PALETTE`] in order. A legend is drawn when there is more
-/// than one series, in the corner where it hides the least data, on a semi-transparent ground.
+/// Series are coloured from [`crate::PALETTE`] in order unless they set their own colour. A
+/// legend is drawn when there is more than one series, where [`Figure::legend`] says.
 /// A panel without any point to show draws its axes and the note "no data".
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Panel {
@@ -97,6 +159,15 @@ pub struct Figure {
     pub panel_height: u32,
     /// PNG pixels per SVG pixel, 1 to 4. Default [`PNG_SCALE`] (1).
     pub png_scale: u32,
+    /// Where the legend goes. Default [`Legend::Auto`].
+    pub legend: Legend,
+    /// Multiplies every font size (and the room kept for tick labels and titles), 0.5 to 2.
+    /// Default 1: 12 px tick labels, 14 px axis titles, 16 px panel titles, 20 px figure title.
+    pub text_scale: f64,
+    /// Typeface. Default [`Font::Sans`].
+    pub font: Font,
+    /// Width of series lines in SVG pixels, 0.25 to 8; dots have 1.5 times this radius. Default 2.
+    pub line_width: f64,
 }
 
 impl Default for Figure {
@@ -108,8 +179,26 @@ impl Default for Figure {
             panel_width: 480,
             panel_height: 360,
             png_scale: PNG_SCALE,
+            legend: Legend::Auto,
+            text_scale: 1.0,
+            font: Font::Sans,
+            line_width: 2.0,
         }
     }
+}
+
+/// One legend entry: label, style and colour.
+type Entry<'a> = (&'a str, LineStyle, RGBColor);
+
+/// The labelled series of `panel` as legend entries, in order.
+fn entries(panel: &Panel) -> Vec<Entry<'_>> {
+    panel
+        .series
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| !s.label.is_empty())
+        .map(|(i, s)| (s.label.as_str(), s.style, s.colour_at(i)))
+        .collect()
 }
 
 impl Figure {
@@ -119,33 +208,59 @@ impl Figure {
         (self.panels.len().div_ceil(columns), columns)
     }
 
-    /// The series every panel shows (label and style, in order) when the figure has more than
-    /// one panel and they all show the same labelled series: their legend is drawn once, in a
-    /// band under the panels, where it covers no data.
-    fn shared_legend(&self) -> Option<Vec<(&str, LineStyle)>> {
-        fn key(p: &Panel) -> Vec<(&str, LineStyle)> {
-            p.series.iter().map(|s| (s.label.as_str(), s.style)).collect()
+    /// The legend drawn once, in a band under the panels where it covers no data: with
+    /// [`Legend::Below`], every labelled series of any panel (each label once, first panel
+    /// first); with [`Legend::Auto`], when the figure has more than one panel and they all show
+    /// the same labelled series (label, style and colour), more than one of them.
+    fn shared_legend(&self) -> Option<Vec<Entry<'_>>> {
+        match self.legend {
+            Legend::Below => {
+                let mut all: Vec<Entry> = Vec::new();
+                for entry in self.panels.iter().flat_map(entries) {
+                    if !all.iter().any(|e| e.0 == entry.0) {
+                        all.push(entry);
+                    }
+                }
+                (!all.is_empty()).then_some(all)
+            }
+            Legend::Auto => {
+                let first = entries(self.panels.first()?);
+                let same = self.panels.iter().all(|p| entries(p) == first);
+                (self.panels.len() > 1 && first.len() > 1 && same).then_some(first)
+            }
+            _ => None,
         }
-        let first = key(self.panels.first()?);
-        let labelled = first.iter().filter(|(l, _)| !l.is_empty()).count();
-        (self.panels.len() > 1 && labelled > 1 && self.panels.iter().all(|p| key(p) == first)).then_some(first)
     }
 
-    /// `(entries per row, rows)` of the shared legend across `width` px.
-    fn legend_layout(entries: &[(&str, LineStyle)], width: u32) -> (usize, usize) {
-        let chars = entries.iter().map(|(l, _)| l.chars().count()).max().unwrap_or(0);
-        let entry = LEGEND_ENTRY + 7 * u32::try_from(chars).unwrap_or(100);
-        let per_row = (width.saturating_sub(24) / entry).max(1) as usize;
-        (per_row, entries.len().div_ceil(per_row))
+    /// `(entries per row, rows, entry width)` of the shared legend across `width` px.
+    fn legend_layout(&self, entries: &[Entry], width: u32) -> (usize, usize, f64) {
+        let chars = entries.iter().map(|e| e.0.chars().count()).max().unwrap_or(0) as f64;
+        let entry = f64::from(LEGEND_ENTRY) + 7.0 * self.text_scale * chars;
+        let per_row = ((f64::from(width.saturating_sub(24)) / entry).floor() as usize).max(1);
+        (per_row, entries.len().div_ceil(per_row), entry)
+    }
+
+    /// Height of one row of the shared legend (px).
+    fn legend_row(&self) -> f64 {
+        f64::from(LEGEND_ROW) * self.text_scale.max(0.7)
     }
 
     /// Height of the shared legend band (px, 0 without one).
     fn legend_band(&self) -> u32 {
         self.shared_legend().map_or(0, |entries| {
             let width = u32::try_from(self.grid().1).unwrap_or(1).saturating_mul(self.panel_width);
-            let rows = Self::legend_layout(&entries, width).1;
-            u32::try_from(rows).unwrap_or(100) * LEGEND_ROW + 12
+            let rows = self.legend_layout(&entries, width).1;
+            (rows as f64 * self.legend_row()).ceil() as u32 + 12
         })
+    }
+
+    /// Height of the title band (px, 0 without a title).
+    fn title_band(&self) -> u32 {
+        if self.title.is_empty() {
+            0
+        } else {
+            (f64::from(TITLE_BAND) * self.text_scale).round() as u32
+        }
     }
 
     /// Size of the SVG in pixels: `columns × panel_width` wide and `rows × panel_height` tall,
@@ -153,7 +268,7 @@ impl Figure {
     /// one. The PNG is `png_scale` times larger.
     pub fn size(&self) -> (u32, u32) {
         let (rows, columns) = self.grid();
-        let band = if self.title.is_empty() { 0 } else { TITLE_BAND } + self.legend_band();
+        let band = self.title_band() + self.legend_band();
         let count = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
         (
             count(columns).saturating_mul(self.panel_width),
@@ -166,8 +281,8 @@ impl Figure {
 /// returns the two paths, SVG first.
 ///
 /// Fails, naming the file, if the figure has no panels, a panel is smaller than 100 × 100 px or
-/// the figure larger than 10 000 px a side, an explicit axis range is invalid, or a file cannot
-/// be written. On failure neither file is replaced and no temporary file remains.
+/// the figure larger than 10 000 px a side, the text scale is outside 0.5 to 2, an explicit
+/// axis range is invalid, a categorical axis is logarithmic, or a file cannot be written. On failure neither file is replaced and no temporary file remains.
 pub fn write_figure(fig: &Figure, stem: &Path) -> Result<Vec<PathBuf>, PlotError> {
     let svg = Staged::new(stem, "svg")?;
     let png = Staged::new(stem, "png")?;
@@ -177,6 +292,12 @@ pub fn write_figure(fig: &Figure, stem: &Path) -> Result<Vec<PathBuf>, PlotError
             return Err("the figure has no panels".into());
         }
         check_size(fig.panel_width, fig.panel_height, (w, h))?;
+        if !(0.5..=2.0).contains(&fig.text_scale) {
+            return Err(format!("the text scale {} is not between 0.5 and 2", fig.text_scale).into());
+        }
+        if !(0.25..=8.0).contains(&fig.line_width) {
+            return Err(format!("the line width {} px is not between 0.25 and 8", fig.line_width).into());
+        }
         let root = SVGBackend::new(tmp, (w, h)).into_drawing_area();
         draw_figure(&root, fig, 1.0)?;
         root.present()?;
@@ -200,11 +321,12 @@ where
 {
     ensure_font()?;
     root.fill(&WHITE)?;
+    let pen = Pen { s, text: fig.text_scale, font: fig.font, line: fig.line_width };
     let body = if fig.title.is_empty() {
         root.clone()
     } else {
-        let (band, body) = root.split_vertically(px(f64::from(TITLE_BAND), s));
-        draw_centred(&band, &fig.title, text(20.0 * s))?;
+        let (band, body) = root.split_vertically(px(f64::from(fig.title_band()), s));
+        draw_centred(&band, &fig.title, pen.text(20.0))?;
         body
     };
     let shared = fig.shared_legend();
@@ -217,19 +339,17 @@ where
             (panels, Some(legend))
         }
     };
+    let place = if shared.is_some() { Legend::None } else { fig.legend };
     for (i, (panel, cell)) in fig.panels.iter().zip(panels.split_evenly(fig.grid())).enumerate() {
-        draw_panel(&cell, panel, s, shared.is_none())
-            .map_err(|e| format!("panel {} ('{}'): {e}", i + 1, panel.title))?;
+        draw_panel(&cell, panel, pen, place).map_err(|e| format!("panel {} ('{}'): {e}", i + 1, panel.title))?;
     }
     if let (Some(entries), Some(area)) = (shared, legend) {
         let width = u32::try_from(fig.grid().1).unwrap_or(1).saturating_mul(fig.panel_width);
-        let (per_row, _) = Figure::legend_layout(&entries, width);
-        let chars = entries.iter().map(|(l, _)| l.chars().count()).max().unwrap_or(0) as f64;
-        let entry = (f64::from(LEGEND_ENTRY) + 7.0 * chars) * s;
-        for (k, (label, style)) in entries.iter().enumerate().filter(|(_, (l, _))| !l.is_empty()) {
-            let x = (12.0 * s + entry * (k % per_row) as f64) as i32;
-            let y = (6.0 * s + f64::from(LEGEND_ROW) * s * ((k / per_row) as f64 + 0.5)) as i32;
-            draw_sample(&area, *style, series_colour(k), (x, y), label, s)?;
+        let (per_row, _, entry) = fig.legend_layout(&entries, width);
+        for (k, &(label, style, colour)) in entries.iter().enumerate() {
+            let x = (s * (12.0 + entry * (k % per_row) as f64)) as i32;
+            let y = (s * (6.0 + fig.legend_row() * ((k / per_row) as f64 + 0.5))) as i32;
+            draw_sample(&area, style, colour, (x, y), label, pen)?;
         }
     }
     Ok(())
@@ -243,31 +363,60 @@ fn draw_sample<DB>(
     colour: RGBColor,
     (x, y): (i32, i32),
     label: &str,
-    s: f64,
+    pen: Pen,
 ) -> DrawResult
 where
     DB: DrawingBackend,
     DB::ErrorType: 'static,
 {
-    let width = i32::try_from(px(24.0, s)).unwrap_or(24);
-    let (radius, dash, gap) = (px(3.0, s), px(DASH.0, s), px(DASH.1, s));
-    let (line, dot) = (colour.stroke_width(px(2.0, s)), colour.filled());
+    let width = i32::try_from(pen.px(24.0)).unwrap_or(24);
+    let marks = Marks::new(colour, pen);
     let ends = vec![(x, y), (x + width, y)];
+    match style.dashes() {
+        Some((dash, gap)) => area.draw(&DashedPathElement::new(ends, pen.px(dash), pen.px(gap), marks.line))?,
+        None if style.has_line() => area.draw(&PathElement::new(ends, marks.line))?,
+        None => {}
+    }
     match style {
-        LineStyle::Line => area.draw(&PathElement::new(ends, line))?,
-        LineStyle::Dashed => area.draw(&DashedPathElement::new(ends, dash, gap, line))?,
-        LineStyle::Points => area.draw(&Circle::new((x + width / 2, y), radius, dot))?,
-        LineStyle::LineAndPoints => {
-            area.draw(&PathElement::new(ends, line))?;
-            area.draw(&Circle::new((x + width / 2, y), radius, dot))?
-        }
+        LineStyle::Points | LineStyle::LineAndPoints => area.draw(&marks.dot((x + width / 2, y)))?,
+        LineStyle::Hollow => area.draw(&marks.ring((x + width / 2, y)))?,
+        _ => {}
     }
     let anchor = plotters::style::text_anchor::Pos::new(
         plotters::style::text_anchor::HPos::Left,
         plotters::style::text_anchor::VPos::Center,
     );
-    area.draw_text(label, &text(12.0 * s).pos(anchor), (x + width + (6.0 * s) as i32, y))?;
+    area.draw_text(label, &pen.text(12.0).pos(anchor), (x + width + (6.0 * pen.s) as i32, y))?;
     Ok(())
+}
+
+/// The strokes of one series colour: a line of the figure's width `w`, a filled dot of radius
+/// 1.5 `w`, an open ring of radius 2 `w`.
+#[derive(Clone, Copy)]
+struct Marks {
+    line: ShapeStyle,
+    fill: ShapeStyle,
+    edge: ShapeStyle,
+    radius: u32,
+}
+
+impl Marks {
+    fn new(colour: RGBColor, pen: Pen) -> Self {
+        Self {
+            line: colour.stroke_width(pen.px(pen.line).max(1)),
+            fill: colour.filled(),
+            edge: colour.stroke_width(pen.px(0.75 * pen.line).max(1)),
+            radius: pen.px(1.5 * pen.line).max(1),
+        }
+    }
+
+    fn dot<C>(&self, at: C) -> Circle<C, u32> {
+        Circle::new(at, self.radius, self.fill)
+    }
+
+    fn ring<C>(&self, at: C) -> Circle<C, u32> {
+        Circle::new(at, self.radius + self.radius.div_ceil(3), self.edge)
+    }
 }
 
 /// What one series leaves to draw once its points are fitted to the axes.
@@ -325,7 +474,7 @@ impl Prepared {
 }
 
 /// Draws one panel in `cell`, choosing the coordinate types for its axes.
-fn draw_panel<DB>(cell: &DrawingArea<DB, Shift>, panel: &Panel, s: f64, legend: bool) -> DrawResult
+fn draw_panel<DB>(cell: &DrawingArea<DB, Shift>, panel: &Panel, pen: Pen, legend: Legend) -> DrawResult
 where
     DB: DrawingBackend,
     DB::ErrorType: 'static,
@@ -333,15 +482,37 @@ where
     let prep = Prepared::new(panel)?;
     let (x, y) = (prep.x.lo..prep.x.hi, prep.y.lo..prep.y.hi);
     match (panel.x.log, panel.y.log) {
-        (false, false) => draw_chart(cell, panel, &prep, x, y, s, legend),
-        (true, false) => draw_chart(cell, panel, &prep, x.log_scale(), y, s, legend),
-        (false, true) => draw_chart(cell, panel, &prep, x, y.log_scale(), s, legend),
-        (true, true) => draw_chart(cell, panel, &prep, x.log_scale(), y.log_scale(), s, legend),
+        (false, false) => draw_chart(cell, panel, &prep, x, y, pen, legend),
+        (true, false) => draw_chart(cell, panel, &prep, x.log_scale(), y, pen, legend),
+        (false, true) => draw_chart(cell, panel, &prep, x, y.log_scale(), pen, legend),
+        (true, true) => draw_chart(cell, panel, &prep, x.log_scale(), y.log_scale(), pen, legend),
+    }
+}
+
+/// The tick label at `v` on `axis`: its category name at a whole number of a categorical axis
+/// (nothing between), else the scale's number.
+fn tick(axis: &Axis, scale: &Scale, v: f64) -> String {
+    if axis.categories.is_empty() {
+        return scale.tick_label(v);
+    }
+    let k = v.round();
+    match (k >= 0.0 && (v - k).abs() < 1e-6).then(|| axis.categories.get(k as usize)).flatten() {
+        Some(name) => name.clone(),
+        None => String::new(),
+    }
+}
+
+/// How many ticks plotters is asked for on `axis`: enough on a categorical axis for a tick at
+/// every whole number.
+fn tick_count(axis: &Axis) -> usize {
+    match axis.categories.len() {
+        0 => TICKS,
+        n => 2 * n + 2,
     }
 }
 
 /// Draws axes, series, the "no data" note and the legend of one panel.
-/// `legend = false` leaves the legend to the figure's shared band.
+/// `legend` is [`Legend::None`] when the figure draws a shared legend.
 #[allow(clippy::too_many_arguments)]
 fn draw_chart<DB, X, Y>(
     cell: &DrawingArea<DB, Shift>,
@@ -349,8 +520,8 @@ fn draw_chart<DB, X, Y>(
     prep: &Prepared,
     x: X,
     y: Y,
-    s: f64,
-    legend: bool,
+    pen: Pen,
+    place: Legend,
 ) -> DrawResult
 where
     DB: DrawingBackend,
@@ -360,42 +531,55 @@ where
     X::CoordDescType: ValueFormatter<f64>,
     Y::CoordDescType: ValueFormatter<f64>,
 {
-    // The legend: in the corner where it covers the least data, or, when it would cover data in
-    // every corner, in a column to the right of the plot. Its footprint: a row of 12 px text
-    // per entry (17 px with spacing), about 7 px per character plus the 30 px sample line.
+    let s = pen.s;
+    // The legend's footprint: a row of 12 px text per entry (17 px with spacing), about 7 px per
+    // character plus the 30 px sample line.
     let labelled: Vec<usize> = (0..panel.series.len()).filter(|&i| !panel.series[i].label.is_empty()).collect();
-    let legend = legend && panel.series.len() > 1 && !labelled.is_empty();
+    let legend = place != Legend::None && panel.series.len() > 1 && !labelled.is_empty();
     let chars = labelled.iter().map(|&i| panel.series[i].label.chars().count()).max().unwrap_or(0) as f64;
+    let row = 17.0 * s * pen.text;
     let legend_px =
-        (f64::from(px(48.0, s)) + 7.0 * s * chars, f64::from(px(16.0, s)) + 17.0 * s * labelled.len() as f64);
+        (f64::from(px(48.0, s)) + 7.0 * s * pen.text * chars, f64::from(px(16.0, s)) + row * labelled.len() as f64);
     let (cw, ch) = cell.dim_in_pixel();
-    let caption = if panel.title.is_empty() { 0.0 } else { 24.0 * s };
-    let plot_px = (f64::from(cw) - 96.0 * s, f64::from(ch) - 68.0 * s - caption);
-    let (corner, covered) =
+    let caption = if panel.title.is_empty() { 0.0 } else { 24.0 * s * pen.text };
+    // Room for the y tick labels: 72 px, or the longest category name.
+    let y_labels = match panel.y.categories.iter().map(|c| c.chars().count()).max() {
+        Some(n) => (n as f64 * 7.0 + 16.0).max(40.0),
+        None => 72.0,
+    };
+    let plot_px = (f64::from(cw) - (24.0 + y_labels * pen.text) * s, f64::from(ch) - 68.0 * s * pen.text - caption);
+    let (auto_corner, covered) =
         emptiest_corner(prep.coverage(), (legend_px.0 / plot_px.0.max(1.0), legend_px.1 / plot_px.1.max(1.0)));
-    let outside = legend && covered > 0 && f64::from(cw) > 2.5 * legend_px.0;
+    let (corner, outside) = match place {
+        Legend::UpperLeft => (SeriesLabelPosition::UpperLeft, false),
+        Legend::UpperRight => (SeriesLabelPosition::UpperRight, false),
+        Legend::LowerLeft => (SeriesLabelPosition::LowerLeft, false),
+        Legend::LowerRight => (SeriesLabelPosition::LowerRight, false),
+        Legend::Right => (auto_corner, legend),
+        _ => (auto_corner, legend && covered > 0 && f64::from(cw) > 2.5 * legend_px.0),
+    };
     let mut builder = ChartBuilder::on(cell);
-    builder.margin(px(12.0, s)).x_label_area_size(px(44.0, s)).y_label_area_size(px(72.0, s));
+    builder.margin(pen.tpx(12.0)).x_label_area_size(pen.tpx(44.0)).y_label_area_size(pen.tpx(y_labels));
     if outside {
-        builder.margin_right(px(12.0, s) + legend_px.0 as u32);
+        builder.margin_right(pen.tpx(12.0) + legend_px.0 as u32);
     }
     if !panel.title.is_empty() {
-        builder.caption(&panel.title, text(16.0 * s));
+        builder.caption(&panel.title, pen.text(16.0));
     }
     let mut chart = builder.build_cartesian_2d(x, y)?;
 
-    let x_label = |v: &f64| prep.x.tick_label(*v);
-    let y_label = |v: &f64| prep.y.tick_label(*v);
+    let x_label = |v: &f64| tick(&panel.x, &prep.x, *v);
+    let y_label = |v: &f64| tick(&panel.y, &prep.y, *v);
     chart
         .configure_mesh()
-        .x_labels(TICKS)
-        .y_labels(TICKS)
+        .x_labels(tick_count(&panel.x))
+        .y_labels(tick_count(&panel.y))
         .x_label_formatter(&x_label)
         .y_label_formatter(&y_label)
         .x_desc(panel.x.label.as_str())
         .y_desc(panel.y.label.as_str())
-        .label_style(text(12.0 * s))
-        .axis_desc_style(text(14.0 * s))
+        .label_style(pen.text(12.0))
+        .axis_desc_style(pen.text(14.0))
         .axis_style(BLACK.stroke_width(px(1.0, s)))
         .bold_line_style(BLACK.mix(0.12).stroke_width(px(1.0, s)))
         .light_line_style(TRANSPARENT)
@@ -403,36 +587,38 @@ where
         .draw()?;
 
     for (i, (series, trace)) in panel.series.iter().zip(&prep.traces).enumerate() {
-        let colour = series_colour(i);
-        let line = colour.stroke_width(px(2.0, s));
-        let dot = colour.filled();
-        let (radius, dash, gap) = (px(3.0, s), px(DASH.0, s), px(DASH.1, s));
-        let lines = || trace.lines.iter().map(|l| PathElement::new(l.clone(), line));
-        let dots = || trace.dots.iter().map(|&p| Circle::new(p, radius, dot));
+        let marks = Marks::new(series.colour_at(i), pen);
+        let lines = || trace.lines.iter().map(|l| PathElement::new(l.clone(), marks.line));
         let anno = match series.style {
             LineStyle::Line => chart.draw_series(lines())?,
-            LineStyle::Dashed => {
-                chart.draw_series(trace.lines.iter().flat_map(|l| DashedLineSeries::new(l.clone(), dash, gap, line)))?
+            LineStyle::Dashed | LineStyle::Dotted => {
+                let (dash, gap) = series.style.dashes().unwrap_or(DASH);
+                let (dash, gap) = (px(dash, s), px(gap, s));
+                chart.draw_series(
+                    trace.lines.iter().flat_map(|l| DashedLineSeries::new(l.clone(), dash, gap, marks.line)),
+                )?
             }
-            LineStyle::Points => chart.draw_series(dots())?,
+            LineStyle::Points => chart.draw_series(trace.dots.iter().map(|&p| marks.dot(p)))?,
+            LineStyle::Hollow => chart.draw_series(trace.dots.iter().map(|&p| marks.ring(p)))?,
             LineStyle::LineAndPoints => {
                 chart.draw_series(lines())?;
-                chart.draw_series(dots())?
+                chart.draw_series(trace.dots.iter().map(|&p| marks.dot(p)))?
             }
         };
         if !series.label.is_empty() {
-            legend_entry(anno.label(series.label.as_str()), series.style, line, dot, radius, s);
+            legend_entry(anno.label(series.label.as_str()), series.style, marks, s);
         }
     }
 
     if prep.traces.iter().all(|t| t.dots.is_empty()) {
-        draw_centred(&chart.plotting_area().strip_coord_spec(), "no data", text(14.0 * s).color(&BLACK.mix(0.6)))?;
+        draw_centred(&chart.plotting_area().strip_coord_spec(), "no data", pen.text(14.0).color(&BLACK.mix(0.6)))?;
     }
     if outside {
         let x0 = (f64::from(cw) - legend_px.0) as i32;
-        for (row, &i) in labelled.iter().enumerate() {
-            let y = (12.0 * s + caption + 17.0 * s * (row as f64 + 0.5)) as i32;
-            draw_sample(cell, panel.series[i].style, series_colour(i), (x0, y), &panel.series[i].label, s)?;
+        for (k, &i) in labelled.iter().enumerate() {
+            let y = (12.0 * s + caption + row * (k as f64 + 0.5)) as i32;
+            let series = &panel.series[i];
+            draw_sample(cell, series.style, series.colour_at(i), (x0, y), &series.label, pen)?;
         }
     } else if legend {
         chart
@@ -440,7 +626,7 @@ where
             .position(corner)
             .margin(px(8.0, s))
             .legend_area_size(px(30.0, s))
-            .label_font(text(12.0 * s))
+            .label_font(pen.text(12.0))
             .background_style(WHITE.mix(0.85))
             .border_style(BLACK.mix(0.4))
             .draw()?;
@@ -449,26 +635,20 @@ where
 }
 
 /// Gives `anno` a legend picture of a series drawn with `style`.
-fn legend_entry<'a, DB: DrawingBackend + 'a>(
-    anno: &mut SeriesAnno<'a, DB>,
-    style: LineStyle,
-    line: ShapeStyle,
-    dot: ShapeStyle,
-    radius: u32,
-    s: f64,
-) {
+fn legend_entry<'a, DB: DrawingBackend + 'a>(anno: &mut SeriesAnno<'a, DB>, style: LineStyle, marks: Marks, s: f64) {
     let width = i32::try_from(px(24.0, s)).unwrap_or(24);
-    let (dash, gap) = (px(DASH.0, s), px(DASH.1, s));
+    let line = marks.line;
     match style {
         LineStyle::Line => anno.legend(move |(x, y)| PathElement::new(vec![(x, y), (x + width, y)], line)),
-        LineStyle::Dashed => {
+        LineStyle::Dashed | LineStyle::Dotted => {
+            let (dash, gap) = style.dashes().unwrap_or(DASH);
+            let (dash, gap) = (px(dash, s), px(gap, s));
             anno.legend(move |(x, y)| DashedPathElement::new(vec![(x, y), (x + width, y)], dash, gap, line))
         }
-        LineStyle::Points => anno.legend(move |(x, y)| Circle::new((x + width / 2, y), radius, dot)),
+        LineStyle::Points => anno.legend(move |(x, y)| marks.dot((x + width / 2, y))),
+        LineStyle::Hollow => anno.legend(move |(x, y)| marks.ring((x + width / 2, y))),
         LineStyle::LineAndPoints => anno.legend(move |(x, y)| {
-            EmptyElement::at((x, y))
-                + PathElement::new(vec![(0, 0), (width, 0)], line)
-                + Circle::new((width / 2, 0), radius, dot)
+            EmptyElement::at((x, y)) + PathElement::new(vec![(0, 0), (width, 0)], line) + marks.dot((width / 2, 0))
         }),
     };
 }

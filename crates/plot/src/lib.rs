@@ -23,8 +23,9 @@
 //! - Output is deterministic: the same input gives byte-identical files.
 //! - Files are drawn into a temporary file in the target directory and renamed into place, so a
 //!   failed call leaves neither a half-written file nor a temporary, and keeps an existing file.
-//! - Text uses the embedded DejaVu Sans (see `assets/DejaVuSans-LICENSE.txt`); no system font
-//!   library is needed. SVG text names the family `sans-serif`.
+//! - Text uses the embedded DejaVu Sans, or DejaVu Serif for [`Font::Serif`] (see
+//!   `assets/DejaVu-LICENSE.txt`); no system font library is needed. SVG text names the generic
+//!   family (`sans-serif` or `serif`).
 //!
 //! # Example
 //!
@@ -34,8 +35,8 @@
 //! let residual = Series { label: "Gauss-Seidel".into(), points: vec![(1.0, 1e-1), (10.0, 1e-4)], ..Default::default() };
 //! let panel = Panel {
 //!     title: "Convergence".into(),
-//!     x: Axis { label: "iteration".into(), log: true, range: None },
-//!     y: Axis { label: "residual (m)".into(), log: true, range: None },
+//!     x: Axis { label: "iteration".into(), log: true, ..Default::default() },
+//!     y: Axis { label: "residual (m)".into(), log: true, ..Default::default() },
 //!     series: vec![residual],
 //! };
 //! let fig = Figure { title: "Cloth, 120 frames".into(), panels: vec![panel], columns: 1, ..Default::default() };
@@ -50,9 +51,9 @@ mod ranges;
 mod snapshot;
 mod style;
 
-pub use chart::{write_figure, Axis, Figure, LineStyle, Panel, Series};
+pub use chart::{write_figure, Axis, Figure, Legend, LineStyle, Panel, Series};
 pub use snapshot::{write_animation, write_snapshots, Snapshot, View};
-pub use style::{stretch_colour, PALETTE};
+pub use style::{stretch_colour, Font, PALETTE};
 
 use std::fmt;
 

@@ -31,6 +31,9 @@ impl Scale {
     /// must all be [`visible`] on this axis.
     pub(crate) fn resolve(axis: &Axis, values: impl IntoIterator<Item = f64>) -> Result<Self, String> {
         let log = axis.log;
+        if log && !axis.categories.is_empty() {
+            return Err(format!("axis '{}': a categorical axis cannot be logarithmic", axis.label));
+        }
         let (lo, hi) = if let Some((lo, hi)) = axis.range {
             if !(lo.is_finite() && hi.is_finite() && lo < hi) {
                 return Err(format!("axis '{}': range ({lo}, {hi}) must be finite and increasing", axis.label));
@@ -39,6 +42,8 @@ impl Scale {
                 return Err(format!("axis '{}': range ({lo}, {hi}) must be positive on a log axis", axis.label));
             }
             (lo, hi)
+        } else if !axis.categories.is_empty() {
+            (-0.5, axis.categories.len() as f64 - 0.5)
         } else {
             let bounds = values.into_iter().fold(None, |acc: Option<(f64, f64)>, v| match acc {
                 None => Some((v, v)),
@@ -252,7 +257,7 @@ mod tests {
     use super::*;
 
     fn axis(log: bool, range: Option<(f64, f64)>) -> Axis {
-        Axis { label: "a".into(), log, range }
+        Axis { label: "a".into(), log, range, ..Axis::default() }
     }
 
     #[test]
@@ -285,6 +290,14 @@ mod tests {
         assert_eq!(Scale::resolve(&axis(false, Some((-1.0, 1.0))), [5.0]).unwrap().hi, 1.0);
         assert!(Scale::resolve(&axis(false, None), [-1e308, 1e308]).is_err());
         assert!(Scale::resolve(&axis(false, Some((-1e308, 1e308))), []).is_err());
+    }
+
+    #[test]
+    fn categorical_axes_span_their_names_and_are_linear() {
+        let names = Axis { categories: vec!["a".into(), "b".into(), "c".into()], ..axis(false, None) };
+        let s = Scale::resolve(&names, [100.0]).unwrap();
+        assert_eq!((s.lo, s.hi), (-0.5, 2.5));
+        assert!(Scale::resolve(&Axis { log: true, ..names }, []).is_err());
     }
 
     #[test]

@@ -15,7 +15,56 @@ const MIN_PANEL: u32 = 100;
 const MAX_SIDE: u32 = 10_000;
 
 /// DejaVu Sans, embedded so that drawing needs no system font library.
-static FONT_BYTES: &[u8] = include_bytes!("../assets/DejaVuSans.ttf");
+static SANS_BYTES: &[u8] = include_bytes!("../assets/DejaVuSans.ttf");
+/// DejaVu Serif, for [`Font::Serif`].
+static SERIF_BYTES: &[u8] = include_bytes!("../assets/DejaVuSerif.ttf");
+
+/// The typeface of a figure's text. The SVG names the generic family (`sans-serif` or `serif`),
+/// so a document that includes it sets it in its own face; the PNG and every text measurement
+/// use the embedded DejaVu face of that family.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Font {
+    /// DejaVu Sans (`sans-serif`): the screen figures.
+    #[default]
+    Sans,
+    /// DejaVu Serif (`serif`): figures set beside a paper's serif text.
+    Serif,
+}
+
+/// How text and lines are drawn: every length is multiplied by `s` (the PNG scale), every font
+/// size also by `text` (the figure's text scale), in the figure's font.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Pen {
+    /// Device pixels per SVG pixel.
+    pub(crate) s: f64,
+    /// Font size multiplier.
+    pub(crate) text: f64,
+    /// Typeface.
+    pub(crate) font: Font,
+    /// Series line width, SVG px.
+    pub(crate) line: f64,
+}
+
+impl Pen {
+    /// Black text `size` SVG pixels high before the text scale.
+    pub(crate) fn text(&self, size: f64) -> TextStyle<'static> {
+        let family = match self.font {
+            Font::Sans => FontFamily::SansSerif,
+            Font::Serif => FontFamily::Serif,
+        };
+        TextStyle::from(FontDesc::new(family, size * self.s * self.text, FontStyle::Normal)).color(&BLACK)
+    }
+
+    /// `length` SVG pixels in whole device pixels.
+    pub(crate) fn px(&self, length: f64) -> u32 {
+        px(length, self.s)
+    }
+
+    /// `length` SVG pixels scaled like text (for room kept for labels), in device pixels.
+    pub(crate) fn tpx(&self, length: f64) -> u32 {
+        px(length * self.text, self.s)
+    }
+}
 
 /// The colours given to series in order, as sRGB `(r, g, b)`: the Okabe–Ito palette, which stays
 /// distinguishable for readers with colour-vision deficiencies. Yellow comes last because it is
@@ -65,18 +114,21 @@ pub(crate) fn rgb((r, g, b): (u8, u8, u8)) -> RGBColor {
     RGBColor(r, g, b)
 }
 
-/// Registers the embedded font with plotters under the `sans-serif` family, once per process.
+/// Registers the embedded fonts with plotters under the `sans-serif` and `serif` families, once
+/// per process.
 ///
 /// Must run before anything is drawn: with the `ab_glyph` feature plotters knows no other font.
 pub(crate) fn ensure_font() -> Result<(), String> {
     static REGISTERED: OnceLock<bool> = OnceLock::new();
     let ok = *REGISTERED.get_or_init(|| {
-        plotters::style::register_font(FontFamily::SansSerif.as_str(), FontStyle::Normal, FONT_BYTES).is_ok()
+        let register =
+            |family: FontFamily, bytes| plotters::style::register_font(family.as_str(), FontStyle::Normal, bytes);
+        register(FontFamily::SansSerif, SANS_BYTES).is_ok() && register(FontFamily::Serif, SERIF_BYTES).is_ok()
     });
     if ok {
         Ok(())
     } else {
-        Err("the embedded DejaVu Sans font could not be loaded".into())
+        Err("the embedded DejaVu fonts could not be loaded".into())
     }
 }
 

@@ -3,7 +3,7 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use solverlab_plot::{write_figure, Axis, Figure, LineStyle, Panel, Series, PALETTE, PNG_SCALE};
+use solverlab_plot::{write_figure, Axis, Figure, Font, Legend, LineStyle, Panel, Series, PALETTE, PNG_SCALE};
 
 /// An empty directory for one test, under Cargo's scratch directory for integration tests.
 fn fresh_dir(name: &str) -> PathBuf {
@@ -14,11 +14,11 @@ fn fresh_dir(name: &str) -> PathBuf {
 }
 
 fn axis(label: &str, log: bool) -> Axis {
-    Axis { label: label.into(), log, range: None }
+    Axis { label: label.into(), log, range: None, ..Axis::default() }
 }
 
 fn series(label: &str, points: Vec<(f64, f64)>, style: LineStyle) -> Series {
-    Series { label: label.into(), points, style }
+    Series { label: label.into(), points, style, ..Series::default() }
 }
 
 /// A log-log panel with series spanning eight decades and a linear panel.
@@ -195,8 +195,8 @@ fn explicit_ranges_clip_the_data() {
     let dir = fresh_dir("clip");
     let panel = Panel {
         title: "Zoom".into(),
-        x: Axis { label: "x".into(), log: false, range: Some((0.0, 10.0)) },
-        y: Axis { label: "y".into(), log: false, range: Some((0.0, 1.0)) },
+        x: Axis { label: "x".into(), log: false, range: Some((0.0, 10.0)), ..Axis::default() },
+        y: Axis { label: "y".into(), log: false, range: Some((0.0, 1.0)), ..Axis::default() },
         series: vec![series("s", vec![(0.0, 0.5), (2.0, 2.5), (4.0, 0.5), (20.0, 0.5)], LineStyle::Line)],
     };
     let fig = Figure { title: "Clip".into(), panels: vec![panel], ..Figure::default() };
@@ -249,4 +249,74 @@ fn a_failed_figure_keeps_the_old_files_and_leaves_no_temporary() {
     assert!(write_figure(&empty, &stem).unwrap_err().to_string().contains("no panels"));
     let tiny = Figure { panel_width: 10, ..two_panel_figure() };
     assert!(write_figure(&tiny, &stem).unwrap_err().to_string().contains("at least"));
+}
+
+/// A figure's own colours, dotted lines, open rings, categories, legend placement, font and text
+/// scale reach the SVG.
+#[test]
+fn styles_categories_legends_and_fonts_reach_the_svg() {
+    let dir = fresh_dir("styles");
+    let own = Series {
+        label: "own colour".into(),
+        points: vec![(1.0, 0.0), (2.0, 1.0), (3.0, 2.0)],
+        style: LineStyle::Dotted,
+        colour: Some((0x12, 0x34, 0x56)),
+    };
+    let rings =
+        Series { label: "failed".into(), points: vec![(2.0, 1.0)], style: LineStyle::Hollow, ..Series::default() };
+    let rows = Axis {
+        label: "solver".into(),
+        categories: vec!["alpha".into(), "beta".into(), "gamma".into()],
+        ..Axis::default()
+    };
+    let panel = |title: &str, series: Vec<Series>| Panel {
+        title: title.into(),
+        x: axis("value (m)", false),
+        y: rows.clone(),
+        series,
+    };
+    // The panels show different series: Auto would give each its own legend; Below gathers them.
+    let fig = Figure {
+        panels: vec![panel("one", vec![own.clone(), rings.clone()]), panel("two", vec![own.clone()])],
+        legend: Legend::Below,
+        font: Font::Serif,
+        text_scale: 0.8,
+        ..Figure::default()
+    };
+    let svg = fs::read_to_string(&write_figure(&fig, &dir.join("fig")).unwrap()[0]).unwrap();
+    let t = texts(&svg);
+    for name in ["alpha", "beta", "gamma", "own colour", "failed"] {
+        assert!(t.contains(&name), "the SVG lacks {name:?}: {t:?}");
+    }
+    assert_eq!(t.iter().filter(|s| **s == "own colour").count(), 1, "one shared legend entry: {t:?}");
+    assert!(!t.contains(&"0.5"), "a categorical axis labels only whole numbers: {t:?}");
+    assert!(svg.contains("stroke=\"#123456\""), "the series' own colour is not drawn");
+    assert!(svg.contains("font-family=\"serif\"") && !svg.contains("font-family=\"sans-serif\""));
+    assert!(svg.contains("fill=\"none\""), "no open ring");
+    // A legend below adds a band: the figure is taller than its panels.
+    assert!(fig.size().1 > 360);
+
+    let none = Figure { legend: Legend::None, ..fig.clone() };
+    let svg = fs::read_to_string(&write_figure(&none, &dir.join("none")).unwrap()[0]).unwrap();
+    assert!(!texts(&svg).contains(&"own colour"), "legend = none still drew a legend");
+    assert_eq!(none.size().1, 360);
+
+    // Text scale scales the font sizes.
+    let big = Figure { text_scale: 1.6, ..none.clone() };
+    let svg_big = fs::read_to_string(&write_figure(&big, &dir.join("big")).unwrap()[0]).unwrap();
+    let size = |svg: &str| -> f64 {
+        svg.split("font-size=\"")
+            .skip(1)
+            .map(|s| s.split('"').next().unwrap().parse::<f64>().unwrap())
+            .fold(0.0, f64::max)
+    };
+    assert!((size(&svg_big) / size(&svg) - 2.0).abs() < 0.01, "{} vs {}", size(&svg_big), size(&svg));
+
+    let bad = Figure { text_scale: 3.0, ..none };
+    assert!(write_figure(&bad, &dir.join("bad")).unwrap_err().0.contains("text scale"));
+    let log_rows = Figure {
+        panels: vec![Panel { y: Axis { log: true, ..rows.clone() }, ..panel("log", vec![own]) }],
+        ..Figure::default()
+    };
+    assert!(write_figure(&log_rows, &dir.join("log")).unwrap_err().0.contains("categorical"));
 }
