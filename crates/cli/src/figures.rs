@@ -840,7 +840,7 @@ pub fn position_frames(file: &ExperimentFile) -> Vec<u64> {
     frames.into_iter().collect()
 }
 
-/// How [`draw_all`] lays out its figures.
+/// How `solverlab plot` (and `run`, in the screen style) lays out the figures of a folder.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
 pub enum Style {
     /// `NAME.svg` and `NAME.png` in the folder, sized for a screen (480 × 360 px panels, sans
