@@ -646,6 +646,20 @@ pub fn run_experiment(
     for f in &failed {
         eprintln!("note: {f}");
     }
+    let unconverged: Vec<String> = results::Meta::read(&out)
+        .map(|m| m.runs)
+        .unwrap_or_default()
+        .iter()
+        .filter(|r| r["frozen_reference"]["converged"] == false)
+        .map(|r| format!("{} ({})", r["run"], r["scene"].as_str().unwrap_or("")))
+        .collect();
+    if !unconverged.is_empty() {
+        eprintln!(
+            "note: the frozen-state reference did not meet its tolerance in runs {}: their error_* columns measure \
+             the distance to an unconverged answer (meta.json: frozen_reference)",
+            unconverged.join(", ")
+        );
+    }
     Ok(out)
 }
 

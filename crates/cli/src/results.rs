@@ -366,6 +366,9 @@ struct RunMeta {
     notes: Vec<Note>,
     final_state_hash: String,
     solver: serde_json::Value,
+    /// How the frozen-state study's reference solved its step (with a study only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    frozen_reference: Option<crate::runner::ReferenceCheck>,
     #[serde(skip_serializing_if = "Option::is_none")]
     scene_file: Option<SceneMeta>,
 }
@@ -388,6 +391,7 @@ fn run_meta(r: &RunConfig, o: &RunSummary, scene_file: Option<SceneMeta>) -> ser
         notes,
         final_state_hash: o.hash.clone(),
         solver: serde_json::to_value(&r.solver).expect("serialises"),
+        frozen_reference: o.reference.clone(),
         scene_file,
     };
     serde_json::to_value(meta).expect("serialises")

@@ -97,6 +97,23 @@ pub struct RunSummary {
     pub convergence: Vec<ConvergenceRow>,
     /// Iterations of the frozen step with the solver's own settings, with the violation.
     pub frozen_trace: Vec<IterationReport>,
+    /// How well the frozen-state study's reference solved its step (with a study).
+    pub reference: Option<ReferenceCheck>,
+}
+
+/// How the reference solver ended on the frozen step: the yardstick of every `error_*` in
+/// convergence.csv, so meta.json says whether it converged.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct ReferenceCheck {
+    /// Whether it met its own tolerance.
+    pub converged: bool,
+    /// Its outer (Newton) iterations, or iterations for a one-level solver.
+    pub iterations: usize,
+    /// The common violation of its answer (m).
+    pub violation: f64,
+    /// Its own note on why it stopped, if it gave one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }
 
 /// Passes a frame's iterations to the sink.
@@ -165,9 +182,9 @@ fn predicted(scene: &Scene, state: &State, h: f64) -> State {
     s
 }
 
-/// The reference trajectory's states at the start of frames F−1 and F, and the reference
-/// solver's answer for the first step of frame F from that state.
-fn reference_states(run: &RunConfig, spec: &ConvergenceSpec) -> Result<(State, State, State), String> {
+/// The reference trajectory's states at the start of frames F−1 and F, the reference
+/// solver's answer for the first step of frame F from that state, and how that solve ended.
+fn reference_states(run: &RunConfig, spec: &ConvergenceSpec) -> Result<(State, State, State, ReferenceCheck), String> {
     let reference = spec.resolved.as_ref().expect("resolved by Experiment::load");
     let mut solver = reference.build("reference").map_err(|e| e.to_string())?;
     let mut sim =
@@ -183,10 +200,22 @@ fn reference_states(run: &RunConfig, spec: &ConvergenceSpec) -> Result<(State, S
     let mut exact = predicted(&run.scene, &at, h);
     let mut exact_solver = reference.build("reference").map_err(|e| e.to_string())?;
     exact_solver.prepare(&run.scene).map_err(|e| e.to_string())?;
-    exact_solver
+    let info = exact_solver
         .solve(&StepContext { scene: &run.scene, h }, &mut exact, &mut NullObserver)
         .map_err(|e| e.to_string())?;
-    Ok((before, at, exact))
+    let lambda = |j: usize, axis: usize| exact_solver.multiplier(constraint_row_id(j, axis));
+    let v = violation(&run.scene, &exact.x, exact.time, h, &lambda).max(solverlab_core::metrics::rigid_violation(
+        &run.scene,
+        &exact.rigid,
+        exact.time,
+    ));
+    let check = ReferenceCheck {
+        converged: info.converged,
+        iterations: if info.outer > 0 { info.outer } else { info.iterations },
+        violation: v,
+        note: info.note.map(str::to_string),
+    };
+    Ok((before, at, exact, check))
 }
 
 /// How far `state` is from the reference answer, one distance per particle and per rigid body
@@ -209,8 +238,8 @@ fn convergence(
     run: &RunConfig,
     spec: &ConvergenceSpec,
     progress: &(dyn Fn() + Sync),
-) -> Result<(Vec<ConvergenceRow>, Vec<IterationReport>), String> {
-    let (before, at, reference) = reference_states(run, spec)?;
+) -> Result<(Vec<ConvergenceRow>, Vec<IterationReport>, ReferenceCheck), String> {
+    let (before, at, reference, check) = reference_states(run, spec)?;
     let h = run.scene.dt / run.substeps as f64;
     let ctx = StepContext { scene: &run.scene, h };
     let caps = study_caps(spec);
@@ -246,7 +275,7 @@ fn convergence(
     let mut recorder = Collect::default();
     solve(&run.solver, &mut recorder)?;
     progress();
-    Ok((rows, recorder.rows))
+    Ok((rows, recorder.rows, check))
 }
 
 /// The iteration caps of a frozen-state study (default 1, 2, 4, …, 256).
@@ -277,6 +306,7 @@ pub fn execute(
         steps: Vec::new(),
         convergence: Vec::new(),
         frozen_trace: Vec::new(),
+        reference: None,
     };
     let mut solver = match solverlab_solvers::build(&run.solver, &run.label) {
         Ok(s) => s,
@@ -366,7 +396,7 @@ pub fn execute(
     drop(sim);
     if let (Some(spec), "ok" | "torn") = (study, out.status.as_str()) {
         match convergence(run, spec, progress) {
-            Ok((rows, trace)) => (out.convergence, out.frozen_trace) = (rows, trace),
+            Ok((rows, trace, check)) => (out.convergence, out.frozen_trace, out.reference) = (rows, trace, Some(check)),
             Err(e) => {
                 out.status = "diverged".into();
                 out.error = format!("convergence study: {e}");

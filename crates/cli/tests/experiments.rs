@@ -381,3 +381,48 @@ fn bad_figure_specs_are_rejected_naming_the_key() {
     bad(&with("legend = \"outside\""), &["legend", "below"]);
     bad(&with("group = \"label\""), &["group", "dots"]);
 }
+
+/// meta.json says whether the frozen-state reference converged (the yardstick of every error_*
+/// column), and `run` prints a note when it did not: the chain's does; the cloth pinned at two
+/// corners, whose top row is a taut line between the pins, does not.
+#[test]
+fn meta_json_says_whether_the_frozen_reference_converged() {
+    let d = common::tmp("exp", "reference-check");
+    let (o, out) = run(
+        &d,
+        r#"
+name = "reference_check"
+frames = 12
+trace = false
+
+[convergence]
+frame = 10
+reference = "direct"
+caps = [1, 4]
+
+[[scene]]
+name = "chain"
+set = { links = 4 }
+
+[[scene]]
+name = "cloth"
+label = "cloth pinned at two corners"
+set = { nx = 6, ny = 6 }
+
+[[solver]]
+label = "GS"
+preset = "gs"
+"#,
+    );
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    let meta: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("meta.json")).unwrap()).unwrap();
+    let chain = &meta["runs"][0]["frozen_reference"];
+    assert_eq!(chain["converged"], true, "{chain}");
+    assert!(chain["violation"].as_f64().unwrap() < 1e-12 && chain["iterations"].as_u64().unwrap() <= 10, "{chain}");
+    let cloth = &meta["runs"][1]["frozen_reference"];
+    assert_eq!(cloth["converged"], false, "{cloth}");
+    assert!(cloth["note"].as_str().unwrap().contains("singular"), "{cloth}");
+    let e = common::stderr(&o);
+    assert!(e.contains("did not meet its tolerance in runs 1 (cloth pinned at two corners)"), "{e}");
+}
