@@ -38,7 +38,7 @@ def test_listings_match_the_command_line():
     assert nx["default"] == 20 and "particles" in nx["doc"]
     listing = solverlab.solvers()
     kinds = [f["kind"] for f in listing["families"]]
-    assert kinds == ["relax", "cg", "direct", "pgs"]
+    assert kinds == ["relax", "cg", "direct", "pgs", "block_descent"]
     sor = next(p for p in listing["presets"] if p["name"] == "sor")
     assert sor["settings"]["kind"] == "relax" and sor["settings"]["omega"] == 1.5
     text = subprocess.run([cli_binary(), "solver", "list"], capture_output=True, text=True, check=True).stdout

@@ -9,13 +9,16 @@
 //!   warm-started from the last frame's multipliers (Gauss-Newton loop in [`newton`]);
 //! * [`direct`]: the same loop with faer's sparse Cholesky, the exact reference;
 //! * [`pgs`]: sequential impulses / projected Gauss-Seidel at the velocity level (warm starting,
-//!   Baumgarte or soft feedback, relax iterations, friction, restitution).
+//!   Baumgarte or soft feedback, relax iterations, friction, restitution);
+//! * [`descent`]: vertex block descent on particles (VBD, and AVBD's augmented-Lagrangian hard
+//!   rows).
 //!
 //! A solver is chosen by a [`SolverConfig`], written as a TOML table with a `kind` key (or named
 //! by a preset, see [`presets`]), and built by [`build`] into a `Box<dyn Solver>`. The families
 //! are listed by [`Registry::builtin`]; an outside crate adds its own ([`registry`]).
 
 mod check;
+pub mod descent;
 pub mod newton;
 pub mod order;
 pub mod pgs;

@@ -7,7 +7,7 @@
 //! [`SolverConfig`] is a family with resolved settings: a TOML table in which every setting has
 //! its value, defaults filled in, the form `meta.json` and `solverlab solver list` print.
 //!
-//! [`Registry::builtin`] holds solverlab's four families. An outside crate adds its own with
+//! [`Registry::builtin`] holds solverlab's five families. An outside crate adds its own with
 //! [`Registry::with`] and hands the registry to the command line (`solverlab_cli::main_with`);
 //! experiment files then name its `kind` like any builtin. [`Typed`] makes a family from a
 //! settings struct (serde, with defaults) and three functions, the way the builtin families are
@@ -161,6 +161,7 @@ impl Registry {
             .with(crate::newton::cg::family())
             .with(crate::newton::direct::family())
             .with(crate::pgs::family())
+            .with(crate::descent::family())
     }
 
     /// This registry with `family` added after the others (it replaces a family of the same

@@ -11,6 +11,9 @@ fn a_nan_velocity_is_a_divergence_under_every_preset_never_a_panic() {
     for scene_name in ["rigid-stack", "rigid-chain", "rigid-ragdoll", "chain", "box-stack", "ragdoll"] {
         let scene = solverlab_scenes::resolve(scene_name, &[]).unwrap();
         for p in presets() {
+            if p.config.kind() == "block_descent" && (scene.has_rigid() || !scene.bodies.is_empty()) {
+                continue; // refused in prepare (every_scene.rs checks the message)
+            }
             let mut solver = build(&p.config, p.name).unwrap();
             let mut sim = Simulation::new(&scene, solver.as_mut(), scene.dt, p.config.default_substeps()).unwrap();
             for _ in 0..3 {

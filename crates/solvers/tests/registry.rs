@@ -1,5 +1,5 @@
 //! The family registry: every preset round-trips (settings table → configuration → table), the
-//! builtin families are the four, and a settings table with a wrong field gets a message naming it.
+//! builtin families are the five, and a settings table with a wrong field gets a message naming it.
 
 use solverlab_solvers::{presets, Registry};
 
@@ -18,11 +18,11 @@ fn every_preset_round_trips_through_its_table() {
 }
 
 #[test]
-fn the_builtin_registry_lists_four_families_and_fourteen_presets() {
+fn the_builtin_registry_lists_five_families_and_seventeen_presets() {
     let registry = Registry::builtin();
     let kinds: Vec<&str> = registry.families().iter().map(|f| f.kind()).collect();
-    assert_eq!(kinds, ["relax", "cg", "direct", "pgs"]);
-    assert_eq!(registry.presets().len(), 14);
+    assert_eq!(kinds, ["relax", "cg", "direct", "pgs", "block_descent"]);
+    assert_eq!(registry.presets().len(), 17);
     assert!(registry.preset("soft-step").is_some_and(|p| p.config.default_substeps() == 4));
 }
 

@@ -1,5 +1,5 @@
 //! A removed rigid body ([`solverlab_core::model::Removal`]) takes its joints with it, under
-//! every family the same way: its partner is neither pulled towards the body's parking place
+//! every family that runs rigid bodies (all but block descent) the same way: its partner is neither pulled towards the body's parking place
 //! nor flung. Before, the partner of a removed link was pulled 1 km away at about 1 km/s under
 //! `pgs`, and the run ended `ok`.
 
@@ -13,7 +13,7 @@ fn a_removed_link_takes_its_joints_with_it_under_every_preset_rigid_chain() {
     let mut scene = solverlab_scenes::resolve("rigid-chain", &["links=6".to_string()]).unwrap();
     let last = scene.rigid.len() - 1;
     scene.removals.push(Removal { body: last, rigid: true, time: 0.5 });
-    for p in presets() {
+    for p in presets().into_iter().filter(|p| p.config.kind() != "block_descent") {
         let mut solver = build(&p.config, p.name).unwrap();
         let mut sim = Simulation::new(&scene, solver.as_mut(), scene.dt, p.config.default_substeps()).unwrap();
         let mut fastest: f64 = 0.0;
