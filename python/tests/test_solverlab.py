@@ -119,6 +119,7 @@ def test_a_torn_run_raises_diverged_error_with_its_rows():
         ("chain", [], "pgs"),
         ("rigid-stack", ["boxes=3"], "soft-step"),
         ("box-stack", ["boxes=3"], "direct"),
+        ("balls", [], "avbd"),
     ],
 )
 def test_the_same_numbers_as_the_command_line(tmp_path, scene, sets, solver):
