@@ -449,7 +449,13 @@ pub fn write(dir: &Path, out: &Path, budget_mb: f64) -> Result<usize, CliError> 
         meta.runs.iter().map(|e| json!({"run": e["run"], "label": e["label"], "scene": e["scene"]})).collect();
     let has_replay = !replay.is_null();
     let data = json!({ "figures": figures, "runs": run_list, "replay": replay });
-    let data = serde_json::to_string(&data).expect("serialises").replace("</", "<\\/");
+    // Inline in a <script>: `<`, `>` and `&` only occur inside JSON strings, where their \u
+    // escapes read the same, so no label can close the script or open a comment.
+    let data = serde_json::to_string(&data)
+        .expect("serialises")
+        .replace('<', "\\u003c")
+        .replace('>', "\\u003e")
+        .replace('&', "\\u0026");
 
     let mut table = String::from("<table id=\"runs-table\"><thead><tr>");
     for c in &runs.columns {

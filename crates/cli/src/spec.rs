@@ -208,8 +208,52 @@ impl ExperimentFile {
         let file: ExperimentFile = toml::from_str(&text).map_err(|e: toml::de::Error| {
             CliError::Input(format!("{source}: {}", solverlab_core::names::with_hint(&e.to_string(), e.message())))
         })?;
+        let plain = |c: char| c.is_ascii_alphanumeric() || "_-.".contains(c);
+        if file.name.is_empty() || file.name.starts_with('.') || !file.name.chars().all(plain) {
+            return Err(bad(
+                "name",
+                format!(
+                    "`{}` must be a plain name (letters, digits, `_`, `-`, `.`, not starting with `.`): results go to \
+                     results/NAME",
+                    file.name
+                ),
+            ));
+        }
         if file.frames == 0 {
             return Err(bad("frames", "must be at least 1".into()));
+        }
+        let fewest_frames = file
+            .sweep
+            .get("frames")
+            .into_iter()
+            .flatten()
+            .filter_map(|v| v.as_integer())
+            .filter_map(|f| u64::try_from(f).ok())
+            .fold(file.frames, u64::min);
+        if file.warmup >= fewest_frames {
+            return Err(bad(
+                "warmup",
+                format!(
+                    "{} must be below the frames a run has ({fewest_frames}): it leaves that many out of the timing",
+                    file.warmup
+                ),
+            ));
+        }
+        for (i, a) in file.solvers.iter().enumerate() {
+            if let Some(j) = file.solvers[..i].iter().position(|b| b.label == a.label) {
+                return Err(bad(
+                    &format!("solver[{i}]"),
+                    format!("the label `{}` is solver[{j}]'s too: labels name the series and must differ", a.label),
+                ));
+            }
+        }
+        for (i, a) in file.figures.iter().enumerate() {
+            if let Some(j) = file.figures[..i].iter().position(|b| b.name == a.name) {
+                return Err(bad(
+                    &format!("figure[{i}]"),
+                    format!("the name `{}` is figure[{j}]'s too: the second would overwrite the first's files", a.name),
+                ));
+            }
         }
         if file.record_every == Some(0) {
             return Err(bad("record_every", "must be at least 1".into()));

@@ -222,6 +222,17 @@ fn bad_experiment_files_are_rejected_before_anything_runs() {
         &["figure[1] (by_iterations)", "no column `final_violations`", "did you mean `final_violation`?"],
     );
     bad(&SMALL.replace("frames = 20", "frames = 20\nframs = 3"), &["unknown field `frams`", "did you mean `frames`?"]);
+    bad(&SMALL.replace("name = \"small\"", "name = \"../../x\""), &["name: `../../x` must be a plain name"]);
+    bad(&SMALL.replace("name = \"small\"", "name = \"\""), &["name: `` must be a plain name"]);
+    bad(&SMALL.replace("label = \"PGS\"", "label = \"GS\""), &["solver[1]", "the label `GS` is solver[0]'s too"]);
+    bad(
+        &SMALL.replace("name = \"by_iterations\"", "name = \"violation\""),
+        &["figure[1]", "the name `violation` is figure[0]'s too"],
+    );
+    bad(
+        &SMALL.replace("frames = 20", "frames = 20\nwarmup = 20"),
+        &["warmup: 20 must be below the frames a run has (20)"],
+    );
     bad(
         &SMALL.replace("\"solver.iterations\" = [2, 5, 9]", "\"solver.iterations\" = [2, -5]"),
         &["iterations: -5 must be a whole number"],

@@ -265,3 +265,18 @@ fn report_replays_in_headless_chromium() {
     );
     let _ = std::fs::remove_dir_all(&d);
 }
+
+/// A label that would end the page's script or open an HTML comment (`<!--<script>`) is
+/// embedded with `<`, `>` and `&` escaped, and reads back unchanged from the data.
+#[test]
+fn labels_cannot_break_out_of_the_embedded_data() {
+    let d = common::tmp("report", "hostile-label");
+    let hostile = "GS <!--<script> & </script>";
+    let out = reported(&d, &EXPERIMENT.replace("label = \"GS\"", &format!("label = \"{hostile}\"")));
+    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+    let start = html.find("id=\"solverlab-data\">").unwrap();
+    let data = &html[start..start + html[start..].find("</script>").unwrap()];
+    assert!(!data.contains("<!--") && !data.contains("<script"), "raw markup in the data");
+    let runs = embedded(&html)["runs"].clone();
+    assert!(runs.as_array().unwrap().iter().any(|r| r["label"] == hostile), "{runs}");
+}
