@@ -458,6 +458,7 @@ pub struct Simulate {
 /// tore is an error ([`CliError::Diverged`]) after its rows are written.
 pub fn simulate(registry: &Registry, args: &Simulate) -> Result<String, CliError> {
     output_dir(&args.out)?;
+    let _lock = output::FolderLock::acquire(&args.out).map_err(CliError::Input)?;
     let a = args.clone();
     let spec = run_spec(
         registry,
@@ -510,6 +511,7 @@ pub fn merge(dirs: &[PathBuf], out: Option<PathBuf>) -> Result<(PathBuf, Vec<Pat
     let name = results::Meta::read(&first).map(|m| m.experiment).unwrap_or_default();
     let out = out.unwrap_or_else(|| spec::default_out(&name));
     output_dir(&out)?;
+    let _lock = output::FolderLock::acquire(&out).map_err(CliError::Input)?;
     assemble::merge(dirs, &out)?;
     let (file, _) = spec::ExperimentFile::read(&out.join("experiment.toml"))?;
     let written = figures::draw_all(&file, &out, Style::Screen).map_err(CliError::Io)?;
@@ -531,6 +533,7 @@ pub fn run_experiment(
     let exp = spec::Experiment::load(experiment, registry)?;
     let out = out.unwrap_or_else(|| spec::default_out(&exp.file.name));
     output_dir(&out)?;
+    let _lock = output::FolderLock::acquire(&out).map_err(CliError::Input)?;
     let planned: Vec<usize> = match shard {
         Some((i, n)) => spec::shard_runs(&exp, i, n),
         None => (0..exp.runs.len()).collect(),

@@ -98,3 +98,90 @@ pub fn write_atomic(dest: &Path, text: &str) -> std::io::Result<()> {
 pub fn num(x: f64) -> String {
     format!("{x:?}")
 }
+
+/// One writer per output folder: a lock file `.NAME.solverlab-lock` beside the folder `NAME`
+/// (beside, so that it outlives the folder's replacement), holding the writer's host and
+/// process id; removed when the guard is dropped (at the end of the command, on an error or on
+/// Ctrl-C). A second command into the same folder stops at once naming the holder. A lock left
+/// by a process that no longer runs on this host (`kill -9`) is taken over with a note.
+pub struct FolderLock {
+    path: PathBuf,
+}
+
+/// This machine's name, as the lock records it.
+pub fn host_name() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .or_else(|_| std::fs::read_to_string("/etc/hostname"))
+        .map(|s| s.trim().to_string())
+        .ok()
+        .filter(|s| !s.is_empty())
+        .or_else(|| std::env::var("HOSTNAME").ok())
+        .unwrap_or_else(|| "localhost".into())
+}
+
+/// Whether process `pid` runs on this host; where that cannot be told (no `/proc`), it is
+/// taken to run.
+fn running(pid: u32) -> bool {
+    if !Path::new("/proc/self").exists() {
+        return true;
+    }
+    Path::new(&format!("/proc/{pid}")).exists()
+}
+
+impl FolderLock {
+    /// The lock file of folder `out`.
+    pub fn path_of(out: &Path) -> PathBuf {
+        let name = out.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "out".into());
+        out.with_file_name(format!(".{name}.solverlab-lock"))
+    }
+
+    /// Takes the lock of `out`, or says who holds it.
+    pub fn acquire(out: &Path) -> Result<FolderLock, String> {
+        let path = Self::path_of(out);
+        if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+            std::fs::create_dir_all(parent).map_err(|e| format!("--out: cannot create {}: {e}", parent.display()))?;
+        }
+        let (host, me) = (host_name(), std::process::id());
+        for _ in 0..3 {
+            match std::fs::OpenOptions::new().write(true).create_new(true).open(&path) {
+                Ok(mut f) => {
+                    let _ = writeln!(f, "{host} {me}");
+                    return Ok(FolderLock { path });
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                    let text = std::fs::read_to_string(&path).unwrap_or_default();
+                    let mut words = text.split_whitespace();
+                    let (holder, pid) =
+                        (words.next().unwrap_or("?").to_string(), words.next().and_then(|p| p.parse().ok()));
+                    match pid {
+                        Some(pid) if holder == host && !running(pid) => {
+                            eprintln!(
+                                "note: {} was locked by process {pid}, which no longer runs; taking it over",
+                                out.display()
+                            );
+                            let _ = std::fs::remove_file(&path);
+                        }
+                        Some(pid) => {
+                            return Err(format!(
+                                "--out: {} is being written by process {pid} on {holder} (lock file {}); wait for it \
+                                 to finish or give another --out",
+                                out.display(),
+                                path.display()
+                            ))
+                        }
+                        // Being written this very moment by its creator: look again.
+                        None => std::thread::sleep(std::time::Duration::from_millis(50)),
+                    }
+                }
+                Err(e) => return Err(format!("--out: cannot create the lock file {}: {e}", path.display())),
+            }
+        }
+        Err(format!("--out: {} is locked (lock file {}) and the lock cannot be read", out.display(), path.display()))
+    }
+}
+
+impl Drop for FolderLock {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.path);
+    }
+}

@@ -437,3 +437,31 @@ preset = "gs"
     let e = common::stderr(&o);
     assert!(e.contains("did not meet its tolerance in runs 1 (cloth pinned at two corners)"), "{e}");
 }
+
+/// One writer per folder: while a live process holds the lock of an `--out`, a second run into
+/// it stops at once with exit 2 naming the holder and writes nothing; a lock left by a process
+/// that no longer runs is taken over with a note, and the finished run removes it.
+#[test]
+fn a_locked_output_folder_is_refused_and_a_stale_lock_taken_over() {
+    let d = common::tmp("exp", "lock");
+    let file = write_experiment(&d, SMALL);
+    let out = d.join("results");
+    let lock = d.join(".results.solverlab-lock");
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|s| s.trim().to_string())
+        .unwrap_or_else(|_| "localhost".into());
+    // This test process is alive: the lock is held.
+    std::fs::write(&lock, format!("{host} {}\n", std::process::id())).unwrap();
+    let o = solverlab(&["run", file.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2), "{}", common::stderr(&o));
+    let e = common::stderr(&o);
+    assert!(e.contains(&format!("is being written by process {} on {host}", std::process::id())), "{e}");
+    assert!(!out.join("runs.csv").exists(), "a refused run wrote results");
+    assert!(lock.exists(), "the holder's lock was removed");
+    // A process id that no longer runs (above Linux's largest): taken over.
+    std::fs::write(&lock, format!("{host} 4194305\n")).unwrap();
+    let o = solverlab(&["run", file.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    assert!(common::stderr(&o).contains("no longer runs; taking it over"));
+    assert!(out.join("runs.csv").exists() && !lock.exists());
+}
