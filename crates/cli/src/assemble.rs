@@ -65,10 +65,38 @@ impl Source {
     }
 }
 
-/// A CSV file's header line and its rows grouped by run (its first column), as raw bytes.
+/// A CSV file's header line and its rows grouped by run (its first column), as raw bytes with
+/// their count.
 struct Split {
     header: Vec<u8>,
-    rows: BTreeMap<usize, Vec<u8>>,
+    rows: BTreeMap<usize, (Vec<u8>, u64)>,
+}
+
+/// FNV-1a (64 bit) of `bytes`, in hex: the content hash of a run's rows in a table.
+pub fn digest(bytes: &[u8]) -> String {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for &b in bytes {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    format!("{h:016x}")
+}
+
+/// The row count and content hash of every table of a part folder (one run), for its
+/// `run.json`: `{"steps.csv": {"rows": N, "hash": "…"}, …}`. `merge` and `--resume` check them.
+pub fn table_records(dir: &Path) -> Result<serde_json::Value, String> {
+    let mut out = serde_json::Map::new();
+    let mut names = csv_names(dir);
+    names.sort();
+    for name in names {
+        let split = split(&dir.join(&name))?;
+        let (bytes, rows) = split.rows.values().fold((Vec::new(), 0u64), |(mut b, n), (r, k)| {
+            b.extend_from_slice(r);
+            (b, n + k)
+        });
+        out.insert(name, serde_json::json!({ "rows": rows, "hash": digest(&bytes) }));
+    }
+    Ok(serde_json::Value::Object(out))
 }
 
 fn split(path: &Path) -> Result<Split, String> {
@@ -90,10 +118,12 @@ fn split(path: &Path) -> Result<Split, String> {
         starts.push((at, run));
     }
     let header_end = starts.first().map_or(data.len(), |s| s.0);
-    let mut rows: BTreeMap<usize, Vec<u8>> = BTreeMap::new();
+    let mut rows: BTreeMap<usize, (Vec<u8>, u64)> = BTreeMap::new();
     for (k, &(at, run)) in starts.iter().enumerate() {
         let end = starts.get(k + 1).map_or(data.len(), |s| s.0);
-        rows.entry(run).or_default().extend_from_slice(&data[at..end]);
+        let entry = rows.entry(run).or_default();
+        entry.0.extend_from_slice(&data[at..end]);
+        entry.1 += 1;
     }
     Ok(Split { header: data[..header_end].to_vec(), rows })
 }
@@ -106,20 +136,65 @@ fn csv_names(dir: &Path) -> Vec<String> {
         .collect()
 }
 
+/// Checks each run's rows in every table against the row count and content hash its record
+/// keeps (records without `tables`, from before they were kept, are taken as they are): a
+/// table cut short, edited or deleted after its run finished is refused, naming the folder, the
+/// run and the table.
+fn verify(sources: &[Source], owner: &BTreeMap<usize, usize>) -> Result<(), CliError> {
+    for (&run, &k) in owner {
+        let source = &sources[k];
+        let Some(tables) = source.runs[&run]["tables"].as_object() else { continue };
+        let part = source.dir.parent().and_then(Path::file_name).is_some_and(|n| n == PARTIAL);
+        let redo = match part {
+            true => format!("delete {} and run again with --resume to redo it", source.dir.display()),
+            false => "run that shard (or folder) again".to_string(),
+        };
+        let refuse = |what: String| {
+            CliError::Input(format!(
+                "run {run} in {}: {what}; the folder was changed after the run finished: {redo}",
+                source.dir.display()
+            ))
+        };
+        for (name, record) in tables {
+            let path = source.dir.join(name);
+            if !path.exists() {
+                return Err(refuse(format!("{name} is missing")));
+            }
+            let split = split(&path).map_err(|e| refuse(format!("{name} cannot be read: {e}")))?;
+            let (bytes, rows) = split.rows.get(&run).map_or((&[][..], 0), |(b, n)| (&b[..], *n));
+            let (want_rows, want_hash) = (record["rows"].as_u64().unwrap_or(0), record["hash"].as_str().unwrap_or(""));
+            if rows != want_rows {
+                return Err(refuse(format!("{name} holds {rows} rows of it where its record says {want_rows}")));
+            }
+            if digest(bytes) != want_hash {
+                return Err(refuse(format!("{name}: its rows differ from those it wrote (content hash)")));
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Writes the folder `out` from `sources`: every table (the union of the sources' tables) with
 /// each run's rows in run order, then `meta` with the runs' entries, and the experiment file.
-/// A run held by two sources is an error.
-pub fn assemble(sources: &[Source], out: &Path, mut meta: Meta, experiment_text: &str) -> Result<(), String> {
+/// A run held by two sources is an error, and so is a run whose rows do not match its record
+/// ([`table_records`]); both are refused before anything is written.
+pub fn assemble(sources: &[Source], out: &Path, mut meta: Meta, experiment_text: &str) -> Result<(), CliError> {
     let mut owner: BTreeMap<usize, usize> = BTreeMap::new();
     for (k, s) in sources.iter().enumerate() {
         for run in s.runs() {
             if let Some(other) = owner.insert(run, k) {
-                return Err(format!("run {run} is in both {} and {}", sources[other].dir.display(), s.dir.display()));
+                return Err(CliError::Input(format!(
+                    "run {run} is in both {} and {}",
+                    sources[other].dir.display(),
+                    s.dir.display()
+                )));
             }
         }
     }
+    verify(sources, &owner)?;
+    let io = CliError::Io;
     let names: BTreeSet<String> = sources.iter().flat_map(|s| csv_names(&s.dir)).collect();
-    std::fs::create_dir_all(out).map_err(|e| format!("{}: {e}", out.display()))?;
+    std::fs::create_dir_all(out).map_err(|e| io(format!("{}: {e}", out.display())))?;
     for name in &names {
         let splits: Vec<Option<Split>> = sources
             .iter()
@@ -127,25 +202,30 @@ pub fn assemble(sources: &[Source], out: &Path, mut meta: Meta, experiment_text:
                 let path = s.dir.join(name);
                 path.exists().then(|| split(&path)).transpose()
             })
-            .collect::<Result<_, _>>()?;
+            .collect::<Result<_, _>>()
+            .map_err(io)?;
         let mut headers = splits.iter().zip(sources).filter_map(|(s, src)| s.as_ref().map(|s| (&s.header, src)));
         let (header, first) = headers.next().expect("some source has the table");
         if let Some((_, other)) = headers.find(|(h, _)| *h != header) {
-            return Err(format!("{name} has different columns in {} and {}", first.dir.display(), other.dir.display()));
+            return Err(CliError::Input(format!(
+                "{name} has different columns in {} and {}",
+                first.dir.display(),
+                other.dir.display()
+            )));
         }
-        let mut file = AtomicFile::create(&out.join(name)).map_err(|e| format!("{}: {e}", out.display()))?;
+        let mut file = AtomicFile::create(&out.join(name)).map_err(|e| io(format!("{}: {e}", out.display())))?;
         let mut bytes = header.clone();
         for (run, &k) in &owner {
-            if let Some(rows) = splits[k].as_ref().and_then(|s| s.rows.get(run)) {
+            if let Some((rows, _)) = splits[k].as_ref().and_then(|s| s.rows.get(run)) {
                 bytes.extend_from_slice(rows);
             }
         }
         use std::io::Write;
-        file.write_all(&bytes).and_then(|_| file.commit()).map_err(|e| format!("{}/{name}: {e}", out.display()))?;
+        file.write_all(&bytes).and_then(|_| file.commit()).map_err(|e| io(format!("{}/{name}: {e}", out.display())))?;
     }
     meta.runs = owner.iter().map(|(run, &k)| sources[k].runs[run].clone()).collect();
-    meta.write(out).map_err(|e| format!("{}: {e}", out.display()))?;
-    write_atomic(&out.join("experiment.toml"), experiment_text).map_err(|e| format!("{}: {e}", out.display()))
+    meta.write(out).map_err(|e| io(format!("{}: {e}", out.display())))?;
+    write_atomic(&out.join("experiment.toml"), experiment_text).map_err(|e| io(format!("{}: {e}", out.display())))
 }
 
 /// What an output folder already holds for a run of `exp`: the finished runs it can keep.
@@ -379,6 +459,6 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<String, CliError> {
     if held != (0..total).collect::<BTreeSet<_>>() {
         return Err(bad(format!("the shards hold {} distinct runs of {total}", held.len())));
     }
-    assemble(&sources, out, Meta::new(&m0.experiment, None, total, Vec::new()), t0).map_err(CliError::Io)?;
+    assemble(&sources, out, Meta::new(&m0.experiment, None, total, Vec::new()), t0)?;
     Ok(t0.clone())
 }

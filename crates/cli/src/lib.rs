@@ -616,7 +616,7 @@ pub fn run_experiment(
     }
     let shard_meta = shard.map(|(index, count)| results::ShardMeta { index, count, runs: planned.clone() });
     let meta = results::Meta::new(&exp.file.name, shard_meta, exp.runs.len(), Vec::new());
-    assemble::assemble(&sources, &out, meta, &exp.text).map_err(CliError::Io)?;
+    assemble::assemble(&sources, &out, meta, &exp.text)?;
     let _ = std::fs::remove_dir_all(out.join(assemble::PARTIAL));
     let failed: Vec<String> = results::Meta::read(&out)
         .map(|m| m.runs)

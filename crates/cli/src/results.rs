@@ -165,7 +165,10 @@ impl<'a> RunWriter<'a> {
         for t in [runs, conv, frozen, sticks, colliders] {
             t.commit()?;
         }
-        let meta = serde_json::to_string_pretty(&run_meta(run, s, None)).expect("serialises");
+        // Each table's row count and content hash, which merge and --resume check.
+        let mut entry = run_meta(run, s, None);
+        entry["tables"] = crate::assemble::table_records(&dir).map_err(std::io::Error::other)?;
+        let meta = serde_json::to_string_pretty(&entry).expect("serialises");
         write_atomic(&dir.join("run.json"), &(meta + "\n"))
     }
 

@@ -194,6 +194,28 @@ fn three_shard_processes_merge_into_the_tables_of_the_whole_run() {
     for bad in ["0/3", "4/3", "x/y", "1/0", "3"] {
         refused(&["run", s(&file), "--shard", bad], "I/N");
     }
+    // A shard changed after it finished: each run's record keeps its tables' row counts and
+    // content hashes, and merge refuses a table cut to its header, deleted or edited.
+    let copy = |name: &str| {
+        let to = d.join(name);
+        std::fs::create_dir_all(&to).unwrap();
+        for e in std::fs::read_dir(&shard_dirs[0]).unwrap() {
+            let e = e.unwrap();
+            std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
+        }
+        to
+    };
+    let cut = copy("cut");
+    let steps = std::fs::read_to_string(cut.join("steps.csv")).unwrap();
+    std::fs::write(cut.join("steps.csv"), format!("{}\n", steps.lines().next().unwrap())).unwrap();
+    refused(&["merge", s(&cut), b, c], "steps.csv holds 0 rows of it where its record says");
+    let gone = copy("gone");
+    std::fs::remove_file(gone.join("trace.csv")).unwrap();
+    refused(&["merge", s(&gone), b, c], "trace.csv is missing");
+    let edited = copy("edited");
+    let runs = std::fs::read_to_string(edited.join("runs.csv")).unwrap();
+    std::fs::write(edited.join("runs.csv"), runs.replacen(",ok,", ",OK,", 1)).unwrap();
+    refused(&["merge", s(&edited), b, c], "runs.csv: its rows differ from those it wrote");
     let _ = std::fs::remove_dir_all(&d);
 }
 
