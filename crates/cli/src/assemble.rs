@@ -228,6 +228,58 @@ pub fn assemble(sources: &[Source], out: &Path, mut meta: Meta, experiment_text:
     write_atomic(&out.join("experiment.toml"), experiment_text).map_err(|e| io(format!("{}: {e}", out.display())))
 }
 
+/// `.NAME.WHAT-PID` beside the folder `out`.
+fn sibling(out: &Path, what: &str) -> PathBuf {
+    let name = out.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "out".into());
+    out.with_file_name(format!(".{name}.{what}-{}", std::process::id()))
+}
+
+/// Refuses to make `out` a results folder if it holds other things: a folder that exists, is
+/// not empty and has neither `meta.json`, `experiment.toml` nor an unfinished run is not
+/// solverlab's, and [`assemble_whole`] would replace it.
+pub fn check_replaceable(out: &Path) -> Result<(), CliError> {
+    let Ok(mut entries) = std::fs::read_dir(out) else { return Ok(()) };
+    let ours = ["meta.json", "experiment.toml", PARTIAL].iter().any(|f| out.join(f).exists());
+    if ours || entries.next().is_none() {
+        return Ok(());
+    }
+    Err(CliError::Input(format!(
+        "--out: {} holds files and is not a solverlab results folder (no meta.json); results replace their folder \
+         whole, so give a new folder or an earlier results folder",
+        out.display()
+    )))
+}
+
+/// [`assemble`] into a staging folder beside `out`, then swapped in whole: the earlier folder
+/// is moved aside, the new one renamed into place, and the earlier one deleted (with every file
+/// of an earlier result that this one does not write). A failure before the swap leaves `out`
+/// exactly as it was and removes the staging folder.
+pub fn assemble_whole(sources: &[Source], out: &Path, meta: Meta, experiment_text: &str) -> Result<(), CliError> {
+    let staging = sibling(out, "staging");
+    let _ = std::fs::remove_dir_all(&staging);
+    if let Err(e) = assemble(sources, &staging, meta, experiment_text) {
+        let _ = std::fs::remove_dir_all(&staging);
+        return Err(e);
+    }
+    let old = sibling(out, "old");
+    let io = |what: &str, e: std::io::Error| CliError::Io(format!("{}: cannot {what}: {e}", out.display()));
+    if out.exists() {
+        if let Err(e) = std::fs::rename(out, &old) {
+            let _ = std::fs::remove_dir_all(&staging);
+            return Err(io("move the earlier result aside", e));
+        }
+    }
+    if let Err(e) = std::fs::rename(&staging, out) {
+        if old.exists() {
+            let _ = std::fs::rename(&old, out);
+        }
+        let _ = std::fs::remove_dir_all(&staging);
+        return Err(io("move the new result into place", e));
+    }
+    let _ = std::fs::remove_dir_all(&old);
+    Ok(())
+}
+
 /// What an output folder already holds for a run of `exp`: the finished runs it can keep.
 pub struct Previous {
     /// The folder an earlier run finished (with `--resume`), whose runs are kept.
@@ -459,6 +511,6 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<String, CliError> {
     if held != (0..total).collect::<BTreeSet<_>>() {
         return Err(bad(format!("the shards hold {} distinct runs of {total}", held.len())));
     }
-    assemble(&sources, out, Meta::new(&m0.experiment, None, total, Vec::new()), t0)?;
+    assemble_whole(&sources, out, Meta::new(&m0.experiment, None, total, Vec::new()), t0)?;
     Ok(t0.clone())
 }

@@ -512,6 +512,7 @@ pub fn merge(dirs: &[PathBuf], out: Option<PathBuf>) -> Result<(PathBuf, Vec<Pat
     let out = out.unwrap_or_else(|| spec::default_out(&name));
     output_dir(&out)?;
     let _lock = output::FolderLock::acquire(&out).map_err(CliError::Input)?;
+    assemble::check_replaceable(&out)?;
     assemble::merge(dirs, &out)?;
     let (file, _) = spec::ExperimentFile::read(&out.join("experiment.toml"))?;
     let written = figures::draw_all(&file, &out, Style::Screen).map_err(CliError::Io)?;
@@ -534,6 +535,7 @@ pub fn run_experiment(
     let out = out.unwrap_or_else(|| spec::default_out(&exp.file.name));
     output_dir(&out)?;
     let _lock = output::FolderLock::acquire(&out).map_err(CliError::Input)?;
+    assemble::check_replaceable(&out)?;
     let planned: Vec<usize> = match shard {
         Some((i, n)) => spec::shard_runs(&exp, i, n),
         None => (0..exp.runs.len()).collect(),
@@ -616,7 +618,7 @@ pub fn run_experiment(
     }
     let shard_meta = shard.map(|(index, count)| results::ShardMeta { index, count, runs: planned.clone() });
     let meta = results::Meta::new(&exp.file.name, shard_meta, exp.runs.len(), Vec::new());
-    assemble::assemble(&sources, &out, meta, &exp.text)?;
+    assemble::assemble_whole(&sources, &out, meta, &exp.text)?;
     let _ = std::fs::remove_dir_all(out.join(assemble::PARTIAL));
     let failed: Vec<String> = results::Meta::read(&out)
         .map(|m| m.runs)

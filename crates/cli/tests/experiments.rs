@@ -465,3 +465,37 @@ fn a_locked_output_folder_is_refused_and_a_stale_lock_taken_over() {
     assert!(common::stderr(&o).contains("no longer runs; taking it over"));
     assert!(out.join("runs.csv").exists() && !lock.exists());
 }
+
+/// Results replace their folder whole: re-using an `--out` for another experiment leaves none of
+/// the earlier one's tables or figures; a folder that holds other files is refused.
+#[test]
+fn a_results_folder_is_replaced_whole() {
+    let d = common::tmp("exp", "replace");
+    let out = d.join("results");
+    let with_forces = SMALL.replace("trace = true", "trace = true\nforces_every = 5");
+    let (o, _) = run(&d, &with_forces);
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    assert!(out.join("forces.csv").exists() && out.join("by_iterations.svg").exists());
+    let plain = SMALL.replace("trace = true", "trace = false").replace("name = \"by_iterations\"", "name = \"again\"");
+    let (o, _) = run(&d, &plain);
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    for gone in ["forces.csv", "by_iterations.svg", "by_iterations.png"] {
+        assert!(!out.join(gone).exists(), "{gone} of the earlier result is still there");
+    }
+    assert!(out.join("again.svg").exists() && out.join("runs.csv").exists());
+    let leftovers: Vec<_> = std::fs::read_dir(&d)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.contains("staging") || n.contains(".old-") || n.ends_with("solverlab-lock"))
+        .collect();
+    assert!(leftovers.is_empty(), "left behind: {leftovers:?}");
+
+    let foreign = d.join("notes");
+    std::fs::create_dir_all(&foreign).unwrap();
+    std::fs::write(foreign.join("thesis.tex"), "keep me").unwrap();
+    let file = write_experiment(&d, SMALL);
+    let o = solverlab(&["run", file.to_str().unwrap(), "--out", foreign.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2), "{}", common::stderr(&o));
+    assert!(common::stderr(&o).contains("is not a solverlab results folder"));
+    assert_eq!(std::fs::read_to_string(foreign.join("thesis.tex")).unwrap(), "keep me");
+}
