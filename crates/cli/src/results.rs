@@ -338,16 +338,25 @@ fn today() -> String {
     format!("{y:04}-{m:02}-{d:02}")
 }
 
-/// The scene of a `simulate` run as given and as resolved (its meta.json entry only: an
-/// experiment's scenes are in its copy of the experiment file).
+/// The scene of a `simulate` run as given, and where its resolved form is: `scene.toml` in the
+/// folder (meta.json keeps its content hash and sizes, so that it stays small whatever the
+/// scene; an experiment's scenes are in its copy of the experiment file).
 #[derive(Serialize)]
 pub struct SceneMeta {
     /// The scene argument (builtin name or file).
     pub argument: String,
     /// The `--set` overrides.
     pub sets: Vec<String>,
-    /// The resolved scene, in the scene-file format.
-    pub resolved: solverlab_scenes::file::SceneFile,
+    /// The file holding the resolved scene, in the scene-file format: `scene.toml`.
+    pub file: String,
+    /// Its content hash (FNV-1a, 64 bit).
+    pub hash: String,
+    /// Particles, constraints and rigid bodies of the resolved scene.
+    pub particles: usize,
+    /// Constraints.
+    pub constraints: usize,
+    /// Rigid bodies.
+    pub rigid_bodies: usize,
 }
 
 /// One run's entry in meta.json.

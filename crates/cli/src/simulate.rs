@@ -83,10 +83,16 @@ pub fn run(spec: &RunSpec) -> Result<String, CliError> {
         }
         _ => {}
     }
+    let text = SceneFile::from_scene(&spec.scene).to_toml();
+    crate::output::write_atomic(&spec.out.join("scene.toml"), &text).map_err(io)?;
     let scene_meta = SceneMeta {
         argument: spec.scene_arg.clone(),
         sets: spec.sets.clone(),
-        resolved: SceneFile::from_scene(&spec.scene),
+        file: "scene.toml".into(),
+        hash: crate::assemble::digest(text.as_bytes()),
+        particles: spec.scene.particles.len(),
+        constraints: spec.scene.constraints.len(),
+        rigid_bodies: spec.scene.rigid.len(),
     };
     writer.finish_single(&run, &summary, scene_meta).map_err(io)?;
     match summary.status.as_str() {

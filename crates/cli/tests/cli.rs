@@ -51,7 +51,11 @@ fn simulate_writes_the_four_files_with_the_documented_columns() {
     assert_eq!(run["status"], "ok");
     assert_eq!(run["frames_completed"], 10);
     assert_eq!(run["solver"]["kind"], "relax");
-    assert_eq!(run["scene_file"]["resolved"]["particle"].as_array().unwrap().len(), 6);
+    // The resolved scene is in scene.toml, with its hash in meta.json.
+    assert_eq!(run["scene_file"]["file"], "scene.toml");
+    assert_eq!(run["scene_file"]["particles"], 6);
+    let scene: toml::Table = toml::from_str(&std::fs::read_to_string(out.join("scene.toml")).unwrap()).unwrap();
+    assert_eq!(scene["particle"].as_array().unwrap().len(), 6);
     assert_eq!(run["final_state_hash"].as_str().unwrap().len(), 16);
     assert!(meta["commit"].is_string() && meta["rustc"].is_string() && meta["cpu"].is_string());
     let leftovers: Vec<_> = std::fs::read_dir(&out)
