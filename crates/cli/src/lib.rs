@@ -580,7 +580,17 @@ pub fn run_experiment(
         }
         writer.finish_part(run, exp.file.warmup, &summary).map_err(fail)
     };
-    let jobs = jobs.or(exp.file.jobs).unwrap_or_else(rayon::current_num_threads).max(1);
+    let cores = std::thread::available_parallelism().map_or(1, usize::from);
+    let mut jobs = jobs.or(exp.file.jobs).unwrap_or_else(rayon::current_num_threads).max(1);
+    // More runs at a time than cores only adds threads and memory (each run holds its scene
+    // and writer): at most four per core, and never more than there are runs to do.
+    let most = (4 * cores).min(todo.len().max(1));
+    if jobs > most {
+        if jobs > 4 * cores {
+            eprintln!("note: {jobs} jobs on {cores} cores; running {most} at a time");
+        }
+        jobs = most;
+    }
     let errors: Vec<String> = if jobs == 1 {
         todo.iter().filter_map(|&k| one(k).err()).collect()
     } else {

@@ -499,3 +499,16 @@ fn a_results_folder_is_replaced_whole() {
     assert!(common::stderr(&o).contains("is not a solverlab results folder"));
     assert_eq!(std::fs::read_to_string(foreign.join("thesis.tex")).unwrap(), "keep me");
 }
+
+/// An absurd `--jobs` runs at most four runs per core, with a note, instead of starting a
+/// million threads.
+#[test]
+fn jobs_are_capped_at_four_per_core() {
+    let d = common::tmp("exp", "jobs");
+    let file = write_experiment(&d, SMALL);
+    let out = d.join("results");
+    let o = solverlab(&["run", file.to_str().unwrap(), "--out", out.to_str().unwrap(), "--jobs", "1000000"]);
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    assert!(common::stderr(&o).contains("note: 1000000 jobs on"), "{}", common::stderr(&o));
+    assert!(out.join("runs.csv").exists());
+}
