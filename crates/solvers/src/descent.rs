@@ -503,6 +503,20 @@ impl Solver for BlockDescent {
             }
         }
         let inertia = |i: usize| 1.0 / (self.w[i] * h * h);
+        // The rows of compliant constraints, `(row, constraint, axis)`, and their multipliers.
+        let compliant: Vec<(usize, usize, usize)> = rows
+            .iter()
+            .enumerate()
+            .filter_map(|(r, row)| match solverlab_core::rows::decode(row.id) {
+                solverlab_core::rows::RowRef::Constraint { index, axis }
+                    if scene.constraints[index].compliance > 0.0 =>
+                {
+                    Some((r, index, axis))
+                }
+                _ => None,
+            })
+            .collect();
+        let mut by_constraint = vec![[0.0f64; 3]; scene.constraints.len()];
         let mut info = SolveInfo::default();
         for it in 1..=self.cfg.iterations as usize {
             let mut residual = 0.0f64;
@@ -521,9 +535,12 @@ impl Solver for BlockDescent {
                 let m = inertia(i);
                 let mut hess = nalgebra::Matrix3::identity() * m;
                 let mut f = (state.x[i] - y[i]) * m;
+                // The particle's own energy at the start of its step, for the line search.
+                let mut before = 0.5 * m * (state.x[i] - y[i]).norm_squared();
                 for &r in &touching[i] {
                     let row = &rows[r];
                     let (c, grad, len) = row.eval(&state.x, &x_start, i);
+                    before += row.energy(c);
                     let force = row.force(c);
                     f += grad * force;
                     // The penalty's curvature only while the force is inside its bounds: a
@@ -552,7 +569,6 @@ impl Solver for BlockDescent {
                     let inertial = 0.5 * m * (x[i] - y[i]).norm_squared();
                     inertial + touching[i].iter().map(|&r| rows[r].energy(rows[r].eval(x, &x_start, i).0)).sum::<f64>()
                 };
-                let before = local(&state.x);
                 let start = state.x[i];
                 let mut scale = 1.0;
                 for _ in 0..LINE_SEARCH {
@@ -572,16 +588,14 @@ impl Solver for BlockDescent {
                     row.k = (row.k + self.cfg.beta * c.abs()).min(self.cfg.k_max);
                 }
             }
-            // The multipliers the common violation reads: λ_pos = −h²F.
-            self.last.clear();
-            for row in &rows {
+            // The multipliers the common violation reads, λ_pos = −h²F, of the compliant
+            // constraints (the only rows whose violation reads a multiplier), by constraint.
+            for &(r, j, axis) in &compliant {
+                let row = &rows[r];
                 let force = if row.hard { row.lambda } else { row.force(row.value(&state.x, &x_start)) };
-                if force != 0.0 {
-                    self.last.push((row.id, -h * h * force));
-                }
+                by_constraint[j][axis] = -h * h * force;
             }
-            let lookup: HashMap<u64, f64> = self.last.iter().copied().collect();
-            let lambda = |j: usize, axis: usize| lookup.get(&constraint_row_id(j, axis)).copied().unwrap_or(0.0);
+            let lambda = |j: usize, axis: usize| by_constraint.get(j).map_or(0.0, |l| l[axis]);
             let viol = violation(scene, &state.x, state.time, h, &lambda);
             observer.iteration(&IterationReport {
                 iteration: it,
@@ -594,6 +608,14 @@ impl Solver for BlockDescent {
             if viol <= self.cfg.tolerance {
                 info.converged = true;
                 break;
+            }
+        }
+        // The forces table's multipliers, λ_pos = −h²F, of every row that acts.
+        self.last.clear();
+        for row in &rows {
+            let force = if row.hard { row.lambda } else { row.force(row.value(&state.x, &x_start)) };
+            if force != 0.0 {
+                self.last.push((row.id, -h * h * force));
             }
         }
         self.warm = rows.iter().filter(|r| r.hard).map(|r| (r.id, (r.lambda, r.k))).collect();
