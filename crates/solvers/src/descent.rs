@@ -22,7 +22,11 @@
 //!    `[0, 1]` (a body at rest on the floor starts where it is, a falling one where gravity takes
 //!    it); or the inertial target `y` (`inertia`), or `x⁻` (`previous`).
 //! 3. **Iterations**, `1..=iterations`, each:
-//!    - *primal*: for each movable particle in index order (Gauss-Seidel), the 3 × 3 system
+//!    - *primal*: for each movable particle in index order (Gauss-Seidel), or with
+//!      `order = "colored"` colour by colour (a greedy colouring of the particles that share
+//!      rows, each colour's particles stepped on every core, the same numbers for any thread
+//!      count: on a 128 × 128 cloth 24 ms a frame on two threads against 36 ms in index order),
+//!      the 3 × 3 system
 //!      `H = mI/h² + Σ kᵣ∇Cᵣ∇Cᵣᵀ + Gᵣ`, `f = m(x − y)/h² + Σ Fᵣ∇Cᵣ` over its rows (the term
 //!      `kᵣ∇Cᵣ∇Cᵣᵀ` only while `kᵣCᵣ + λᵣ` is inside the force bounds: a sliding friction row
 //!      or a separated contact adds no stiffness; with it, a `vbd` particle on a 35° slope
@@ -44,7 +48,7 @@
 //! `contact_stiffness`, no duals), `avbd` (the paper's penalty ramp, with the authors' demo's
 //! defaults β = 10⁵, α = 0.99, γ = 0.99, k in [10³, 10⁹]) and `avbd-fixed` (β = 0: the penalty
 //! stays at `k_start`, only `λ` carries the constraint). Particles only: scenes with box bodies,
-//! embedded points or 6-DoF rigid bodies are refused in `prepare`. The sweep is sequential.
+//! embedded points or 6-DoF rigid bodies are refused in `prepare`.
 //!
 //! # Residual
 //!
@@ -92,6 +96,18 @@ pub enum Rows {
     Augmented,
 }
 
+/// The order of the block steps in a sweep.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Sweep {
+    /// Particle index order, one after the other.
+    #[default]
+    Natural,
+    /// Colour by colour (greedy colouring of the particles that share rows, per step), each
+    /// colour's particles on every core: the same numbers for any thread count.
+    Colored,
+}
+
 /// Where a step's iterations start (VBD §3.7).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "snake_case")]
@@ -132,6 +148,8 @@ pub struct DescentConfig {
     pub gamma: f64,
     /// Where the iterations start: `adaptive` (default), `inertia` or `previous`.
     pub initial_guess: Guess,
+    /// The order of the block steps: `natural` (default) or `colored` (parallel).
+    pub order: Sweep,
 }
 
 impl Default for DescentConfig {
@@ -148,6 +166,7 @@ impl Default for DescentConfig {
             alpha: 0.99,
             gamma: 0.99,
             initial_guess: Guess::Adaptive,
+            order: Sweep::Natural,
         }
     }
 }
@@ -218,6 +237,9 @@ pub fn family() -> Typed<DescentConfig> {
     }
 }
 
+/// A colour with at least this many particles is stepped on every core.
+const PARALLEL_PARTICLES: usize = 512;
+
 /// Halvings of a block step before it is taken anyway (at 1/2⁷ of its length).
 const LINE_SEARCH: usize = 8;
 
@@ -256,15 +278,21 @@ impl Row {
     /// `C` at `x` (with the regularisation offset; linear rows from the start of the step
     /// `base`) and its gradient with respect to particle `p`.
     fn eval(&self, x: &[Vec3], base: &[Vec3], p: usize) -> (f64, Vec3, f64) {
+        self.eval_at(x, base, p, x[p])
+    }
+
+    /// [`Row::eval`] with particle `p` at `xp` instead of `x[p]`.
+    fn eval_at(&self, x: &[Vec3], base: &[Vec3], p: usize, xp: Vec3) -> (f64, Vec3, f64) {
+        let at = |q: usize| if q == p { xp } else { x[q] };
         match self.shape {
             Shape::Stick { a, b, rest } => {
-                let d = x[b] - x[a];
+                let d = at(b) - at(a);
                 let len = d.norm().max(1e-12);
                 let n = d / len;
                 let grad = if p == b { n } else { -n };
                 (len - rest - self.offset, grad, len)
             }
-            Shape::Linear { a, d, c0 } => (c0 + d.dot(&(x[a] - base[a])) - self.offset, d, 0.0),
+            Shape::Linear { a, d, c0 } => (c0 + d.dot(&(at(a) - base[a])) - self.offset, d, 0.0),
         }
     }
 
@@ -445,6 +473,91 @@ impl BlockDescent {
     }
 }
 
+/// Particle `i`'s block step from `x`: the 3 × 3 Newton step on its energy (inertia `m = 1/(wh²)`
+/// around its target `yi`, and the rows in `touching`), backtracked until its energy does not
+/// rise. Returns its new position and how far it moved.
+fn block_step(rows: &[Row], touching: &[usize], x: &[Vec3], base: &[Vec3], yi: Vec3, m: f64, i: usize) -> (Vec3, f64) {
+    let mut hess = nalgebra::Matrix3::identity() * m;
+    let mut f = (x[i] - yi) * m;
+    // The particle's own energy at the start of its step, for the line search.
+    let mut before = 0.5 * m * (x[i] - yi).norm_squared();
+    for &r in touching {
+        let row = &rows[r];
+        let (c, grad, len) = row.eval(x, base, i);
+        before += row.energy(c);
+        let force = row.force(c);
+        f += grad * force;
+        // The penalty's curvature only while the force is inside its bounds: a saturated
+        // friction row (sliding) or a separated contact has none.
+        let u = row.k * c + row.lambda;
+        if u > row.fmin && u < row.fmax {
+            hess += grad * grad.transpose() * row.k;
+        }
+        if let Shape::Stick { .. } = row.shape {
+            if row.hard {
+                let lumped = Vec3::new(
+                    (1.0 - grad.x * grad.x).max(0.0).sqrt(),
+                    (1.0 - grad.y * grad.y).max(0.0).sqrt(),
+                    (1.0 - grad.z * grad.z).max(0.0).sqrt(),
+                ) * (force.abs() / len);
+                hess += nalgebra::Matrix3::from_diagonal(&lumped);
+            } else if force > 0.0 {
+                hess += (nalgebra::Matrix3::identity() - grad * grad.transpose()) * (force / len);
+            }
+        }
+    }
+    let step = hess.cholesky().map(|ch| ch.solve(&f)).unwrap_or(f / m);
+    // Backtracking on the particle's own energy: the projected Hessian makes the step a
+    // descent direction, but a full step can overshoot a stiff row.
+    let energy = |xp: Vec3| -> f64 {
+        0.5 * m * (xp - yi).norm_squared()
+            + touching.iter().map(|&r| rows[r].energy(rows[r].eval_at(x, base, i, xp).0)).sum::<f64>()
+    };
+    let mut scale = 1.0;
+    let mut to = x[i] - step;
+    for _ in 0..LINE_SEARCH {
+        to = x[i] - step * scale;
+        if energy(to) <= before {
+            break;
+        }
+        scale *= 0.5;
+    }
+    (to, (step * scale).norm())
+}
+
+/// Colours of the movable particles such that no two of a colour share a row (greedy, in index
+/// order): the order of `order = "colored"`.
+fn colour_particles(n: usize, w: &[f64], rows: &[Row]) -> Vec<Vec<usize>> {
+    let mut neighbours: Vec<Vec<usize>> = vec![Vec::new(); n];
+    for row in rows {
+        if let Shape::Stick { a, b, .. } = row.shape {
+            if w[a] > 0.0 && w[b] > 0.0 {
+                neighbours[a].push(b);
+                neighbours[b].push(a);
+            }
+        }
+    }
+    let mut colour = vec![usize::MAX; n];
+    let mut colours: Vec<Vec<usize>> = Vec::new();
+    let mut taken: Vec<bool> = Vec::new();
+    for i in (0..n).filter(|&i| w[i] > 0.0) {
+        taken.clear();
+        taken.resize(colours.len() + 1, false);
+        for &j in &neighbours[i] {
+            if colour[j] != usize::MAX {
+                taken[colour[j]] = true;
+            }
+        }
+        let c = taken.iter().position(|t| !t).unwrap_or(colours.len());
+        if c == colours.len() {
+            colours.push(Vec::new());
+        }
+        colour[i] = c;
+        colours[c].push(i);
+    }
+    colours
+}
+
 impl Solver for BlockDescent {
     fn name(&self) -> &str {
         &self.label
@@ -517,6 +630,7 @@ impl Solver for BlockDescent {
             })
             .collect();
         let mut by_constraint = vec![[0.0f64; 3]; scene.constraints.len()];
+        let colours = (self.cfg.order == Sweep::Colored).then(|| colour_particles(n, &self.w, &rows));
         let mut info = SolveInfo::default();
         for it in 1..=self.cfg.iterations as usize {
             let mut residual = 0.0f64;
@@ -530,55 +644,32 @@ impl Solver for BlockDescent {
                     (rows[r].fmin, rows[r].fmax) = (-bound, bound);
                 }
             }
-            // Primal: one block step per movable particle.
-            for i in (0..n).filter(|&i| self.w[i] > 0.0) {
-                let m = inertia(i);
-                let mut hess = nalgebra::Matrix3::identity() * m;
-                let mut f = (state.x[i] - y[i]) * m;
-                // The particle's own energy at the start of its step, for the line search.
-                let mut before = 0.5 * m * (state.x[i] - y[i]).norm_squared();
-                for &r in &touching[i] {
-                    let row = &rows[r];
-                    let (c, grad, len) = row.eval(&state.x, &x_start, i);
-                    before += row.energy(c);
-                    let force = row.force(c);
-                    f += grad * force;
-                    // The penalty's curvature only while the force is inside its bounds: a
-                    // saturated friction row (sliding) or a separated contact has none.
-                    let u = row.k * c + row.lambda;
-                    if u > row.fmin && u < row.fmax {
-                        hess += grad * grad.transpose() * row.k;
+            // Primal: one block step per movable particle, in index order, or colour by colour
+            // (the particles of a colour share no row, so their steps are independent).
+            let step_of = |i: usize, x: &[Vec3]| block_step(&rows, &touching[i], x, &x_start, y[i], inertia(i), i);
+            match &colours {
+                None => {
+                    for i in (0..n).filter(|&i| self.w[i] > 0.0) {
+                        let (to, moved) = step_of(i, &state.x);
+                        state.x[i] = to;
+                        residual = crate::larger(residual, moved);
                     }
-                    if let Shape::Stick { .. } = row.shape {
-                        if row.hard {
-                            let lumped = Vec3::new(
-                                (1.0 - grad.x * grad.x).max(0.0).sqrt(),
-                                (1.0 - grad.y * grad.y).max(0.0).sqrt(),
-                                (1.0 - grad.z * grad.z).max(0.0).sqrt(),
-                            ) * (force.abs() / len);
-                            hess += nalgebra::Matrix3::from_diagonal(&lumped);
-                        } else if force > 0.0 {
-                            hess += (nalgebra::Matrix3::identity() - grad * grad.transpose()) * (force / len);
+                }
+                Some(colours) => {
+                    for colour in colours {
+                        let steps: Vec<(Vec3, f64)> = if colour.len() >= PARALLEL_PARTICLES {
+                            use rayon::prelude::*;
+                            let x = &state.x;
+                            colour.par_iter().map(|&i| step_of(i, x)).collect()
+                        } else {
+                            colour.iter().map(|&i| step_of(i, &state.x)).collect()
+                        };
+                        for (&i, (to, moved)) in colour.iter().zip(steps) {
+                            state.x[i] = to;
+                            residual = crate::larger(residual, moved);
                         }
                     }
                 }
-                let step = hess.cholesky().map(|ch| ch.solve(&f)).unwrap_or(f / m);
-                // Backtracking on the particle's own energy: the projected Hessian makes the
-                // step a descent direction, but a full step can overshoot a stiff row.
-                let local = |x: &[Vec3]| -> f64 {
-                    let inertial = 0.5 * m * (x[i] - y[i]).norm_squared();
-                    inertial + touching[i].iter().map(|&r| rows[r].energy(rows[r].eval(x, &x_start, i).0)).sum::<f64>()
-                };
-                let start = state.x[i];
-                let mut scale = 1.0;
-                for _ in 0..LINE_SEARCH {
-                    state.x[i] = start - step * scale;
-                    if local(&state.x) <= before {
-                        break;
-                    }
-                    scale *= 0.5;
-                }
-                residual = crate::larger(residual, (step * scale).norm());
             }
             // Dual: multipliers and penalties of the hard rows.
             for row in rows.iter_mut().filter(|r| r.hard) {
