@@ -343,6 +343,12 @@ impl Scene {
         let n = self.particles.len();
         let finite3 = |v: &Vec3| v.iter().all(|c| c.is_finite());
         let err = |field: String, problem: String| Err(ModelError { field, problem });
+        // Finite but absurd magnitudes: the documented ranges (see `RANGES`).
+        let far = |v: &Vec3| v.iter().any(|c| c.abs() > MAX_COORDINATE);
+        let fast = |v: &Vec3| v.norm() > MAX_SPEED;
+        let out_of = |what: &str, value: f64, (lo, hi): (f64, f64), unit: &str| {
+            format!("{value:e} {unit} is outside the {what} solverlab accepts, [{lo:e}, {hi:e}] {unit}")
+        };
         if !finite3(&self.gravity) {
             return err("gravity".into(), "must be finite".into());
         }
@@ -352,15 +358,33 @@ impl Scene {
         if !(self.dt > 0.0 && self.dt.is_finite()) {
             return err("dt".into(), format!("{} must be a positive number of seconds", self.dt));
         }
+        if self.gravity.norm() > MAX_SPEED {
+            return err(
+                "gravity".into(),
+                format!("{:e} m/s² is beyond the {MAX_SPEED:e} m/s² accepted", self.gravity.norm()),
+            );
+        }
         for (i, p) in self.particles.iter().enumerate() {
             if !finite3(&p.x) {
                 return err(format!("particle[{i}].x"), "must be finite".into());
             }
+            if far(&p.x) {
+                return err(format!("particle[{i}].x"), format!("a coordinate is beyond ±{MAX_COORDINATE:e} m"));
+            }
             if !finite3(&p.v) {
                 return err(format!("particle[{i}].v"), "must be finite".into());
             }
+            if fast(&p.v) {
+                return err(
+                    format!("particle[{i}].v"),
+                    format!("{:e} m/s is beyond the {MAX_SPEED:e} m/s accepted", p.v.norm()),
+                );
+            }
             if !(p.w >= 0.0 && p.w.is_finite()) {
                 return err(format!("particle[{i}].mass"), "must be positive (or set fixed = true)".into());
+            }
+            if p.w > 0.0 && !(MASS.0..=MASS.1).contains(&(1.0 / p.w)) {
+                return err(format!("particle[{i}].mass"), out_of("mass", 1.0 / p.w, MASS, "kg"));
             }
             if !(p.radius >= 0.0 && p.radius.is_finite()) {
                 return err(format!("particle[{i}].radius"), format!("{} must be ≥ 0", p.radius));
@@ -502,6 +526,18 @@ impl Scene {
         }
         for (k, b) in self.rigid.iter().enumerate() {
             let f = |name: &str| format!("rigid[{k}].{name}");
+            let sizes: Vec<(&str, f64)> = match b.shape {
+                crate::rigid::Shape::Box { half } => half.iter().map(|h| ("half_extents", *h)).collect(),
+                crate::rigid::Shape::Sphere { radius } => vec![("radius", radius)],
+                crate::rigid::Shape::Capsule { radius, half_height } => {
+                    vec![("radius", radius), ("half_height", half_height)]
+                }
+            };
+            if let Some((name, size)) =
+                sizes.iter().find(|(_, h)| h.is_finite() && *h > 0.0 && !(SIZE.0..=SIZE.1).contains(h))
+            {
+                return err(f(name), out_of("size", *size, SIZE, "m"));
+            }
             match b.shape {
                 crate::rigid::Shape::Box { half } => {
                     if !half.iter().all(|h| *h > 0.0 && h.is_finite()) {
@@ -526,10 +562,25 @@ impl Scene {
             if !(finite_mass && b.inv_inertia.iter().all(|i| *i >= 0.0 && i.is_finite())) {
                 return err(f("mass"), "must be positive (or set fixed = true)".into());
             }
+            if b.inv_mass > 0.0 && !(MASS.0..=MASS.1).contains(&(1.0 / b.inv_mass)) {
+                return err(f("mass"), out_of("mass", 1.0 / b.inv_mass, MASS, "kg"));
+            }
             for (name, v) in [("x", &b.x), ("v", &b.v), ("w", &b.w)] {
                 if !finite3(v) {
                     return err(f(name), "must be finite".into());
                 }
+            }
+            if far(&b.x) {
+                return err(f("x"), format!("a coordinate is beyond ±{MAX_COORDINATE:e} m"));
+            }
+            if fast(&b.v) {
+                return err(f("v"), format!("{:e} m/s is beyond the {MAX_SPEED:e} m/s accepted", b.v.norm()));
+            }
+            if b.w.norm() > MAX_SPIN {
+                return err(f("w"), format!("{:e} rad/s is beyond the {MAX_SPIN:e} rad/s accepted", b.w.norm()));
+            }
+            if b.inv_mass == 0.0 && (b.v.norm() > 0.0 || b.w.norm() > 0.0) {
+                return err(f("v"), "a fixed body cannot move: leave v and w out, or give it a mass".into());
             }
             if !b.q.coords.iter().all(|c| c.is_finite()) {
                 return err(f("q"), "must be finite".into());
@@ -557,7 +608,10 @@ impl Scene {
                 if !finite3(&axis) || axis.norm() < 1e-12 {
                     return err(f("axis"), "must be a finite, non-zero vector".into());
                 }
-                if lower.is_nan() || upper.is_nan() || lower > upper {
+                if lower.is_nan() {
+                    return err(f("lower"), "must be a number of radians (or leave it out)".into());
+                }
+                if upper.is_nan() || lower > upper {
                     return err(f("upper"), format!("limits [{lower}, {upper}] rad must satisfy lower ≤ upper"));
                 }
             }
@@ -571,6 +625,26 @@ impl Scene {
         Ok(())
     }
 }
+
+/// The largest coordinate a scene may place anything at (m): beyond it, `f64` spacing exceeds a
+/// micrometre and the energies overflow long before.
+pub const MAX_COORDINATE: f64 = 1e6;
+/// The largest speed (m/s) and gravity (m/s²) a scene may start with.
+pub const MAX_SPEED: f64 = 1e4;
+/// The largest angular speed a rigid body may start with (rad/s).
+pub const MAX_SPIN: f64 = 1e4;
+/// The masses a particle or rigid body may have (kg).
+pub const MASS: (f64, f64) = (1e-9, 1e9);
+/// The sizes a rigid body may have (half extents, radii, half heights; m).
+pub const SIZE: (f64, f64) = (1e-6, 1e6);
+/// Every range [`Scene::validate`] holds a scene to, for the documentation: name, range, unit.
+pub const RANGES: [(&str, (f64, f64), &str); 5] = [
+    ("coordinate", (-MAX_COORDINATE, MAX_COORDINATE), "m"),
+    ("speed, and gravity", (0.0, MAX_SPEED), "m/s, m/s²"),
+    ("angular speed", (0.0, MAX_SPIN), "rad/s"),
+    ("mass", MASS, "kg"),
+    ("size of a rigid body", SIZE, "m"),
+];
 
 /// A value that is not allowed: which field, and what is wrong with it. The one error type of
 /// scene invariants ([`ModelError`]) and solver settings (`solverlab_solvers::ConfigError`).
