@@ -693,4 +693,11 @@ fn absurd_magnitudes_are_refused_naming_the_field() {
         std::fs::write(&file, text).unwrap();
         assert_bad_input(&["simulate", "--scene", file.to_str().unwrap()], &[&format!("{name}.toml"), field]);
     }
+    // A NaN lower limit of a ragdoll's hinge is named `lower` (it used to be blamed on `upper`).
+    let export = solverlab(&["scene", "export", "rigid-ragdoll"]);
+    assert!(export.status.success());
+    let text = String::from_utf8(export.stdout).unwrap().replacen("lower = -0.5", "lower = nan", 1);
+    let file = dir.join("limit.toml");
+    std::fs::write(&file, text).unwrap();
+    assert_bad_input(&["simulate", "--scene", file.to_str().unwrap()], &["limit.toml", "].lower"]);
 }
