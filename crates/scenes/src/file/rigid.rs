@@ -130,6 +130,23 @@ fn is_identity_q(q: &[f64; 4]) -> bool {
     *q == identity_q()
 }
 
+/// The orientation `[w, x, y, z]` normalised, or `None` unless its components are finite and
+/// not all zero. It is scaled by its largest component first, so that `[1e200, 1e200, 0, 0]`
+/// (whose norm overflows) and `[1e-200, 0, 0, 0]` (whose square underflows) normalise like
+/// `[1, 1, 0, 0]` and `[1, 0, 0, 0]`. A quaternion that is already unit to rounding is kept bit
+/// for bit, so that export and load round-trip exactly.
+fn unit_quaternion(q: [f64; 4]) -> Option<nalgebra::UnitQuaternion<f64>> {
+    let largest = q.iter().fold(0.0f64, |m, c| m.max(c.abs()));
+    if !(largest > 0.0 && largest.is_finite()) || q.iter().any(|c| !c.is_finite()) {
+        return None;
+    }
+    let raw = nalgebra::Quaternion::new(q[0], q[1], q[2], q[3]);
+    if (raw.norm() - 1.0).abs() < 4.0 * f64::EPSILON {
+        return Some(nalgebra::UnitQuaternion::new_unchecked(raw));
+    }
+    Some(nalgebra::UnitQuaternion::new_normalize(raw / largest))
+}
+
 /// One `[[rigid]]`: a 6-DoF rigid body.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -245,18 +262,11 @@ impl RigidFile {
         if !(self.fixed || valid_mass) {
             return Err(err(f("mass"), format!("{mass} must be positive (or set fixed = true)")));
         }
-        let q = nalgebra::Quaternion::new(self.q[0], self.q[1], self.q[2], self.q[3]);
-        if !(q.norm() > 1e-12 && q.norm().is_finite()) {
-            return Err(err(f("q"), "must be a finite, non-zero quaternion [w, x, y, z]".into()));
-        }
+        let q = unit_quaternion(self.q)
+            .ok_or_else(|| err(f("q"), "must be a finite, non-zero quaternion [w, x, y, z]".into()))?;
         let mut body =
             if self.fixed { RigidBody::fixed(shape, v3(self.x)) } else { RigidBody::new(shape, mass, v3(self.x)) };
-        // Normalised on load; a quaternion that is already unit to rounding is kept bit for bit,
-        // so that export and load round-trip exactly.
-        body.q = match (q.norm() - 1.0).abs() < 4.0 * f64::EPSILON {
-            true => nalgebra::UnitQuaternion::new_unchecked(q),
-            false => nalgebra::UnitQuaternion::new_normalize(q),
-        };
+        body.q = q;
         body.v = v3(self.v);
         body.w = v3(self.w);
         body.friction = self.friction;

@@ -193,3 +193,29 @@ fn bad_files_name_the_file_field_and_problem() {
         assert!(e.starts_with("bad.toml"), "{e}");
     }
 }
+
+/// A quaternion is scaled by its largest component before it is normalised: one whose norm
+/// overflows (or whose square underflows) loads as the rotation it names instead of being
+/// called non-finite; NaN, infinite and zero ones are still refused naming `q`.
+#[test]
+fn huge_and_tiny_quaternions_are_normalised_safely() {
+    let with_q = |q: &str| format!("{PENDULUM}{RIGID}").replace("q = [1.0, 0.2, 0.0, 0.0]", &format!("q = {q}"));
+    let half_turn = std::f64::consts::FRAC_1_SQRT_2;
+    for (q, expected) in [
+        ("[1e200, 1e200, 0.0, 0.0]", [half_turn, half_turn, 0.0, 0.0]),
+        ("[-1e300, 0.0, 0.0, 1e300]", [-half_turn, 0.0, 0.0, half_turn]),
+        ("[1e-200, 0.0, 0.0, 0.0]", [1.0, 0.0, 0.0, 0.0]),
+        ("[3e-300, 0.0, 4e-300, 0.0]", [0.6, 0.0, 0.8, 0.0]),
+    ] {
+        let s = parse(&with_q(q), "q.toml").unwrap_or_else(|e| panic!("{q}: {e}"));
+        let got = s.rigid[0].q.quaternion();
+        let got = [got.w, got.i, got.j, got.k];
+        for (g, e) in got.iter().zip(expected) {
+            assert!((g - e).abs() < 1e-12, "{q}: {got:?} against {expected:?}");
+        }
+    }
+    for q in ["[nan, 1.0, 0.0, 0.0]", "[inf, 0.0, 0.0, 0.0]", "[0.0, 0.0, 0.0, 0.0]", "[1e308, -inf, 0.0, 0.0]"] {
+        let e = error_of(&with_q(q));
+        assert!(e.contains("bad.toml: rigid[0].q: must be a finite, non-zero"), "{q}: {e}");
+    }
+}
