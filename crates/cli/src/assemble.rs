@@ -13,7 +13,8 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::output::{write_atomic, AtomicFile};
+use crate::interrupt::{self, Temporary};
+use crate::output::{digest, sibling, write_atomic, AtomicFile};
 use crate::results::{this_commit, Meta};
 use crate::spec::Experiment;
 use crate::CliError;
@@ -70,16 +71,6 @@ impl Source {
 struct Split {
     header: Vec<u8>,
     rows: BTreeMap<usize, (Vec<u8>, u64)>,
-}
-
-/// FNV-1a (64 bit) of `bytes`, in hex: the content hash of a run's rows in a table.
-pub fn digest(bytes: &[u8]) -> String {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for &b in bytes {
-        h ^= u64::from(b);
-        h = h.wrapping_mul(0x0100_0000_01b3);
-    }
-    format!("{h:016x}")
 }
 
 /// The row count and content hash of every table of a part folder (one run), for its
@@ -174,6 +165,54 @@ fn verify(sources: &[Source], owner: &BTreeMap<usize, usize>) -> Result<(), CliE
     Ok(())
 }
 
+/// The scene file a run's record says it read, with its content hash (records of builtin
+/// scenes, and those from before the hash was kept, have none).
+fn scene_source(entry: &serde_json::Value) -> Option<(&str, &str)> {
+    Some((entry["scene_source"]["file"].as_str()?, entry["scene_source"]["hash"].as_str()?))
+}
+
+/// Refuses shards whose runs read one scene file with different contents: the file was edited
+/// between shards, so their runs simulated different scenes under one name.
+fn same_scene_files(sources: &[Source]) -> Result<(), CliError> {
+    let mut first: BTreeMap<&str, (&str, &Path, usize)> = BTreeMap::new();
+    for source in sources {
+        for (&run, entry) in &source.runs {
+            let Some((file, hash)) = scene_source(entry) else { continue };
+            let (hash0, dir0, run0) = *first.entry(file).or_insert((hash, &source.dir, run));
+            if hash != hash0 {
+                return Err(CliError::Input(format!(
+                    "merge: run {run} in {} read the scene file {file} with content hash {hash}, but run {run0} in {} \
+                     read it with content hash {hash0}: the file was changed between shards; run the shards again \
+                     with one version of it",
+                    source.dir.display(),
+                    dir0.display()
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Refuses to keep a finished run of `source` whose scene file has changed since it ran: its
+/// rows would not match the runs still to do.
+fn unchanged_scene_files(source: &Source, exp: &Experiment, out: &Path) -> Result<(), CliError> {
+    for (&run, entry) in &source.runs {
+        let Some((file, hash)) = scene_source(entry) else { continue };
+        let now = exp.runs.get(run).and_then(|r| r.scene_source.as_ref());
+        if let Some(now) = now.filter(|now| now.file == file && now.hash != hash) {
+            return Err(CliError::Input(format!(
+                "--resume: run {run} in {} read the scene file {file} with content hash {hash}, and the file has \
+                 changed since (content hash {}): the runs still to do would simulate another scene; restore the \
+                 file, or start over without --resume (delete {}/{PARTIAL}) or into another --out",
+                source.dir.display(),
+                now.hash,
+                out.display()
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// Writes the folder `out` from `sources`: every table (the union of the sources' tables) with
 /// each run's rows in run order, then `meta` with the runs' entries, and the experiment file.
 /// A run held by two sources is an error, and so is a run whose rows do not match its record
@@ -196,6 +235,11 @@ pub fn assemble(sources: &[Source], out: &Path, mut meta: Meta, experiment_text:
     let names: BTreeSet<String> = sources.iter().flat_map(|s| csv_names(&s.dir)).collect();
     std::fs::create_dir_all(out).map_err(|e| io(format!("{}: {e}", out.display())))?;
     for name in &names {
+        if interrupt::interrupted() {
+            return Err(CliError::Interrupted(format!(
+                "interrupted before {name}; nothing was changed in the results folder"
+            )));
+        }
         let splits: Vec<Option<Split>> = sources
             .iter()
             .map(|s| {
@@ -228,18 +272,13 @@ pub fn assemble(sources: &[Source], out: &Path, mut meta: Meta, experiment_text:
     write_atomic(&out.join("experiment.toml"), experiment_text).map_err(|e| io(format!("{}: {e}", out.display())))
 }
 
-/// `.NAME.WHAT-PID` beside the folder `out`.
-fn sibling(out: &Path, what: &str) -> PathBuf {
-    let name = out.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "out".into());
-    out.with_file_name(format!(".{name}.{what}-{}", std::process::id()))
-}
-
 /// Refuses to make `out` a results folder if it holds other things: a folder that exists, is
-/// not empty and has neither `meta.json`, `experiment.toml` nor an unfinished run is not
-/// solverlab's, and [`assemble_whole`] would replace it.
+/// not empty and has neither `meta.json`, `experiment.toml`, an unfinished run nor an exported
+/// system (`system.json`) is not solverlab's, and [`assemble_whole`] (or [`swap_in`]) would
+/// replace it.
 pub fn check_replaceable(out: &Path) -> Result<(), CliError> {
     let Ok(mut entries) = std::fs::read_dir(out) else { return Ok(()) };
-    let ours = ["meta.json", "experiment.toml", PARTIAL].iter().any(|f| out.join(f).exists());
+    let ours = ["meta.json", "experiment.toml", PARTIAL, "system.json"].iter().any(|f| out.join(f).exists());
     if ours || entries.next().is_none() {
         return Ok(());
     }
@@ -250,32 +289,43 @@ pub fn check_replaceable(out: &Path) -> Result<(), CliError> {
     )))
 }
 
-/// [`assemble`] into a staging folder beside `out`, then swapped in whole: the earlier folder
-/// is moved aside, the new one renamed into place, and the earlier one deleted (with every file
-/// of an earlier result that this one does not write). A failure before the swap leaves `out`
-/// exactly as it was and removes the staging folder.
+/// [`assemble`] into a staging folder beside `out`, then swapped in whole ([`swap_in`]). A
+/// failure or an interruption before the swap leaves `out` exactly as it was and removes the
+/// staging folder.
 pub fn assemble_whole(sources: &[Source], out: &Path, meta: Meta, experiment_text: &str) -> Result<(), CliError> {
     let staging = sibling(out, "staging");
     let _ = std::fs::remove_dir_all(&staging);
+    let _registered = Temporary::dir(&staging);
     if let Err(e) = assemble(sources, &staging, meta, experiment_text) {
         let _ = std::fs::remove_dir_all(&staging);
         return Err(e);
     }
+    swap_in(&staging, out)
+}
+
+/// Moves the finished folder `staging` into the place of `out`: the earlier folder is moved
+/// aside, the new one renamed into place, and the earlier one deleted (with every file of an
+/// earlier result that this one does not write). Never cut in two by Ctrl-C; a failure leaves
+/// `out` as it was and removes `staging`.
+pub fn swap_in(staging: &Path, out: &Path) -> Result<(), CliError> {
     let old = sibling(out, "old");
     let io = |what: &str, e: std::io::Error| CliError::Io(format!("{}: cannot {what}: {e}", out.display()));
-    if out.exists() {
-        if let Err(e) = std::fs::rename(out, &old) {
-            let _ = std::fs::remove_dir_all(&staging);
-            return Err(io("move the earlier result aside", e));
+    interrupt::uninterruptible(|| {
+        if out.exists() {
+            if let Err(e) = std::fs::rename(out, &old) {
+                let _ = std::fs::remove_dir_all(staging);
+                return Err(io("move the earlier result aside", e));
+            }
         }
-    }
-    if let Err(e) = std::fs::rename(&staging, out) {
-        if old.exists() {
-            let _ = std::fs::rename(&old, out);
+        if let Err(e) = std::fs::rename(staging, out) {
+            if old.exists() {
+                let _ = std::fs::rename(&old, out);
+            }
+            let _ = std::fs::remove_dir_all(staging);
+            return Err(io("move the new result into place", e));
         }
-        let _ = std::fs::remove_dir_all(&staging);
-        return Err(io("move the new result into place", e));
-    }
+        Ok(())
+    })?;
     let _ = std::fs::remove_dir_all(&old);
     Ok(())
 }
@@ -362,6 +412,7 @@ pub fn previous(
             return refuse(format!("--resume: {here} holds {}, not {}", describe(old_shard), describe(shard)));
         }
         let folder = Source::folder(out, &meta).map_err(CliError::Input)?;
+        unchanged_scene_files(&folder, exp, out)?;
         prev.finished.extend(folder.runs());
         prev.folder = Some(folder);
     }
@@ -374,7 +425,10 @@ pub fn previous(
         dirs.sort();
         for dir in dirs {
             match Source::part(&dir).map_err(CliError::Input)? {
-                Some(part) if part.runs().all(|r| !prev.finished.contains(&r)) => prev.finished.extend(part.runs()),
+                Some(part) if part.runs().all(|r| !prev.finished.contains(&r)) => {
+                    unchanged_scene_files(&part, exp, out)?;
+                    prev.finished.extend(part.runs())
+                }
                 _ => {
                     let _ = std::fs::remove_dir_all(&dir);
                 }
@@ -511,6 +565,7 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<String, CliError> {
     if held != (0..total).collect::<BTreeSet<_>>() {
         return Err(bad(format!("the shards hold {} distinct runs of {total}", held.len())));
     }
+    same_scene_files(&sources)?;
     assemble_whole(&sources, out, Meta::new(&m0.experiment, None, total, Vec::new()), t0)?;
     Ok(t0.clone())
 }

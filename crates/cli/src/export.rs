@@ -88,7 +88,8 @@ struct Description<'a> {
     commit: &'static str,
 }
 
-/// Runs to `frame` and writes the system of its outer iteration `outer` into `spec.out`.
+/// Runs to `frame` and writes the system of its outer iteration `outer` into `spec.out` (staged
+/// beside it and swapped in whole).
 pub fn run(spec: &RunSpec, frame: u64, outer: usize) -> Result<(), CliError> {
     let mut solver =
         solverlab_solvers::build(&spec.solver, &spec.label).map_err(|e| CliError::Input(format!("--solver: {e}")))?;
@@ -126,10 +127,17 @@ pub fn run(spec: &RunSpec, frame: u64, outer: usize) -> Result<(), CliError> {
         )));
     };
     let (j, a) = matrices(sys);
-    let out = &spec.out;
+    // Written into a staging folder beside --out and swapped in whole.
+    let staging = crate::output::sibling(&spec.out, "staging");
+    let _ = std::fs::remove_dir_all(&staging);
+    let _registered = crate::interrupt::Temporary::dir(&staging);
+    let out = &staging;
     std::fs::create_dir_all(out).map_err(|e| CliError::Io(format!("{}: {e}", out.display())))?;
     let write = |name: &str, text: String| {
-        write_atomic(&out.join(name), &text).map_err(|e| CliError::Io(format!("{}: {e}", out.join(name).display())))
+        write_atomic(&out.join(name), &text).map_err(|e| {
+            let _ = std::fs::remove_dir_all(out);
+            CliError::Io(e.to_string())
+        })
     };
     write("J.mtx", coordinate(&j, false))?;
     write("A.mtx", coordinate(&a, true))?;
@@ -166,5 +174,5 @@ pub fn run(spec: &RunSpec, frame: u64, outer: usize) -> Result<(), CliError> {
         commit: env!("SOLVERLAB_COMMIT"),
     };
     write("system.json", serde_json::to_string_pretty(&description).expect("serialises") + "\n")?;
-    Ok(())
+    crate::assemble::swap_in(&staging, &spec.out)
 }

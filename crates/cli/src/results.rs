@@ -383,6 +383,9 @@ struct RunMeta {
     frozen_reference: Option<crate::runner::ReferenceCheck>,
     #[serde(skip_serializing_if = "Option::is_none")]
     scene_file: Option<SceneMeta>,
+    /// The scene file the run read and its content hash, when its scene was given as a file.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    scene_source: Option<crate::spec::SceneSource>,
 }
 
 fn run_meta(r: &RunConfig, o: &RunSummary, scene_file: Option<SceneMeta>) -> serde_json::Value {
@@ -405,6 +408,7 @@ fn run_meta(r: &RunConfig, o: &RunSummary, scene_file: Option<SceneMeta>) -> ser
         solver: serde_json::to_value(&r.solver).expect("serialises"),
         frozen_reference: o.reference.clone(),
         scene_file,
+        scene_source: r.scene_source.clone(),
     };
     serde_json::to_value(meta).expect("serialises")
 }

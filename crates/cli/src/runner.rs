@@ -175,7 +175,7 @@ pub struct ConvergenceRow {
     pub seconds: f64,
 }
 
-/// A cap as a configuration's count (caps beyond `u32::MAX` saturate).
+/// The Verlet prediction of one step of length `h` from `state`.
 fn predicted(scene: &Scene, state: &State, h: f64) -> State {
     let mut s = state.clone();
     solverlab_core::integrate::predict(scene, &solverlab_core::integrate::kinematic_pins(scene), &mut s, h);
@@ -190,6 +190,7 @@ fn reference_states(run: &RunConfig, spec: &ConvergenceSpec) -> Result<(State, S
     let mut sim =
         Simulation::new(&run.scene, solver.as_mut(), run.scene.dt, run.substeps).map_err(|e| e.to_string())?;
     for _ in 1..spec.frame - 1 {
+        stop_if_interrupted()?;
         sim.step_frame(&mut NullObserver).map_err(|e| e.to_string())?;
     }
     let before = sim.state.clone();
@@ -231,6 +232,15 @@ fn errors(scene: &Scene, state: &State, reference: &State) -> Vec<f64> {
     particles.chain(bodies).collect()
 }
 
+/// Stops the frozen-state study between two solves (or two frames of its reference
+/// trajectory) on Ctrl-C: one study can take many solves.
+fn stop_if_interrupted() -> Result<(), String> {
+    match INTERRUPTED.load(std::sync::atomic::Ordering::Relaxed) {
+        true => Err("interrupted".into()),
+        false => Ok(()),
+    }
+}
+
 /// The frozen-state study of one run: prime on the step from `before`, then solve the step from
 /// `at`, once per cap and once with the solver's own settings (traced); `progress` is called after
 /// each solve.
@@ -260,6 +270,7 @@ fn convergence(
         };
     let mut rows = Vec::new();
     for &cap in &caps {
+        stop_if_interrupted()?;
         let (state, iterations, seconds, violation) = solve(&run.solver.capped(cap), &mut NullObserver)?;
         progress();
         let d = errors(&run.scene, &state, &reference);
@@ -273,6 +284,7 @@ fn convergence(
         });
     }
     let mut recorder = Collect::default();
+    stop_if_interrupted()?;
     solve(&run.solver, &mut recorder)?;
     progress();
     Ok((rows, recorder.rows, check))
@@ -397,6 +409,7 @@ pub fn execute(
     if let (Some(spec), "ok" | "torn") = (study, out.status.as_str()) {
         match convergence(run, spec, progress) {
             Ok((rows, trace, check)) => (out.convergence, out.frozen_trace, out.reference) = (rows, trace, Some(check)),
+            Err(_) if INTERRUPTED.load(std::sync::atomic::Ordering::Relaxed) => out.status = "interrupted".into(),
             Err(e) => {
                 out.status = "diverged".into();
                 out.error = format!("convergence study: {e}");

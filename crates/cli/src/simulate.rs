@@ -37,6 +37,8 @@ pub struct RunSpec {
     pub violation: bool,
     /// Output directory.
     pub out: PathBuf,
+    /// The scene file read, with its content hash (a `--scene` given as a file).
+    pub scene_source: Option<crate::spec::SceneSource>,
 }
 
 /// Runs the simulation and writes `steps.csv`, `trace.csv`, `positions.csv` and `forces.csv`
@@ -44,7 +46,8 @@ pub struct RunSpec {
 /// final state hash.
 ///
 /// A divergence stops the run, keeps every row written so far, records the error in
-/// `meta.json`, and is returned as [`CliError::Diverged`]. An interruption writes nothing.
+/// `meta.json`, and is returned as [`CliError::Diverged`]. An interruption or a failed write
+/// leaves the folder as it was.
 pub fn run(spec: &RunSpec) -> Result<String, CliError> {
     solverlab_solvers::build(&spec.solver, &spec.label).map_err(|e| CliError::Input(format!("--solver: {e}")))?;
     let run = RunConfig {
@@ -56,6 +59,7 @@ pub fn run(spec: &RunSpec) -> Result<String, CliError> {
         frames: spec.frames,
         substeps: spec.substeps,
         params: Vec::new(),
+        scene_source: spec.scene_source.clone(),
     };
     let every = spec.positions_every;
     let recording = Recording {
@@ -67,40 +71,56 @@ pub fn run(spec: &RunSpec) -> Result<String, CliError> {
         forces_every: (every > 0).then_some(every),
         steps_every: None,
     };
-    let io = |e: std::io::Error| CliError::Io(format!("{}: {e}", spec.out.display()));
-    let mut writer = RunWriter::create(&spec.out, &run.scene, (Vec::new(), Vec::new()), true).map_err(io)?;
+    // Written into a staging folder beside --out and swapped in whole: a failed write or an
+    // interruption leaves --out as it was.
+    let out = &spec.out;
+    let staging = crate::output::sibling(out, "staging");
+    let _ = std::fs::remove_dir_all(&staging);
+    let _registered = crate::interrupt::Temporary::dir(&staging);
+    let io = |e: std::io::Error| {
+        let _ = std::fs::remove_dir_all(&staging);
+        CliError::Io(format!("{}: {e}", out.display()))
+    };
+    let mut writer = RunWriter::create(&staging, &run.scene, (Vec::new(), Vec::new()), true).map_err(io)?;
     let bar = crate::progress::Progress::new(spec.frames, "frames", &format!("{} · {}", spec.scene.name, spec.label));
     let summary = execute(&run, &recording, None, &mut writer, &|| bar.inc()).map_err(io)?;
     bar.finish();
     let completed = summary.steps.last().map_or(0, |r| r.frame);
     match summary.status.as_str() {
-        "failed" => return Err(CliError::Input(format!("--solver: {}", summary.error))),
+        "failed" => {
+            drop(writer);
+            let _ = std::fs::remove_dir_all(&staging);
+            return Err(CliError::Input(format!("--solver: {}", summary.error)));
+        }
         "interrupted" => {
+            drop(writer);
+            let _ = std::fs::remove_dir_all(&staging);
             return Err(CliError::Interrupted(format!(
                 "interrupted after {completed} frames; nothing was written to {}",
-                spec.out.display()
-            )))
+                out.display()
+            )));
         }
         _ => {}
     }
     let text = SceneFile::from_scene(&spec.scene).to_toml();
-    crate::output::write_atomic(&spec.out.join("scene.toml"), &text).map_err(io)?;
+    crate::output::write_atomic(&staging.join("scene.toml"), &text).map_err(io)?;
     let scene_meta = SceneMeta {
         argument: spec.scene_arg.clone(),
         sets: spec.sets.clone(),
         file: "scene.toml".into(),
-        hash: crate::assemble::digest(text.as_bytes()),
+        hash: crate::output::digest(text.as_bytes()),
         particles: spec.scene.particles.len(),
         constraints: spec.scene.constraints.len(),
         rigid_bodies: spec.scene.rigid.len(),
     };
     writer.finish_single(&run, &summary, scene_meta).map_err(io)?;
+    crate::assemble::swap_in(&staging, out)?;
     match summary.status.as_str() {
         "ok" => Ok(summary.hash),
         _ => Err(CliError::Diverged(format!(
             "{}; the rows of frames 0..={completed} are kept in {}",
             summary.error,
-            spec.out.display()
+            out.display()
         ))),
     }
 }

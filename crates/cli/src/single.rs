@@ -84,13 +84,28 @@ pub fn overview(dir: &Path) -> Result<Overview, String> {
     let meta = Meta::read(dir)?;
     let run = meta.runs.first().cloned().unwrap_or_default();
     let text = |k: &str| run[k].as_str().unwrap_or_default().to_string();
-    let steps = Steps::read(dir)?;
-    let converged = steps.col("converged");
+    // Read one row at a time: steps.csv has a row per frame, however many.
+    let path = dir.join("steps.csv");
+    let bad = |e: &dyn std::fmt::Display| format!("{}: {e}", path.display());
+    let mut reader = csv::Reader::from_path(&path).map_err(|e| bad(&e))?;
+    let headers = reader.headers().map_err(|e| bad(&e))?.clone();
+    let col = |name: &str| headers.iter().position(|c| c == name);
+    let (converged, violation) = (col("converged"), col("max_violation"));
+    let (mut rows, mut unconverged, mut peak) = (0usize, 0usize, 0.0f64);
+    let mut record = csv::StringRecord::new();
+    while reader.read_record(&mut record).map_err(|e| bad(&e))? {
+        let value = |k: Option<usize>| k.and_then(|k| record.get(k)).and_then(|v| v.parse::<f64>().ok());
+        if rows > 0 && value(converged) == Some(0.0) {
+            unconverged += 1;
+        }
+        peak = value(violation).filter(|v| v.is_finite()).map_or(peak, |v| peak.max(v));
+        rows += 1;
+    }
     Ok(Overview {
         title: format!("{} · {}", text("scene"), text("label")),
-        frames: steps.rows.len().saturating_sub(1),
-        unconverged: converged.iter().skip(1).filter(|&&c| c == 0.0).count(),
-        peak_violation: steps.col("max_violation").into_iter().filter(|v| v.is_finite()).fold(0.0, f64::max),
+        frames: rows.saturating_sub(1),
+        unconverged,
+        peak_violation: peak,
         status: text("status"),
     })
 }

@@ -99,13 +99,54 @@ fn the_report_is_one_self_contained_page_with_every_part() {
     assert!(html.contains("<th>peak_violation (m)</th>"), "units in the runs table's header");
     assert!(html.contains("data-value=\""), "rounded numbers keep their full value for sorting");
 
-    // A tight budget decimates the frames and says so.
-    let o = solverlab(&["report", s(&out), "--out", s(&d.join("small")), "--max-mb", "0.01"]);
+    // A budget with room for half the replay decimates its frames, says so, and keeps to it.
+    let replay_bytes = serde_json::to_string(&data["replay"]).unwrap().len();
+    let budget = (html.len() - replay_bytes / 2) as f64 / 1e6;
+    let o = solverlab(&["report", s(&out), "--out", s(&d.join("small")), "--max-mb", &budget.to_string()]);
     assert!(o.status.success(), "{}", stderr(&o));
     let small = std::fs::read_to_string(d.join("small/report.html")).unwrap();
+    assert!(small.len() as f64 <= budget * 1e6, "{} bytes over a {budget} MB budget", small.len());
     let note = embedded(&small)["replay"]["note"].as_str().unwrap().to_string();
-    assert!(note.contains("decimated"), "{note}");
-    assert!(embedded(&small)["replay"]["frames"].as_array().unwrap().len() < 16);
+    assert!(note.contains("decimated") && note.contains("budget (--max-mb)"), "{note}");
+    let kept = embedded(&small)["replay"]["frames"].as_array().unwrap().len();
+    assert!((2..16).contains(&kept), "{kept} frames kept");
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+/// `--max-mb` bounds the whole page: however many frames were recorded, the page keeps to its
+/// budget by decimating them (the replay keeps the first and last frame and evenly many
+/// between), and a page whose other parts alone exceed the budget leaves the replay out and says,
+/// on the page and on stderr, by how much it is over; it never claims a budget it broke.
+#[test]
+fn the_page_keeps_to_its_budget_or_says_by_how_much_it_missed() {
+    let d = common::tmp("report", "budget");
+    let mut sizes = Vec::new();
+    for frames in [300, 3000] {
+        let dir = d.join(format!("frames{frames}"));
+        common::generated_folder(&dir, frames, 200);
+        let o = solverlab(&["report", s(&dir), "--max-mb", "1"]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let html = std::fs::read_to_string(dir.join("report.html")).unwrap();
+        assert!(html.len() <= 1_000_000, "{frames} frames: {} bytes over a 1 MB budget", html.len());
+        let replay = &embedded(&html)["replay"];
+        let kept: Vec<u64> = replay["frames"].as_array().unwrap().iter().map(|f| f.as_u64().unwrap()).collect();
+        assert_eq!((kept[0], *kept.last().unwrap()), (0, frames - 1), "the first and last frames are kept");
+        assert!(replay["note"].as_str().unwrap().contains(&format!("{frames} frames were recorded")));
+        sizes.push((html.len(), kept.len()));
+    }
+    // Ten times the frames, about the same page: the decimation grows with the frames.
+    assert!(sizes[1].0 > sizes[0].0 / 2 && sizes[1].1 < sizes[0].1 * 2, "{sizes:?}");
+
+    // A budget smaller than the viewer itself: no replay, and a page that says it is over.
+    let dir = d.join("frames300");
+    let o = solverlab(&["report", s(&dir), "--out", s(&d.join("tiny")), "--max-mb", "0.01"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let html = std::fs::read_to_string(d.join("tiny/report.html")).unwrap();
+    assert!(embedded(&html)["replay"].is_null(), "the replay is left out");
+    assert!(html.contains("The replay is left out"), "and the page says so");
+    let over = "over its 0.01 MB budget";
+    assert!(html.contains(&format!("This page is {:.2} MB", html.len() as f64 / 1e6)) && html.contains(over));
+    assert!(stderr(&o).contains("over the 0.01 MB budget (--max-mb)"), "{}", stderr(&o));
     let _ = std::fs::remove_dir_all(&d);
 }
 

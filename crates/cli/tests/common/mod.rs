@@ -35,3 +35,21 @@ pub fn absent(group: &str, name: &str) -> PathBuf {
     std::fs::remove_dir(&d).unwrap();
     d
 }
+
+/// A `simulate` folder in `dir` with `frames` recorded frames of `particles` particles: the
+/// folder of a short chain run (meta.json, steps.csv) with positions.csv replaced by a generated
+/// one, written row by row, and no sticks.
+pub fn generated_folder(dir: &Path, frames: u64, particles: u64) {
+    use std::io::Write;
+    let o = solverlab(&["simulate", "--scene", "chain", "--frames", "2", "--no-figures", "--out", s(dir)]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let mut f = std::io::BufWriter::new(std::fs::File::create(dir.join("positions.csv")).unwrap());
+    writeln!(f, "frame,particle,x,y,z").unwrap();
+    for frame in 0..frames {
+        for p in 0..particles {
+            writeln!(f, "{frame},{p},{},{},0.0", p as f64 * 0.01, -(frame as f64) * 1e-3).unwrap();
+        }
+    }
+    f.flush().unwrap();
+    let _ = std::fs::remove_file(dir.join("sticks.csv"));
+}

@@ -12,8 +12,10 @@ use serde::Deserialize;
 use solverlab_core::Scene;
 use solverlab_solvers::{Registry, SolverConfig};
 
-use crate::tables::columns_of;
 use crate::CliError;
+
+mod figure;
+pub use figure::*;
 
 fn yes() -> bool {
     true
@@ -125,6 +127,28 @@ fn direct() -> String {
     "direct".into()
 }
 
+/// A scene file a run read (a `[[scene]]` or `--scene` given as a path), with its content hash
+/// when the run was set up: each run's record keeps it, and `merge` and `--resume` refuse runs
+/// whose scene file changed between shards or before the resume.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, Deserialize)]
+pub struct SceneSource {
+    /// The path as given.
+    pub file: String,
+    /// FNV-1a (64 bit) of its bytes ([`crate::output::digest`]).
+    pub hash: String,
+}
+
+impl SceneSource {
+    /// The scene file named by `name` with its hash, or `None` for a builtin (a name that is
+    /// neither an existing path nor ends in `.toml`, as `solverlab_scenes::resolve` tells them
+    /// apart) or a file that cannot be read (resolving it says why).
+    pub fn of(name: &str) -> Option<SceneSource> {
+        let is_file = Path::new(name).exists() || name.ends_with(".toml");
+        let bytes = std::fs::read(name).ok().filter(|_| is_file)?;
+        Some(SceneSource { file: name.to_string(), hash: crate::output::digest(&bytes) })
+    }
+}
+
 /// One fully resolved run.
 #[derive(Debug, Clone)]
 pub struct RunConfig {
@@ -144,6 +168,8 @@ pub struct RunConfig {
     pub substeps: u32,
     /// Sweep values, by sweep key, as written in the CSVs.
     pub params: Vec<(String, String)>,
+    /// The scene file the run read, if its scene was given as one.
+    pub scene_source: Option<SceneSource>,
 }
 
 /// A parsed and fully validated experiment.
@@ -208,24 +234,46 @@ impl ExperimentFile {
         let file: ExperimentFile = toml::from_str(&text).map_err(|e: toml::de::Error| {
             CliError::Input(format!("{source}: {}", solverlab_core::names::with_hint(&e.to_string(), e.message())))
         })?;
-        let plain = |c: char| c.is_ascii_alphanumeric() || "_-.".contains(c);
-        if file.name.is_empty() || file.name.starts_with('.') || !file.name.chars().all(plain) {
-            return Err(bad(
-                "name",
-                format!(
-                    "`{}` must be a plain name (letters, digits, `_`, `-`, `.`, not starting with `.`): results go to \
-                     results/NAME",
-                    file.name
-                ),
-            ));
-        }
+        plain_name(&file.name).map_err(|p| bad("name", format!("{p}: results go to results/NAME")))?;
         if file.frames == 0 {
             return Err(bad("frames", "must be at least 1".into()));
         }
-        let fewest_frames = file
-            .sweep
-            .get("frames")
-            .into_iter()
+        if let Some(dt) = file.dt.filter(|dt| !(*dt > 0.0 && dt.is_finite())) {
+            return Err(bad("dt", format!("{dt} must be a positive number of seconds")));
+        }
+        if file.substeps == Some(0) {
+            return Err(bad("substeps", "must be at least 1".into()));
+        }
+        let sweeps = || {
+            std::iter::once(("sweep".to_string(), &file.sweep))
+                .chain(file.solvers.iter().enumerate().map(|(i, s)| (format!("solver[{i}].sweep"), &s.sweep)))
+        };
+        for (place, sweep) in sweeps() {
+            for (key, values) in sweep {
+                let at = format!("{place}.\"{key}\"");
+                if values.is_empty() {
+                    return Err(bad(&at, "an empty sweep runs nothing".into()));
+                }
+                let known = key.starts_with("solver.")
+                    || key.starts_with("scene.")
+                    || ["substeps", "dt", "frames"].contains(&key.as_str());
+                if !known {
+                    let keys = ["substeps", "dt", "frames"];
+                    return Err(bad(
+                        &at,
+                        format!(
+                            "sweep keys are solver.KEY, scene.KEY, substeps, dt or frames{}",
+                            solverlab_core::names::did_you_mean(key, keys.iter().copied())
+                        ),
+                    ));
+                }
+                for value in values {
+                    sweep_value(key, value).map_err(|problem| bad(&at, problem))?;
+                }
+            }
+        }
+        let fewest_frames = sweeps()
+            .filter_map(|(_, sweep)| sweep.get("frames"))
             .flatten()
             .filter_map(|v| v.as_integer())
             .filter_map(|f| u64::try_from(f).ok())
@@ -240,6 +288,9 @@ impl ExperimentFile {
             ));
         }
         for (i, a) in file.solvers.iter().enumerate() {
+            if a.label.trim().is_empty() {
+                return Err(bad(&format!("solver[{i}].label"), "must not be empty: it names the series".into()));
+            }
             if let Some(j) = file.solvers[..i].iter().position(|b| b.label == a.label) {
                 return Err(bad(
                     &format!("solver[{i}]"),
@@ -247,7 +298,24 @@ impl ExperimentFile {
                 ));
             }
         }
+        for (i, a) in file.scenes.iter().enumerate() {
+            let label = |s: &SceneSpec| s.label.clone().unwrap_or_else(|| s.name.clone());
+            if a.label.as_ref().is_some_and(|l| l.trim().is_empty()) {
+                return Err(bad(&format!("scene[{i}].label"), "must not be empty: it names the scene".into()));
+            }
+            if let Some(j) = file.scenes[..i].iter().position(|b| label(b) == label(a)) {
+                return Err(bad(
+                    &format!("scene[{i}]"),
+                    format!(
+                        "the label `{}` is scene[{j}]'s too: give each scene its own label (label = \"…\"), or its \
+                         runs cannot be told apart",
+                        label(a)
+                    ),
+                ));
+            }
+        }
         for (i, a) in file.figures.iter().enumerate() {
+            plain_name(&a.name).map_err(|p| bad(&format!("figure[{i}].name"), p))?;
             if let Some(j) = file.figures[..i].iter().position(|b| b.name == a.name) {
                 return Err(bad(
                     &format!("figure[{i}]"),
@@ -276,24 +344,6 @@ impl ExperimentFile {
         if file.solvers.is_empty() {
             return Err(bad("solver", "at least one [[solver]] is needed".into()));
         }
-        let sweeps = std::iter::once(("sweep".to_string(), &file.sweep))
-            .chain(file.solvers.iter().enumerate().map(|(i, s)| (format!("solver[{i}].sweep"), &s.sweep)));
-        for (place, sweep) in sweeps {
-            for (key, values) in sweep {
-                if values.is_empty() {
-                    return Err(bad(&format!("{place}.\"{key}\""), "an empty sweep runs nothing".into()));
-                }
-                let known = key.starts_with("solver.")
-                    || key.starts_with("scene.")
-                    || ["substeps", "dt", "frames"].contains(&key.as_str());
-                if !known {
-                    return Err(bad(
-                        &format!("{place}.\"{key}\""),
-                        "sweep keys are solver.KEY, scene.KEY, substeps, dt or frames".into(),
-                    ));
-                }
-            }
-        }
         if let Some(c) = &file.convergence {
             if c.frame < 2 || c.frame > file.frames {
                 return Err(bad("convergence.frame", format!("{} must be in 2..={}", c.frame, file.frames)));
@@ -301,8 +351,49 @@ impl ExperimentFile {
             if c.caps.as_ref().is_some_and(|caps| caps.is_empty() || caps.contains(&0)) {
                 return Err(bad("convergence.caps", "needs iteration caps of at least 1".into()));
             }
+            if let Some(cap) = c.caps.iter().flatten().find(|&&cap| cap > u64::from(u32::MAX)) {
+                return Err(bad(
+                    "convergence.caps",
+                    format!("{cap} is more iterations than a solver counts (at most {})", u32::MAX),
+                ));
+            }
         }
         Ok((file, text))
+    }
+}
+
+/// Checks that `name` can name a file or folder in a results folder and nothing else: ASCII
+/// letters, digits, `_`, `-` and `.`, not empty and not starting with `.` (so not `..`, not
+/// absolute, no path separator).
+pub fn plain_name(name: &str) -> Result<(), String> {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "_-.".contains(c);
+    match !name.is_empty() && !name.starts_with('.') && name.chars().all(plain) {
+        true => Ok(()),
+        false => Err(format!("`{name}` must be a plain name (letters, digits, `_`, `-`, `.`, not starting with `.`)")),
+    }
+}
+
+/// Checks a value of the sweep of `frames`, `substeps` or `dt` by the rules of the field it
+/// sets: whole frames of at least 1, whole substeps from 1 to `u32::MAX`, a positive and finite
+/// number of seconds. (`solver.KEY` and `scene.KEY` values are checked by the solver's and the
+/// scene's own rules when the runs are expanded.)
+fn sweep_value(key: &str, value: &toml::Value) -> Result<(), String> {
+    let whole = value.as_integer();
+    match key {
+        "frames" => match whole {
+            Some(n) if n >= 1 => Ok(()),
+            _ => Err(format!("{value} is not a number of frames: frames are whole numbers, at least 1")),
+        },
+        "substeps" => match whole {
+            Some(n) if n >= 1 && n <= i64::from(u32::MAX) => Ok(()),
+            Some(n) if n >= 1 => Err(format!("{n} is more substeps than a frame can take (at most {})", u32::MAX)),
+            _ => Err(format!("{value} is not a number of substeps: substeps are whole numbers, at least 1")),
+        },
+        "dt" => match value.as_float().or(whole.map(|n| n as f64)) {
+            Some(dt) if dt > 0.0 && dt.is_finite() => Ok(()),
+            _ => Err(format!("{value} is not a frame step: dt is a positive number of seconds")),
+        },
+        _ => Ok(()),
     }
 }
 
@@ -324,6 +415,7 @@ impl Experiment {
         let sweep_keys = sweep_columns(&file);
         let mut runs = Vec::new();
         for (si, scene) in file.scenes.iter().enumerate() {
+            let scene_source = SceneSource::of(&scene.name);
             for (vi, solver) in file.solvers.iter().enumerate() {
                 let base =
                     solver_table(solver, registry).map_err(|p| bad(&format!("solver[{vi}] ({})", solver.label), p))?;
@@ -340,13 +432,13 @@ impl Experiment {
                             sets.retain(|s| !s.starts_with(&format!("{k}=")));
                             sets.push(format!("{k}={value}"));
                         } else {
-                            let x = value.as_float().or(value.as_integer().map(|i| i as f64));
-                            let x =
-                                x.ok_or_else(|| bad(&format!("sweep.\"{key}\""), format!("{value} is not a number")))?;
-                            match key.as_str() {
-                                "frames" => frames = x as u64,
-                                "dt" => dt = Some(x),
-                                _ => substeps = Some(x as u32),
+                            // Checked by ExperimentFile::parse: whole frames and substeps in
+                            // range, a positive finite dt; nothing is truncated or saturated.
+                            let (whole, x) = (value.as_integer(), value.as_float());
+                            match (key.as_str(), whole) {
+                                ("frames", Some(n)) => frames = n as u64,
+                                ("substeps", Some(n)) => substeps = Some(n as u32),
+                                _ => dt = x.or(whole.map(|n| n as f64)),
                             }
                         }
                     }
@@ -355,9 +447,6 @@ impl Experiment {
                     let mut resolved = solverlab_scenes::resolve(&scene.name, &sets)
                         .map_err(|e| bad(&format!("scene[{si}] with {}", describe(combo)), e.to_string()))?;
                     if let Some(dt) = dt {
-                        if !(dt > 0.0 && dt.is_finite()) {
-                            return Err(bad("dt", format!("{dt} must be a positive number of seconds")));
-                        }
                         resolved.dt = dt;
                     }
                     let substeps = substeps.unwrap_or(config.default_substeps());
@@ -383,6 +472,7 @@ impl Experiment {
                                 (k.clone(), v)
                             })
                             .collect(),
+                        scene_source: scene_source.clone(),
                     });
                 }
             }
@@ -463,384 +553,6 @@ fn describe(combo: &[(String, toml::Value)]) -> String {
         "no sweep".into()
     } else {
         combo.iter().map(|(k, v)| format!("{k} = {v}")).collect::<Vec<_>>().join(", ")
-    }
-}
-
-/// Kinds of figure.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
-#[serde(rename_all = "snake_case")]
-pub enum FigureKind {
-    /// Line charts.
-    #[default]
-    Lines,
-    /// Scene drawings.
-    Snapshots,
-    /// Performance profile.
-    Profile,
-    /// A dot plot: one row per series, the `x` column along the axis, a dot per table row,
-    /// coloured by the `group` column; runs that did not end `ok` are open rings.
-    Dots,
-}
-
-/// Where a figure's legend goes (`legend = "…"`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum LegendPlace {
-    /// Once under the panels if they all show the same series, else in the emptiest corner.
-    Auto,
-    /// Inside each panel, upper left.
-    UpperLeft,
-    /// Inside each panel, upper right.
-    UpperRight,
-    /// Inside each panel, lower left.
-    LowerLeft,
-    /// Inside each panel, lower right.
-    LowerRight,
-    /// Outside each panel, to its right.
-    Right,
-    /// Once, under all panels.
-    Below,
-    /// No legend.
-    None,
-}
-
-/// How a series or reference line is drawn (`line = "…"`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum LineKind {
-    /// A solid line.
-    Solid,
-    /// A dashed line.
-    Dashed,
-    /// A dotted line.
-    Dotted,
-    /// Dots, no line.
-    Points,
-    /// A solid line with dots.
-    LineAndPoints,
-    /// Open rings, no line.
-    Hollow,
-}
-
-/// The look of the series a `[figure.style]` key names.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct SeriesStyle {
-    /// `"#rrggbb"` or a palette name (see [`colour`]).
-    #[serde(alias = "color")]
-    pub colour: Option<String>,
-    /// Line style.
-    pub line: Option<LineKind>,
-}
-
-/// A number, or a closed form in `x` (the grammar is in `expr.rs`).
-#[derive(Debug, Clone, Deserialize)]
-#[serde(untagged)]
-pub enum Level {
-    /// A constant.
-    Number(f64),
-    /// An expression.
-    Expr(String),
-}
-
-/// One `[[figure.reference]]`: a horizontal line (`y = number`), a closed-form curve
-/// (`y = "expression in x"`) or a vertical line (`x = number`), dashed grey unless styled.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Reference {
-    /// A vertical line at this x.
-    pub x: Option<f64>,
-    /// A horizontal line at this y, or a curve y(x).
-    pub y: Option<Level>,
-    /// Legend text (none when empty).
-    #[serde(default)]
-    pub label: String,
-    /// Colour (default grey).
-    #[serde(alias = "color")]
-    pub colour: Option<String>,
-    /// Line style (default dashed).
-    pub line: Option<LineKind>,
-}
-
-/// The colours a figure file may name, besides `"#rrggbb"`: the palette's eight and grey.
-pub const COLOUR_NAMES: [(&str, (u8, u8, u8)); 9] = [
-    ("blue", solverlab_plot::PALETTE[0]),
-    ("vermillion", solverlab_plot::PALETTE[1]),
-    ("green", solverlab_plot::PALETTE[2]),
-    ("purple", solverlab_plot::PALETTE[3]),
-    ("orange", solverlab_plot::PALETTE[4]),
-    ("sky", solverlab_plot::PALETTE[5]),
-    ("black", solverlab_plot::PALETTE[6]),
-    ("yellow", solverlab_plot::PALETTE[7]),
-    ("grey", (120, 120, 120)),
-];
-
-/// Parses `"#rrggbb"` or one of [`COLOUR_NAMES`].
-pub fn colour(text: &str) -> Result<(u8, u8, u8), String> {
-    if let Some(&(_, c)) = COLOUR_NAMES.iter().find(|(n, _)| *n == text || (text == "gray" && *n == "grey")) {
-        return Ok(c);
-    }
-    let hex = text.strip_prefix('#').filter(|h| h.len() == 6 && h.chars().all(|c| c.is_ascii_hexdigit()));
-    match hex {
-        Some(h) => {
-            let byte = |i: usize| u8::from_str_radix(&h[i..i + 2], 16).unwrap_or(0);
-            Ok((byte(0), byte(2), byte(4)))
-        }
-        None => {
-            let hint = solverlab_core::names::did_you_mean(text, COLOUR_NAMES.iter().map(|(n, _)| *n));
-            let names = COLOUR_NAMES.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", ");
-            Err(format!("`{text}`{hint} is not a colour: give \"#rrggbb\" or one of {names}"))
-        }
-    }
-}
-
-/// How rows sharing a series and an `x` are combined.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Reduce {
-    /// The row with the largest frame (or the last row).
-    Last,
-    /// Mean.
-    Mean,
-    /// Median.
-    Median,
-    /// Maximum.
-    Max,
-    /// Minimum.
-    Min,
-}
-
-/// A string or a list of strings.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(untagged)]
-pub enum OneOrMany {
-    /// One.
-    One(String),
-    /// Many.
-    Many(Vec<String>),
-}
-
-impl OneOrMany {
-    pub(crate) fn list(&self) -> Vec<String> {
-        match self {
-            OneOrMany::One(s) => vec![s.clone()],
-            OneOrMany::Many(v) => v.clone(),
-        }
-    }
-}
-
-/// One `[[figure]]`.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct FigureSpec {
-    /// File stem.
-    pub name: String,
-    /// Title.
-    #[serde(default)]
-    pub title: String,
-    /// Kind (default `lines`).
-    #[serde(default)]
-    pub kind: FigureKind,
-    /// Table: steps, runs, trace, convergence, frozen_trace (default steps).
-    #[serde(default = "steps")]
-    pub table: String,
-    /// x column.
-    #[serde(default)]
-    pub x: String,
-    /// y columns, one panel each.
-    pub y: Option<OneOrMany>,
-    /// Series columns (default `label`).
-    pub series: Option<OneOrMany>,
-    /// A column whose values split panels.
-    pub panels: Option<String>,
-    /// Logarithmic x.
-    #[serde(default)]
-    pub logx: bool,
-    /// Logarithmic y.
-    #[serde(default)]
-    pub logy: bool,
-    /// Aggregation.
-    pub reduce: Option<Reduce>,
-    /// Log-log slope in the legend.
-    #[serde(default)]
-    pub fit: bool,
-    /// Equality filters.
-    #[serde(default)]
-    pub filter: BTreeMap<String, toml::Value>,
-    /// Frame window `[first, last]`.
-    pub frames: Option<[u64; 2]>,
-    /// Snapshot frames.
-    #[serde(default)]
-    pub at: Vec<u64>,
-    /// Snapshot animation.
-    #[serde(default)]
-    pub animate: bool,
-    /// Profile metric column (lower is better).
-    pub metric: Option<String>,
-    /// Profile problem columns (default `scene` and every sweep column not starting `solver.`).
-    pub problem: Option<Vec<String>>,
-    /// Panels per row (default 2).
-    pub columns: Option<usize>,
-    /// PNG pixels per SVG pixel, 1 to 4 (default 1; the SVG is the print version).
-    pub png_scale: Option<u32>,
-    /// Adds an analytic series: `incline` draws Coulomb's `a = g·max(0, sin θ − μ cos θ)` against
-    /// x = `scene.angle` (degrees), with μ from the first scene's `friction` (default 0.5);
-    /// `spring` draws the undamped oscillator of the `spring` scene,
-    /// `x(t) = rest + (start − rest)·cos(t/√(m·α))`, from the first scene's parameters.
-    pub analytic: Option<String>,
-    /// x axis title (default: the column's name and unit).
-    pub xlabel: Option<String>,
-    /// y axis title of every panel (default: each column's name and unit).
-    pub ylabel: Option<String>,
-    /// x range `[low, high]` (default: fitted to the data).
-    pub xlim: Option<[f64; 2]>,
-    /// y range `[low, high]`.
-    pub ylim: Option<[f64; 2]>,
-    /// Legend placement (default `auto`).
-    pub legend: Option<LegendPlace>,
-    /// Keeps only these series, in this order (which sets their colours); `*` matches any text.
-    pub select: Option<Vec<String>>,
-    /// Per-series colour and line, keyed by series name (`*` matches any text).
-    #[serde(default)]
-    pub style: BTreeMap<String, SeriesStyle>,
-    /// Reference lines and closed-form curves.
-    #[serde(default)]
-    pub reference: Vec<Reference>,
-    /// `dots`: the column whose values colour the dots (e.g. `substeps`).
-    pub group: Option<String>,
-}
-
-fn steps() -> String {
-    "steps".into()
-}
-
-impl FigureSpec {
-    /// Checks names, tables and columns against the experiment.
-    pub fn validate(&self, file: &ExperimentFile) -> Result<(), String> {
-        if self.name.is_empty() || self.name.contains('/') {
-            return Err("name: must be a plain file stem".into());
-        }
-        if let Some(k) = self.png_scale.filter(|k| !(1..=4).contains(k)) {
-            return Err(format!("png_scale: {k} must be 1, 2, 3 or 4"));
-        }
-        for (key, lim, log) in [("xlim", self.xlim, self.logx), ("ylim", self.ylim, self.logy)] {
-            if let Some([lo, hi]) = lim {
-                if !(lo.is_finite() && hi.is_finite() && lo < hi) {
-                    return Err(format!("{key}: [{lo}, {hi}] must be finite and increasing"));
-                }
-                if log && lo <= 0.0 {
-                    return Err(format!("{key}: [{lo}, {hi}] must be positive on a log axis"));
-                }
-            }
-        }
-        for (name, look) in &self.style {
-            if let Some(c) = &look.colour {
-                colour(c).map_err(|e| format!("style.\"{name}\".colour: {e}"))?;
-            }
-        }
-        for (k, r) in self.reference.iter().enumerate() {
-            let at = format!("reference[{k}]");
-            match (&r.x, &r.y) {
-                (Some(x), None) if x.is_finite() => {}
-                (None, Some(Level::Number(y))) if y.is_finite() => {}
-                (None, Some(Level::Expr(e))) => {
-                    crate::expr::Expr::parse(e).map_err(|m| format!("{at}.y: {m}"))?;
-                }
-                (Some(_), Some(_)) | (None, None) => {
-                    return Err(format!(
-                        "{at}: give either x = number (a vertical line) or y = number or \"expression in x\""
-                    ));
-                }
-                _ => return Err(format!("{at}: the position must be a finite number")),
-            }
-            if let Some(c) = &r.colour {
-                colour(c).map_err(|e| format!("{at}.colour: {e}"))?;
-            }
-        }
-        if self.select.as_ref().is_some_and(Vec::is_empty) {
-            return Err("select: name at least one series (or leave select out)".into());
-        }
-        if self.group.is_some() && self.kind != FigureKind::Dots {
-            return Err("group: only a `dots` figure colours by a group column".into());
-        }
-        match self.kind {
-            FigureKind::Snapshots => {
-                if self.at.is_empty() {
-                    return Err("at: a snapshot figure needs frames, e.g. at = [0, 60]".into());
-                }
-                if let Some(f) = self.at.iter().find(|&&f| f > file.frames) {
-                    return Err(format!("at: frame {f} is past the last frame {}", file.frames));
-                }
-                return Ok(());
-            }
-            FigureKind::Profile => {
-                let metric = self.metric.as_deref().ok_or("metric: a profile needs a metric column")?;
-                if !crate::tables::FIGURE_TABLES.contains(&self.table.as_str())
-                    || !columns_of(&self.table, &sweep_columns(file)).iter().any(|c| c == metric)
-                {
-                    let cols = columns_of(&self.table, &sweep_columns(file));
-                    let hint = solverlab_core::names::did_you_mean(metric, cols.iter().map(String::as_str));
-                    return Err(format!("metric: no column `{metric}` in table `{}`{hint}", self.table));
-                }
-                return Ok(());
-            }
-            FigureKind::Lines | FigureKind::Dots => {}
-        }
-        if !crate::tables::FIGURE_TABLES.contains(&self.table.as_str()) {
-            let hint = solverlab_core::names::did_you_mean(&self.table, crate::tables::FIGURE_TABLES.iter().copied());
-            return Err(format!(
-                "table: `{}`{hint} is not one of {}",
-                self.table,
-                crate::tables::FIGURE_TABLES.join(", ")
-            ));
-        }
-        let cols = columns_of(&self.table, &sweep_columns(file));
-        let has = |c: &str| cols.iter().any(|x| x == c);
-        let hint = |c: &str| solverlab_core::names::did_you_mean(c, cols.iter().map(String::as_str));
-        if !has(&self.x) {
-            return Err(format!(
-                "x: no column `{}`{} in table `{}` (columns: {})",
-                self.x,
-                hint(&self.x),
-                self.table,
-                cols.join(", ")
-            ));
-        }
-        let ys = self.y.as_ref().map(OneOrMany::list).unwrap_or_default();
-        if self.kind == FigureKind::Dots && !ys.is_empty() {
-            return Err(
-                "y: a `dots` figure draws its x column along the axis and one row per series; leave y out".into()
-            );
-        }
-        if ys.is_empty() && self.kind != FigureKind::Dots {
-            return Err("y: at least one column is needed".into());
-        }
-        if let Some(a) = &self.analytic {
-            let known = (a == "spring" && self.x == "time") || (a == "incline" && self.x == "scene.angle");
-            if !known {
-                return Err(
-                    "analytic: \"spring\" against x = \"time\" and \"incline\" against x = \"scene.angle\" are known"
-                        .into(),
-                );
-            }
-        }
-        for c in ys
-            .iter()
-            .chain(self.series.as_ref().map(OneOrMany::list).unwrap_or_default().iter())
-            .chain(self.filter.keys())
-            .chain(self.group.iter())
-            .chain(self.panels.iter())
-        {
-            if !has(c) {
-                return Err(format!(
-                    "no column `{c}`{} in table `{}` (columns: {})",
-                    hint(c),
-                    self.table,
-                    cols.join(", ")
-                ));
-            }
-        }
-        Ok(())
     }
 }
 
