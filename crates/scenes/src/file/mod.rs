@@ -212,6 +212,14 @@ impl SceneFile {
         scene.damping = self.damping;
         scene.dt = self.dt;
         for (i, p) in self.particles.iter().enumerate() {
+            if p.fixed && p.v.iter().any(|c| *c != 0.0) {
+                return Err(err(
+                    format!("particle[{i}].v"),
+                    "a fixed particle cannot move: leave v out, or give it a mass (a target that moves is a pin \
+                     with a velocity)"
+                        .into(),
+                ));
+            }
             let w = if p.fixed {
                 0.0
             } else if p.mass > 0.0 && p.mass.is_finite() {

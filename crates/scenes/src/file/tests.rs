@@ -123,6 +123,10 @@ fn bad_files_name_the_file_field_and_problem() {
             "bad.toml: constraint[0].rest: 0 must be a positive length",
         ),
         (PENDULUM.replace("dt = 0.01", "dt = -1.0"), "bad.toml: dt: -1 must be a positive"),
+        (
+            PENDULUM.replacen("fixed = true", "fixed = true\nv = [0.0, 1.0, 0.0]", 1),
+            "bad.toml: particle[0].v: a fixed particle cannot move",
+        ),
         (PENDULUM.replace("dt = 0.01", "damping = 1.5"), "bad.toml: damping: 1.5 is outside [0, 1)"),
         (PENDULUM.replace("b = 1", "b = 1\nstiffnes = 2"), "unknown field `stiffnes`"),
         (PENDULUM.replace("type = \"distance\"", "type = \"spring\""), "unknown variant `spring`"),
