@@ -293,3 +293,90 @@ frames = [8, 9, 10, 400000]
     assert_eq!(std::fs::read(out.join("steps.csv")).unwrap(), before);
     let _ = std::fs::remove_dir_all(&d);
 }
+
+/// A scene given as a file is recorded with its content hash in each run's record (and in a
+/// `simulate` folder's meta.json). `merge` refuses shards that read it with different contents,
+/// and `--resume` refuses to keep finished runs (in a finished folder or in the parts of an
+/// interrupted run) whose scene file changed since: exit 2, naming the folder, the run and the
+/// file, and nothing changed.
+#[test]
+fn a_scene_file_edited_between_shards_or_before_a_resume_is_refused() {
+    let d = common::tmp("shards", "scene-file");
+    let scene = d.join("chain.toml");
+    let export = solverlab(&["scene", "export", "chain", "--set", "links=3"]);
+    assert!(export.status.success());
+    std::fs::write(&scene, &export.stdout).unwrap();
+    let edit = |what: &str| {
+        let mut text = std::fs::read_to_string(&scene).unwrap();
+        text.push_str(&format!("# {what}\n"));
+        std::fs::write(&scene, text).unwrap();
+    };
+    let meta = |dir: &Path| -> serde_json::Value {
+        serde_json::from_str(&std::fs::read_to_string(dir.join("meta.json")).unwrap()).unwrap()
+    };
+
+    let sim = d.join("sim");
+    let o = solverlab(&["simulate", "--scene", s(&scene), "--frames", "2", "--no-figures", "--out", s(&sim)]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let source = &meta(&sim)["runs"][0]["scene_source"];
+    assert_eq!(source["file"], s(&scene));
+    assert_eq!(source["hash"].as_str().unwrap().len(), 16);
+
+    let file = d.join("exp.toml");
+    let text = format!(
+        "name = \"edited\"\nframes = 4\ntrace = false\njobs = 1\n[[scene]]\nname = \"{}\"\nlabel = \"chain\"\n\
+         [[solver]]\nlabel = \"GS\"\npreset = \"gs\"\n[[solver]]\nlabel = \"PGS\"\npreset = \"pgs\"\n",
+        s(&scene)
+    );
+    std::fs::write(&file, &text).unwrap();
+    let (one, two) = (d.join("one"), d.join("two"));
+    assert!(solverlab(&["run", s(&file), "--shard", "1/2", "--out", s(&one)]).status.success());
+    assert_eq!(meta(&one)["runs"][0]["scene_source"], *source, "the run's record keeps the file and its hash");
+    edit("edited between the shards");
+    assert!(solverlab(&["run", s(&file), "--shard", "2/2", "--out", s(&two)]).status.success());
+    let merged = d.join("merged");
+    let o = solverlab(&["merge", s(&one), s(&two), "--out", s(&merged)]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert!(e.contains(&format!("run 1 in {}", s(&two))) && e.contains(s(&one)), "{e}");
+    assert!(e.contains(&format!("read the scene file {}", s(&scene))) && e.contains("changed between shards"), "{e}");
+    assert!(!merged.exists(), "nothing written");
+
+    // A finished folder, then the file edited before a --resume.
+    let out = d.join("out");
+    assert!(solverlab(&["run", s(&file), "--out", s(&out)]).status.success());
+    let before = std::fs::read(out.join("steps.csv")).unwrap();
+    edit("edited before the resume");
+    let o = solverlab(&["run", s(&file), "--resume", "--out", s(&out)]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert!(e.contains(&format!("--resume: run 0 in {}", s(&out))) && e.contains(s(&scene)), "{e}");
+    assert!(e.contains("has changed since"), "{e}");
+    assert_eq!(std::fs::read(out.join("steps.csv")).unwrap(), before, "nothing changed");
+
+    // The parts of an interrupted run: the first run finishes, the second is interrupted.
+    let long = d.join("long.toml");
+    std::fs::write(&long, text.replace("name = \"edited\"", "name = \"long\"") + "[sweep]\nframes = [4, 400000]\n")
+        .unwrap();
+    let parted = d.join("parted");
+    let child = Command::new(env!("CARGO_BIN_EXE_solverlab"))
+        .args(["run", s(&long), "--out", s(&parted)])
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let part = parted.join(".partial/run-000000");
+    let start = std::time::Instant::now();
+    while !part.join("run.json").exists() {
+        assert!(start.elapsed().as_secs() < 120, "the first run finishes");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert!(Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap().success());
+    assert_eq!(child.wait_with_output().unwrap().status.code(), Some(130));
+    edit("edited while the run was stopped");
+    let o = solverlab(&["run", s(&long), "--resume", "--out", s(&parted)]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert!(e.contains(&format!("--resume: run 0 in {}", s(&part))) && e.contains(s(&scene)), "{e}");
+    assert!(part.join("run.json").exists(), "the finished part is kept");
+    let _ = std::fs::remove_dir_all(&d);
+}
