@@ -235,4 +235,3 @@ pub fn set_form_error(args: &[std::ffi::OsString]) -> Option<String> {
     }
     None
 }
-

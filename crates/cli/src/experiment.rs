@@ -5,7 +5,9 @@ use std::path::PathBuf;
 use std::sync::atomic::Ordering;
 
 use crate::interrupt::{self, Temporary};
-use crate::{assemble, figures, output, output_dir, progress, results, runner, spec, CliError, Registry, Style, INTERRUPTED};
+use crate::{
+    assemble, figures, output, output_dir, progress, results, runner, spec, CliError, Registry, Style, INTERRUPTED,
+};
 
 /// `solverlab run EXPERIMENT [--out DIR] [--shard I/N] [--resume] [--jobs N]` with the solver
 /// families of `registry`: runs what is not finished yet, each run into its part folder, then
@@ -65,15 +67,16 @@ pub fn run_experiment(
         let _unfinished = Temporary::dir(&dir);
         let prefix = (results::header(&exp, &[]), results::run_fields(run));
         let fail = |e: std::io::Error| format!("{}: {e}", dir.display());
-        let result = results::RunWriter::create(&dir, &run.scene, prefix, exp.file.forces_every.is_some())
-            .and_then(|mut writer| {
+        let result = results::RunWriter::create(&dir, &run.scene, prefix, exp.file.forces_every.is_some()).and_then(
+            |mut writer| {
                 let summary =
                     runner::execute(run, &recording, exp.file.convergence.as_ref(), &mut writer, &|| bar.inc())?;
                 match summary.status.as_str() {
                     "interrupted" => Ok(false),
                     _ => writer.finish_part(run, exp.file.warmup, &summary).map(|_| true),
                 }
-            });
+            },
+        );
         // A part that did not finish (interrupted, or a write that failed) leaves nothing.
         if !matches!(result, Ok(true)) {
             let _ = std::fs::remove_dir_all(&dir);

@@ -186,7 +186,8 @@ fn run(cli: Cli, registry: &Registry) -> Result<(), CliError> {
                 None => (0..exp.runs.len()).collect(),
             };
             let mut stdout = std::io::BufWriter::new(std::io::stdout().lock());
-            let listed = experiment::list_runs(&exp, &runs, &mut stdout).and_then(|_| std::io::Write::flush(&mut stdout));
+            let listed =
+                experiment::list_runs(&exp, &runs, &mut stdout).and_then(|_| std::io::Write::flush(&mut stdout));
             match listed {
                 // A closed pipe (`| head`) is not an error.
                 Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(CliError::Io(format!("stdout: {e}"))),

@@ -294,9 +294,8 @@ pub fn sweep(out: &Path) {
             .is_some_and(|pid| !pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit()))
     };
     let mut removed = Vec::new();
-    let siblings: Vec<PathBuf> = std::fs::read_dir(&parent)
-        .map(|d| d.flatten().map(|e| e.path()).collect())
-        .unwrap_or_default();
+    let siblings: Vec<PathBuf> =
+        std::fs::read_dir(&parent).map(|d| d.flatten().map(|e| e.path()).collect()).unwrap_or_default();
     for path in &siblings {
         let entry = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
         if ours(&entry, "old") && !out.exists() && std::fs::rename(path, out).is_ok() {

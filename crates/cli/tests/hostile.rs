@@ -30,7 +30,8 @@ fn expectation(path: &Path) -> (i32, Vec<String>) {
     let sidecar = path.with_extension("expect");
     let bytes = std::fs::read(if sidecar.exists() { &sidecar } else { path }).unwrap();
     let first = String::from_utf8_lossy(&bytes).lines().next().unwrap_or_default().to_string();
-    let rest = first.strip_prefix("# expect: exit ").unwrap_or_else(|| panic!("{}: no `# expect:` line", path.display()));
+    let rest =
+        first.strip_prefix("# expect: exit ").unwrap_or_else(|| panic!("{}: no `# expect:` line", path.display()));
     let (code, fragments) = rest.split_once(',').unwrap_or((rest, ""));
     let fragments: Vec<String> = serde_json::from_str(&format!("[{fragments}]"))
         .unwrap_or_else(|e| panic!("{}: the fragments are not JSON strings: {e}", path.display()));
@@ -66,7 +67,8 @@ fn check(case: &str, mut command: Command, out: &Path, exit: i32, fragments: &[S
         wrong.push("it succeeded but wrote nothing".into());
     }
     let _ = std::fs::remove_dir_all(out);
-    (!wrong.is_empty()).then(|| format!("{case}: {}\n    stderr: {}", wrong.join("; "), e.trim().replace('\n', "\n    ")))
+    (!wrong.is_empty())
+        .then(|| format!("{case}: {}\n    stderr: {}", wrong.join("; "), e.trim().replace('\n', "\n    ")))
 }
 
 #[test]
@@ -86,7 +88,13 @@ fn every_hostile_input_is_refused_as_its_file_says() {
         let mut c = command();
         c.args(["simulate", "--scene", s(&file), "--frames", "3", "--positions-every", "0", "--no-figures"]);
         c.args(["--out", s(&out)]);
-        failures.extend(check(&format!("scenes/{}", file.file_name().unwrap().to_string_lossy()), c, &out, exit, &fragments));
+        failures.extend(check(
+            &format!("scenes/{}", file.file_name().unwrap().to_string_lossy()),
+            c,
+            &out,
+            exit,
+            &fragments,
+        ));
         cases += 1;
     }
     for file in files(&root.join("experiments")) {

@@ -135,7 +135,17 @@ fn an_interrupted_simulate_leaves_no_temporary_file() {
         let out = common::absent("interrupts", &format!("simulate{sig}"));
         let before = earlier_result(&out);
         let (child, rx) = start(&[
-            "simulate", "--scene", "cloth", "--set", "nx=60", "--set", "ny=60", "--frames", "1000000", "--out", s(&out),
+            "simulate",
+            "--scene",
+            "cloth",
+            "--set",
+            "nx=60",
+            "--set",
+            "ny=60",
+            "--frames",
+            "1000000",
+            "--out",
+            s(&out),
         ]);
         // Under way: its tables are being written in its staging folder.
         let tmp = staging(&out, child.id()).join(".steps.csv.tmp");
@@ -243,7 +253,17 @@ fn what_a_kill_9_leaves_is_swept_by_the_next_command() {
     let out = common::absent("interrupts", "kill9");
     let before = earlier_result(&out);
     let (child, rx) = start(&[
-        "simulate", "--scene", "cloth", "--set", "nx=40", "--set", "ny=40", "--frames", "1000000", "--out", s(&out),
+        "simulate",
+        "--scene",
+        "cloth",
+        "--set",
+        "nx=40",
+        "--set",
+        "ny=40",
+        "--frames",
+        "1000000",
+        "--out",
+        s(&out),
     ]);
     let stage = staging(&out, child.id());
     wait_for("the staging folder", || stage.join(".steps.csv.tmp").exists());

@@ -8,7 +8,6 @@
 
 mod common;
 
-
 /// The peak resident memory of this process so far, in bytes.
 fn peak() -> u64 {
     let status = std::fs::read_to_string("/proc/self/status").unwrap();

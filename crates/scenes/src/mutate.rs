@@ -1,5 +1,5 @@
 //! Seeded mutations of TOML text, for the fuzz tests of the scene and experiment formats
-//! (`crates/solvers/tests/fuzz.rs`, `crates/cli/src/spec.rs`): one to three edits per
+//! (`crates/solvers/tests/fuzz.rs`, `crates/cli/src/spec/tests.rs`): one to three edits per
 //! mutant, each deleting a line, duplicating it, or replacing the value of a `key = value` line by
 //! NaN, an infinity, a huge, tiny, zero or negative number, a string, a boolean or an array.
 

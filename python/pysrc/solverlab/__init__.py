@@ -309,8 +309,9 @@ def run(
 
 def report(folder: Union[str, Path, Experiment, Result], out: Optional[Union[str, Path]] = None, max_mb: float = 20.0) -> Path:
     """Writes ``report.html`` (figures, runs table, 3-D replay) for a results or simulate folder
-    into ``out`` (default the folder itself), with at most ``max_mb`` MB of replay data (frames
-    are decimated evenly to fit); returns its path."""
+    into ``out`` (default the folder itself), at most ``max_mb`` MB in all (the replay's frames
+    are decimated evenly to fit, or left out; a page over the budget says by how much); returns
+    its path."""
     if isinstance(folder, (Experiment, Result)):
         if folder.folder is None:
             raise ValueError("report: this result was read from a temporary folder; simulate with out=… to keep it")

@@ -34,7 +34,6 @@ use snapshots::snapshots;
 use crate::expr::Expr;
 use crate::spec::{colour, ExperimentFile, FigureKind, FigureSpec, LegendPlace, Level, LineKind, OneOrMany, Reduce};
 
-
 /// Axis label with unit for a column.
 fn label(column: &str) -> String {
     match column {
@@ -113,7 +112,6 @@ fn loglog_slope(points: &[(f64, f64)]) -> Option<f64> {
     let sxy: f64 = p.iter().map(|q| (q.0 - mx) * (q.1 - my)).sum();
     (sxx > 0.0).then(|| sxy / sxx)
 }
-
 
 /// The undamped oscillator of the `spring` scene, sampled like the data.
 fn analytic_spring(file: &ExperimentFile, t_max: f64) -> Series {
@@ -448,7 +446,6 @@ fn dots(spec: &FigureSpec, table: &Table, failed: &BTreeMap<usize, String>) -> R
         ..Figure::default()
     })
 }
-
 
 /// How `solverlab plot` (and `run`, in the screen style) lays out the figures of a folder.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]

@@ -59,7 +59,8 @@ impl Derive {
     /// `None` unless `columns` are the steps table's.
     fn new(columns: &[String]) -> Option<Derive> {
         let col = |name: &str| columns.iter().position(|c| c == name);
-        let names = ["kinetic_energy", "potential_energy", "run", "solve_seconds", "integrate_seconds", "com_x", "time"];
+        let names =
+            ["kinetic_energy", "potential_energy", "run", "solve_seconds", "integrate_seconds", "com_x", "time"];
         let mut at = [0; 7];
         for (k, name) in names.iter().enumerate() {
             at[k] = col(name)?;
@@ -150,7 +151,8 @@ pub fn series_runs(spec: &FigureSpec, dir: &Path) -> Result<Vec<SeriesRuns>, Str
     let path = dir.join(format!("{}.csv", spec.table));
     let bad = |e: &dyn std::fmt::Display| format!("{}: {e}", path.display());
     let mut reader = csv::Reader::from_path(&path).map_err(|e| bad(&e))?;
-    let mut head = Table { columns: reader.headers().map_err(|e| bad(&e))?.iter().map(String::from).collect(), rows: Vec::new() };
+    let mut head =
+        Table { columns: reader.headers().map_err(|e| bad(&e))?.iter().map(String::from).collect(), rows: Vec::new() };
     let mut derive = if spec.table == "steps" { Derive::new(&head.columns) } else { None };
     if derive.is_some() {
         head.columns.extend(DERIVED_STEP_COLUMNS.map(String::from));
@@ -166,7 +168,7 @@ pub fn series_runs(spec: &FigureSpec, dir: &Path) -> Result<Vec<SeriesRuns>, Str
     let mut read: u64 = 0;
     while reader.read_record(&mut record).map_err(|e| bad(&e))? {
         read += 1;
-        if read % 65_536 == 0 && crate::interrupt::interrupted() {
+        if read.is_multiple_of(65_536) && crate::interrupt::interrupted() {
             return Err(bad(&"interrupted while reading"));
         }
         row.clear();
@@ -278,4 +280,3 @@ pub(super) fn look(spec: &FigureSpec, name: &str) -> (Option<(u8, u8, u8)>, Opti
         None => (None, None),
     }
 }
-

@@ -100,4 +100,3 @@ pub fn position_frames(file: &ExperimentFile) -> Vec<u64> {
     }
     frames.into_iter().collect()
 }
-

@@ -74,7 +74,7 @@ impl<'p> Rows<'p> {
     #[allow(clippy::should_implement_trait)] // a lending iterator: the row borrows the reader
     pub fn next(&mut self) -> Result<Option<&csv::StringRecord>, String> {
         self.read += 1;
-        if self.read % CHECK_EVERY == 0 {
+        if self.read.is_multiple_of(CHECK_EVERY) {
             if crate::interrupt::interrupted() {
                 return Err(format!("{}: interrupted while reading", self.path.display()));
             }
@@ -318,7 +318,8 @@ pub fn collect(
             if let Some(x) = k.x.get_mut(&frame) {
                 let p = int(row, c[2]) as usize;
                 if 3 * p + 2 < x.len() {
-                    x[3 * p..3 * p + 3].copy_from_slice(&[num(row, c[3]), num(row, c[4]), num(row, c[5])].map(|v| v as f32));
+                    x[3 * p..3 * p + 3]
+                        .copy_from_slice(&[num(row, c[3]), num(row, c[4]), num(row, c[5])].map(|v| v as f32));
                 }
             }
         }
@@ -329,7 +330,7 @@ pub fn collect(
         while let Some(row) = t.next()? {
             let run = run_of(row, c[0]);
             let (Some(s), Some(k)) = (survey.runs.get(&run), kept.get_mut(&run)) else { continue };
-            if !s.first_rigid.is_some_and(|f| int(row, c[2]) as usize >= f) {
+            if s.first_rigid.is_none_or(|f| (int(row, c[2]) as usize) < f) {
                 continue;
             }
             let frame = int(row, c[1]);
@@ -391,9 +392,8 @@ pub fn collect(
         let text = |key: &str| e.and_then(|e| e[key].as_str()).unwrap_or_default().to_string();
         let x: Vec<f32> = k.frames.iter().flat_map(|f| k.x[f].iter().copied()).collect();
         let bodies: Vec<f32> = k.frames.iter().flat_map(|f| k.bodies.get(f).into_iter().flatten().copied()).collect();
-        let contacts: Option<Vec<String>> = (s.contacts > 0).then(|| {
-            k.frames.iter().map(|f| base64_f32(k.contacts.get(f).map_or(&[][..], Vec::as_slice))).collect()
-        });
+        let contacts: Option<Vec<String>> = (s.contacts > 0)
+            .then(|| k.frames.iter().map(|f| base64_f32(k.contacts.get(f).map_or(&[][..], Vec::as_slice))).collect());
         let sticks: Vec<u32> = s.sticks.iter().flat_map(|t| [t.0, t.1]).collect();
         let rest: Vec<f32> = s.sticks.iter().map(|t| t.2 as f32).collect();
         let sense: Vec<u32> = s.sticks.iter().map(|t| t.3).collect();
