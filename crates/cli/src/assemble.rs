@@ -131,9 +131,9 @@ fn csv_names(dir: &Path) -> Vec<String> {
 /// keeps (records without `tables`, from before they were kept, are taken as they are): a
 /// table cut short, edited or deleted after its run finished is refused, naming the folder, the
 /// run and the table.
-fn verify(sources: &[Source], owner: &BTreeMap<usize, usize>) -> Result<(), CliError> {
+fn verify(sources: &[&Source], owner: &BTreeMap<usize, usize>) -> Result<(), CliError> {
     for (&run, &k) in owner {
-        let source = &sources[k];
+        let source = sources[k];
         let Some(tables) = source.runs[&run]["tables"].as_object() else { continue };
         let part = source.dir.parent().and_then(Path::file_name).is_some_and(|n| n == PARTIAL);
         let redo = match part {
@@ -230,7 +230,7 @@ pub fn assemble(sources: &[Source], out: &Path, mut meta: Meta, experiment_text:
             }
         }
     }
-    verify(sources, &owner)?;
+    verify(&sources.iter().collect::<Vec<_>>(), &owner)?;
     let io = CliError::Io;
     let names: BTreeSet<String> = sources.iter().flat_map(|s| csv_names(&s.dir)).collect();
     std::fs::create_dir_all(out).map_err(|e| io(format!("{}: {e}", out.display())))?;
@@ -354,6 +354,7 @@ pub fn previous(
     let here = out.display();
     let refuse = |m: String| Err(CliError::Input(m));
     let mut prev = Previous { folder: None, finished: BTreeSet::new() };
+    let mut kept: Vec<Source> = Vec::new();
     let plan = Plan { experiment: exp.file.name.clone(), commit: this_commit().into(), shard };
     let describe =
         |s: Option<(usize, usize)>| s.map_or("the whole experiment".to_string(), |(i, n)| format!("shard {i}/{n}"));
@@ -427,7 +428,8 @@ pub fn previous(
             match Source::part(&dir).map_err(CliError::Input)? {
                 Some(part) if part.runs().all(|r| !prev.finished.contains(&r)) => {
                     unchanged_scene_files(&part, exp, out)?;
-                    prev.finished.extend(part.runs())
+                    prev.finished.extend(part.runs());
+                    kept.push(part);
                 }
                 _ => {
                     let _ = std::fs::remove_dir_all(&dir);
@@ -435,6 +437,14 @@ pub fn previous(
             }
         }
     }
+    // Every kept run's tables are checked now, before the runs still to do (hours, perhaps),
+    // not only when the folder is assembled.
+    let mut owner = BTreeMap::new();
+    for (k, source) in prev.folder.iter().chain(&kept).enumerate() {
+        owner.extend(source.runs().map(|run| (run, k)));
+    }
+    let sources: Vec<&Source> = prev.folder.iter().chain(&kept).collect();
+    verify(&sources, &owner)?;
     Ok(prev)
 }
 

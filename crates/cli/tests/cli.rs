@@ -65,6 +65,34 @@ fn simulate_writes_the_four_files_with_the_documented_columns() {
     assert!(leftovers.is_empty());
 }
 
+/// meta.json stays small whatever the scene: the resolved scene of a 120 × 120 cloth goes to
+/// scene.toml, meta.json keeps its name, hash and sizes.
+#[test]
+fn meta_json_stays_small_for_a_large_scene() {
+    let out = common::absent("cli", "meta-size");
+    let o = solverlab(&[
+        "simulate",
+        "--scene",
+        "cloth",
+        "--set",
+        "nx=120",
+        "--set",
+        "ny=120",
+        "--frames",
+        "1",
+        "--positions-every",
+        "0",
+        "--no-figures",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success() || o.status.code() == Some(1), "{}", stderr(&o));
+    let (meta, scene) = (out.join("meta.json"), out.join("scene.toml"));
+    let (meta_bytes, scene_bytes) = (std::fs::metadata(&meta).unwrap().len(), std::fs::metadata(&scene).unwrap().len());
+    assert!(meta_bytes < 4_000, "meta.json is {meta_bytes} bytes");
+    assert!(scene_bytes > 1_000_000, "scene.toml holds the scene: {scene_bytes} bytes");
+}
+
 #[test]
 fn the_same_run_twice_gives_identical_positions_and_hash() {
     let (a, b) = (common::absent("cli", "det-a"), common::absent("cli", "det-b"));

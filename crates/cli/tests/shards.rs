@@ -359,12 +359,25 @@ fn a_scene_file_edited_between_shards_or_before_a_resume_is_refused() {
     std::fs::write(&long, text.replace("name = \"edited\"", "name = \"long\"") + "[sweep]\nframes = [4, 400000]\n")
         .unwrap();
     let parted = d.join("parted");
+    let part = stopped_after_the_first_run(&long, &parted);
+    edit("edited while the run was stopped");
+    let o = solverlab(&["run", s(&long), "--resume", "--out", s(&parted)]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert!(e.contains(&format!("--resume: run 0 in {}", s(&part))) && e.contains(s(&scene)), "{e}");
+    assert!(part.join("run.json").exists(), "the finished part is kept");
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+/// Starts `run FILE --out OUT` (its first run short, its second long, one at a time), waits for
+/// the first run's part to finish and stops the run with SIGINT; returns the finished part.
+fn stopped_after_the_first_run(file: &Path, out: &Path) -> PathBuf {
     let child = Command::new(env!("CARGO_BIN_EXE_solverlab"))
-        .args(["run", s(&long), "--out", s(&parted)])
+        .args(["run", s(file), "--out", s(out)])
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
-    let part = parted.join(".partial/run-000000");
+    let part = out.join(".partial/run-000000");
     let start = std::time::Instant::now();
     while !part.join("run.json").exists() {
         assert!(start.elapsed().as_secs() < 120, "the first run finishes");
@@ -372,11 +385,84 @@ fn a_scene_file_edited_between_shards_or_before_a_resume_is_refused() {
     }
     assert!(Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap().success());
     assert_eq!(child.wait_with_output().unwrap().status.code(), Some(130));
-    edit("edited while the run was stopped");
-    let o = solverlab(&["run", s(&long), "--resume", "--out", s(&parted)]);
+    part
+}
+
+/// A short run, then a long one, one at a time.
+const SHORT_THEN_LONG: &str = r#"
+name = "short_then_long"
+frames = 10
+trace = false
+jobs = 1
+
+[[scene]]
+name = "chain"
+set = { links = 4 }
+
+[[solver]]
+label = "GS"
+preset = "gs"
+
+[sweep]
+frames = [5, 400000]
+"#;
+
+/// `--resume` checks the runs it keeps before it runs the rest: a part whose trace.csv was
+/// deleted, or a finished folder whose steps.csv was edited, is refused at once with exit 2
+/// naming the folder, the run and the table, and nothing is changed.
+#[test]
+fn a_tampered_part_or_folder_is_refused_before_resuming() {
+    let d = common::tmp("shards", "tampered-resume");
+    let file = d.join("exp.toml");
+    std::fs::write(&file, SHORT_THEN_LONG).unwrap();
+    let out = d.join("out");
+    let part = stopped_after_the_first_run(&file, &out);
+    std::fs::remove_file(part.join("trace.csv")).unwrap();
+    let o = solverlab(&["run", s(&file), "--resume", "--out", s(&out)]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     let e = stderr(&o);
-    assert!(e.contains(&format!("--resume: run 0 in {}", s(&part))) && e.contains(s(&scene)), "{e}");
-    assert!(part.join("run.json").exists(), "the finished part is kept");
+    assert!(e.contains(&format!("run 0 in {}: trace.csv is missing", s(&part))), "{e}");
+    assert!(e.contains("run again with --resume to redo it"), "{e}");
+    assert!(part.join("run.json").exists(), "nothing was changed");
+
+    let short = d.join("short.toml");
+    std::fs::write(&short, SHORT_THEN_LONG.replace("400000", "6")).unwrap();
+    let done = d.join("done");
+    assert!(solverlab(&["run", s(&short), "--out", s(&done)]).status.success());
+    let steps = std::fs::read_to_string(done.join("steps.csv")).unwrap();
+    std::fs::write(done.join("steps.csv"), steps.replacen(",5,", ",6,", 1)).unwrap();
+    let o = solverlab(&["run", s(&short), "--resume", "--out", s(&done)]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("steps.csv: its rows differ from those it wrote"), "{}", stderr(&o));
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+/// Two array tasks given one `--out`, both with `--resume`: while the first runs, the second
+/// stops at once with exit 2 naming the first's process and host, and changes nothing.
+#[test]
+fn a_second_resume_into_the_same_folder_is_refused_naming_the_holder() {
+    let d = common::tmp("shards", "two-resumes");
+    let file = d.join("exp.toml");
+    std::fs::write(&file, SHORT_THEN_LONG).unwrap();
+    let out = d.join("out");
+    let mut first = Command::new(env!("CARGO_BIN_EXE_solverlab"))
+        .args(["run", s(&file), "--resume", "--out", s(&out)])
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let part = out.join(".partial/run-000000/run.json");
+    let start = std::time::Instant::now();
+    while !part.exists() {
+        assert!(start.elapsed().as_secs() < 120, "the first run finishes");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let o = solverlab(&["run", s(&file), "--resume", "--out", s(&out)]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert!(e.contains(&format!("{} is being written by process {}", s(&out), first.id())), "{e}");
+    assert!(part.exists(), "the first task's work is untouched");
+    assert!(first.try_wait().unwrap().is_none(), "the first task goes on");
+    assert!(Command::new("kill").args(["-INT", &first.id().to_string()]).status().unwrap().success());
+    assert_eq!(first.wait().unwrap().code(), Some(130));
     let _ = std::fs::remove_dir_all(&d);
 }
