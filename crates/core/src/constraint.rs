@@ -73,6 +73,29 @@ pub fn stick_value(xa: &Vec3, xb: &Vec3, rest: f64, sense: Sense) -> f64 {
     }
 }
 
+/// The curvature of a stick: its Hessian over `(xa, xb)`, for the Newton family's full Newton
+/// step (the geometric stiffness `−λ ∇²C` of the Lagrangian).
+///
+/// ```text
+/// ∇b C = s·n,  ∇a C = −s·n                  (s = +1, or −1 for AtMost; n = (xb − xa)/ℓ)
+/// ∂n/∂xb = (I − n nᵀ)/ℓ = P/ℓ,  ∂n/∂xa = −P/ℓ
+/// ∇²C = (s/ℓ) · [ P  −P ]                   (blocks xa xa, xa xb; xb xa, xb xb)
+///               [ −P  P ]
+/// ```
+///
+/// Returns `κ = s/ℓ` (1/m) and `n`, so that `∇²C = κ·[P −P; −P P]` with `P = I − n nᵀ`; `None`
+/// where the gradient is undefined (coinciding particles). `P` has the two unit tangents of `n`
+/// as eigenvectors with eigenvalue 1, so `[P −P; −P P] = Σₜ [−t; t][−t; t]ᵀ` over them.
+pub fn stick_curvature(xa: &Vec3, xb: &Vec3, sense: Sense) -> Option<(f64, Vec3)> {
+    let d = xb - xa;
+    let len = d.norm();
+    if len < 1e-12 {
+        return None;
+    }
+    let s = if sense == Sense::AtMost { -1.0 } else { 1.0 };
+    Some((s / len, d / len))
+}
+
 /// The gradients `(∇a C, ∇b C)` of a stick; `None` where it is undefined (coinciding particles).
 pub fn stick_gradient(xa: &Vec3, xb: &Vec3, sense: Sense) -> Option<(Vec3, Vec3)> {
     let d = xb - xa;
@@ -447,6 +470,36 @@ mod tests {
             let row = stick_row(&xa, &xb, 0.8, sense, false, || unreachable!());
             assert!((row.normal - gb).norm() < 1e-15);
             assert!((row.c - stick_value(&xa, &xb, 0.8, sense)).abs() < 1e-15);
+        }
+    }
+
+    /// `∇²C` of a stick, from its curvature, matches central differences of its gradient for
+    /// every sense.
+    #[test]
+    fn stick_hessians_match_finite_differences_for_every_sense() {
+        let xa = Vec3::new(0.3, -1.2, 0.7);
+        let xb = Vec3::new(1.1, 0.4, -0.2);
+        let h = 1e-6;
+        for sense in [Sense::Equal, Sense::AtLeast, Sense::AtMost] {
+            let (kappa, n) = stick_curvature(&xa, &xb, sense).unwrap();
+            let p = nalgebra::Matrix3::identity() - n * n.transpose();
+            // Column k of ∂(∇a C, ∇b C)/∂xb, by central differences; the analytic blocks are
+            // (xa, xb) = −κP and (xb, xb) = κP, and by symmetry the xa columns are their negatives.
+            for k in 0..3 {
+                let mut e = Vec3::zeros();
+                e[k] = h;
+                let (ga_p, gb_p) = stick_gradient(&xa, &(xb + e), sense).unwrap();
+                let (ga_m, gb_m) = stick_gradient(&xa, &(xb - e), sense).unwrap();
+                let (da, db) = ((ga_p - ga_m) / (2.0 * h), (gb_p - gb_m) / (2.0 * h));
+                assert!((da + kappa * p.column(k)).norm() < 1e-8, "{sense:?} xa-xb column {k}");
+                assert!((db - kappa * p.column(k)).norm() < 1e-8, "{sense:?} xb-xb column {k}");
+                let (ga_p, gb_p) = stick_gradient(&(xa + e), &xb, sense).unwrap();
+                let (ga_m, gb_m) = stick_gradient(&(xa - e), &xb, sense).unwrap();
+                let (da, db) = ((ga_p - ga_m) / (2.0 * h), (gb_p - gb_m) / (2.0 * h));
+                assert!((da - kappa * p.column(k)).norm() < 1e-8, "{sense:?} xa-xa column {k}");
+                assert!((db + kappa * p.column(k)).norm() < 1e-8, "{sense:?} xb-xa column {k}");
+            }
+            assert!(stick_curvature(&xa, &xa, sense).is_none());
         }
     }
 

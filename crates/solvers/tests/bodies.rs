@@ -54,13 +54,24 @@ fn a_box_resting_on_the_floor_stays_at_rest_with_no_energy_gain() {
         let mut sim = Simulation::new(&s, solver.as_mut(), s.dt, cfg.default_substeps()).unwrap();
         let m0 = measure(&s, &sim.state, sim.h(), &no_multipliers);
         let e0 = m0.kinetic_energy + m0.potential_energy;
+        // A solver that stops at a tolerance may leave the box that far from where the exact
+        // step puts it: a potential energy of up to its weight times the tolerance, either way
+        // (`cg`'s micron: 1.0e-5 J of the 9.81 J). Beyond that, no gain in any frame, and none on
+        // average over the last hundred frames beyond rounding (a millionth of the energy).
+        let tolerance = cfg.settings().get("tolerance").and_then(|t| t.as_float()).unwrap_or(0.0);
+        let weight = s.particles.iter().filter(|p| p.w > 0.0).map(|p| 1.0 / p.w).sum::<f64>() * 9.81;
+        let mut last = Vec::new();
         for f in 0..500 {
             let m = sim.step_frame(&mut NullObserver).unwrap().metrics;
             let e = m.kinetic_energy + m.potential_energy;
-            // No gain beyond rounding-level jitter (a millionth of the energy).
-            assert!(e <= e0 + 1e-6 * e0.abs(), "{name}, frame {f}: energy {e} above {e0}");
+            assert!(e <= e0 + 1e-6 * e0.abs() + weight * tolerance, "{name}, frame {f}: energy {e} above {e0}");
             assert!((m.com - m0.com).norm() < 0.01, "{name}, frame {f}: the box moved to {}", m.com);
+            if f >= 400 {
+                last.push(e);
+            }
         }
+        let mean = last.iter().sum::<f64>() / last.len() as f64;
+        assert!(mean <= e0 + 1e-6 * e0.abs(), "{name}: energy {mean} on average over the last 100 frames, above {e0}");
     }
 }
 

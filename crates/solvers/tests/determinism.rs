@@ -18,7 +18,8 @@ fn pinned_runs_give_the_pinned_state_hashes() {
     let cases = [
         ("pendulum", "gs", 60, 0xb80ac9e44c37f303_u64),
         ("cloth", "xpbd", 30, 0xbab80a2f8f9c8eee),
-        ("chain", "cg", 20, 0x8f4dcb98798f96b9),
+        ("chain", "cg", 20, 0xcbc084e6a8bc01fa),
+        ("rigid-chain", "direct", 30, 0x7e51065d9655885b),
         ("box-stack", "pgs", 20, 0x2dd86381f944db28),
         ("rigid-stack", "pgs", 30, 0xe06bae62e6cdf103),
         ("rigid-stack", "xpbd", 30, 0xe62c3c9279e932c2),

@@ -188,6 +188,19 @@ impl RowSet {
         self.push_fields(row.id, particles, grad, row.c, row.dc_dt, row.kind, row.compliance, row.contact);
     }
 
+    /// Keeps the first `n` rows (all of them if there are fewer).
+    pub fn truncate(&mut self, n: usize) {
+        if n >= self.heads.len() {
+            return;
+        }
+        let slot = self.heads[n].start as usize;
+        let contacts = self.heads[..n].iter().filter(|h| h.contact != u32::MAX).count();
+        self.heads.truncate(n);
+        self.particles.truncate(slot);
+        self.grads.truncate(slot);
+        self.contacts.truncate(contacts);
+    }
+
     /// Keeps the rows whose scalars satisfy `keep`, in order (it sees each row once, in order).
     /// Nothing moves up to the first row dropped.
     pub fn retain(&mut self, mut keep: impl FnMut(&RowHead) -> bool) {

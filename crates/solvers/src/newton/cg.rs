@@ -57,7 +57,7 @@ use serde::{Deserialize, Serialize};
 use solverlab_core::solver::{IterationReport, Observer, SolveError};
 
 use crate::newton::jacobian::System;
-use crate::newton::{Forcing, Linear, LinearInfo, LinearStop, Newton, NewtonSettings};
+use crate::newton::{Forcing, Linear, LinearInfo, LinearStop, Method, Newton, NewtonSettings};
 use crate::ConfigError;
 
 /// The preconditioner of the conjugate gradient.
@@ -86,12 +86,18 @@ pub enum ForcingKind {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct CgConfig {
+    /// What each outer iteration solves: `projection` (the fast projection onto the
+    /// constraints), `gauss_newton` (SQP with the Hessian `M`) or `full` (SQP with the sticks'
+    /// geometric stiffness) (default: `full`; see [`crate::newton::Method`]).
+    pub newton: Method,
     /// Outer (Gauss-Newton) iteration cap per step, at least 1 (default: 50).
     pub outer_iterations: u32,
-    /// Stop the outer loop when the common violation is at most this (m); 0 runs every outer
-    /// iteration (default: 1e-6, a micron: on redundant, nearly singular scenes such as the
-    /// default cloth, Gauss-Newton converges only linearly and 1e-9 costs about three times as
-    /// many CG iterations).
+    /// Stop the outer loop when the common violation (and, under the SQP methods, the
+    /// stationarity) is at most this (m); 0 runs every outer iteration (default: 1e-7. At a
+    /// micron the SQP methods' multipliers were too loose for static friction: the card house
+    /// slid apart after 45 frames under `cg` while it stood at 1e-7, which also took fewer outer
+    /// iterations there, 10 against 36 a frame. On the degenerate default cloth 1e-7 costs 2.6
+    /// times the CG iterations of 1e-6.)
     pub tolerance: f64,
     /// `eisenstat_walker` (inexact Newton: loose early solves, tight late ones) or `fixed`
     /// (every solve to `cg_tolerance`) (default: `eisenstat_walker`).
@@ -122,8 +128,9 @@ pub struct CgConfig {
 impl Default for CgConfig {
     fn default() -> Self {
         Self {
+            newton: Method::Full,
             outer_iterations: 50,
-            tolerance: 1e-6,
+            tolerance: 1e-7,
             forcing: ForcingKind::EisenstatWalker,
             cg_tolerance: 1e-8,
             cg_max_iterations: 0,
@@ -194,6 +201,7 @@ impl CgConfig {
 
     fn settings(&self) -> NewtonSettings {
         NewtonSettings {
+            method: self.newton,
             outer_iterations: self.outer_iterations as usize,
             tolerance: self.tolerance,
             warm_start: self.warm_start,
@@ -221,9 +229,18 @@ pub fn cg_solver(cfg: &CgConfig, label: &str) -> Result<CgSolver, ConfigError> {
         assemble: cfg.assemble,
         ic: None,
         scratch: Vec::new(),
+        passes: 0,
     };
     Ok(Newton::new(cfg.settings(), pcg, label))
 }
+
+/// The relative tolerance of the solve that takes the null-space part out of the warm start
+/// ([`Linear::project_range`]): the multipliers' range part then moves positions by this
+/// fraction of what they apply, which the next outer iteration corrects.
+const PROJECTION_TOLERANCE: f64 = 1e-8;
+
+/// Warm-started passes per projection of the warm start ([`Linear::project_range`]).
+const PROJECTION_PERIOD: usize = 16;
 
 /// Preconditioned conjugate gradient on a [`System`].
 pub struct Pcg {
@@ -235,6 +252,8 @@ pub struct Pcg {
     assemble: bool,
     ic: Option<Ic0>,
     scratch: Vec<f64>,
+    /// Warm-started SQP passes so far (see [`Linear::project_range`]).
+    passes: usize,
 }
 
 /// Systems of at least this many rows run CG's products and vector updates on every core
@@ -280,7 +299,7 @@ impl Pcg {
     /// A standalone PCG with the given relative tolerance, cap (0: the number of rows) and
     /// preconditioner (for tests and benchmarks on arbitrary SPD matrices).
     pub fn new(tolerance: f64, max_iterations: usize, preconditioner: Preconditioner) -> Self {
-        Self { tolerance, max_iterations, preconditioner, assemble: true, ic: None, scratch: Vec::new() }
+        Self { tolerance, max_iterations, preconditioner, assemble: true, ic: None, scratch: Vec::new(), passes: 0 }
     }
 
     /// Solves `a x = b` for an SPD CSR matrix to `‖b − ax‖ ≤ tolerance·‖b‖`, `x` holding the
@@ -375,6 +394,35 @@ impl Pcg {
 impl Linear for Pcg {
     fn needs_assembly(&self) -> bool {
         self.assemble
+    }
+
+    /// Only the warm start (`first`), and only every [`PROJECTION_PERIOD`]th pass: CG solves
+    /// `A y = K v`, `K = A − εI`, from `y = 0`. Its iterates stay in the Krylov space of `Kv`,
+    /// inside the range of `K`, and converge to `A⁻¹Kv`, the range part of `v` scaled by
+    /// `σ/(σ + ε)` on each eigenvalue `σ`. Each later solve of a pass starts from zero and stays
+    /// in that range by the same argument; what a warm start carries into the null space is
+    /// what the rows turned since the last projection, a little per step, so a projection
+    /// every few steps bounds it at a fraction of the cost of one each step (on the
+    /// quickstart's cloth, which has no null space, one each step took 21 CG iterations a
+    /// frame, as many as the warm start saved).
+    fn project_range(&mut self, sys: &System, v: &mut [f64], first: bool) -> Option<usize> {
+        if !first || v.iter().all(|&l| l == 0.0) {
+            return None;
+        }
+        self.passes += 1;
+        if self.passes % PROJECTION_PERIOD != 1 {
+            return None;
+        }
+        let mut kv = vec![0.0; v.len()];
+        let mut scratch = std::mem::take(&mut self.scratch);
+        sys.apply(v, &mut kv, &mut scratch);
+        self.scratch = scratch;
+        kv.iter_mut().zip(v.iter()).for_each(|(k, v)| *k -= sys.eps * v);
+        let mut y = vec![0.0; v.len()];
+        let stop = LinearStop { relative: PROJECTION_TOLERANCE, absolute: 0.0, max_iterations: 0 };
+        let info = self.solve(sys, &kv, &mut y, false, stop, &mut |_, _, _| {}).ok()?;
+        v.copy_from_slice(&y);
+        Some(info.iterations)
     }
 
     fn solve(

@@ -31,13 +31,17 @@ use serde::{Deserialize, Serialize};
 use solverlab_core::solver::SolveError;
 
 use crate::newton::jacobian::{csr_mul, System};
-use crate::newton::{Forcing, Linear, LinearInfo, LinearStop, Newton, NewtonSettings};
+use crate::newton::{Forcing, Linear, LinearInfo, LinearStop, Method, Newton, NewtonSettings};
 use crate::ConfigError;
 
 /// Settings of the direct solver; every field has a default.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct DirectConfig {
+    /// What each outer iteration solves: `projection`, `gauss_newton` or `full` (default:
+    /// `full`, the implicit-Euler step with quadratic convergence; see
+    /// [`crate::newton::Method`]).
+    pub newton: Method,
     /// Outer (Gauss-Newton) iteration cap per step (default: 50).
     pub outer_iterations: u32,
     /// Stop when the Newton residual `max |C + α̃λ| ≤ tolerance` (m) (default: 1e-12).
@@ -51,7 +55,13 @@ pub struct DirectConfig {
 
 impl Default for DirectConfig {
     fn default() -> Self {
-        Self { outer_iterations: 50, tolerance: 1e-12, active_set_iterations: 16, regularization: 1e-9 }
+        Self {
+            newton: Method::Full,
+            outer_iterations: 50,
+            tolerance: 1e-12,
+            active_set_iterations: 16,
+            regularization: 1e-9,
+        }
     }
 }
 
@@ -98,9 +108,12 @@ pub type DirectSolver = Newton<Cholesky>;
 pub fn direct_solver(cfg: &DirectConfig, label: &str) -> Result<DirectSolver, ConfigError> {
     cfg.validate()?;
     let settings = NewtonSettings {
+        method: cfg.newton,
         outer_iterations: cfg.outer_iterations as usize,
         tolerance: cfg.tolerance,
-        warm_start: 0.0,
+        // The SQP methods start each step from the last step's multipliers: the iterate, not
+        // a guess for the linear solve (which is exact here); the projection starts from zero.
+        warm_start: if cfg.newton.is_sqp() { 1.0 } else { 0.0 },
         active_set_iterations: cfg.active_set_iterations as usize,
         regularization: cfg.regularization,
         forcing: Forcing::Fixed(0.0),
@@ -122,6 +135,8 @@ pub fn direct_solver(cfg: &DirectConfig, label: &str) -> Result<DirectSolver, Co
 #[derive(Default)]
 pub struct Cholesky {
     symbolic: Option<SymbolicLlt<usize>>,
+    /// The last numeric factorisation, kept for [`Linear::project_range`].
+    factor: Option<Llt<usize, f64>>,
     factorizations: usize,
     symbolic_factorizations: usize,
 }
@@ -167,13 +182,48 @@ impl Cholesky {
                 *xi -= eps * ti;
             }
         }
+        self.factor = Some(llt);
         Ok(())
     }
 }
 
+/// Refinement solves of [`Linear::project_range`]: each multiplies the error on an eigenvalue
+/// `σ` of `K` by `ε/(σ + ε)`.
+const PROJECTION_SOLVES: usize = 3;
+
 impl Linear for Cholesky {
     fn needs_assembly(&self) -> bool {
         true
+    }
+
+    /// `v ← K⁺K v` with `K = A − εI`, by refinement with the last factor of `A`:
+    /// `y₀ = 0`, `yₖ₊₁ = yₖ + A⁻¹(Kv − Kyₖ)`. Every iterate lies in the range of `K` (it is
+    /// built from `A⁻¹` of vectors in that range), and on an eigenvalue `σ` the error falls by
+    /// `ε/(σ + ε)` per solve, so after [`PROJECTION_SOLVES`] solves `y` is the range part of `v`
+    /// to rounding, except along eigenvalues not far above `ε`, which count as null.
+    fn project_range(&mut self, sys: &System, v: &mut [f64], _first: bool) -> Option<usize> {
+        let (Some(llt), Some(a)) = (&self.factor, &sys.a) else { return None };
+        let n = v.len();
+        let eps = sys.eps;
+        let k_times = |y: &[f64], out: &mut [f64]| {
+            csr_mul(a, y, out);
+            out.iter_mut().zip(y).for_each(|(o, y)| *o -= eps * y);
+        };
+        let mut kv = vec![0.0; n];
+        k_times(v, &mut kv);
+        let mut y = vec![0.0; n];
+        let mut r = vec![0.0; n];
+        for _ in 0..PROJECTION_SOLVES {
+            k_times(&y, &mut r);
+            r.iter_mut().zip(&kv).for_each(|(r, kv)| *r = kv - *r);
+            llt.solve_in_place(MatMut::from_column_major_slice_mut(&mut r, n, 1));
+            y.iter_mut().zip(&r).for_each(|(y, r)| *y += r);
+        }
+        if y.iter().any(|v| !v.is_finite()) {
+            return None;
+        }
+        v.copy_from_slice(&y);
+        Some(0)
     }
 
     fn solve(

@@ -1,5 +1,50 @@
-//! The Gauss-Newton loop shared by the explicit-Jacobian solvers ([`crate::newton::cg`] and
+//! The Newton loop shared by the explicit-Jacobian solvers ([`crate::newton::cg`] and
 //! [`crate::newton::direct`]); they differ only in how they solve each linear system.
+//!
+//! # The step it solves
+//!
+//! The implicit-Euler step with constraints: from the shared Verlet prediction `x̃`,
+//!
+//! ```text
+//! minimise ½ (x − x̃)ᵀ M (x − x̃)   subject to   C(x) + α̃λ = 0  (equalities),  C(x) ≥ 0 ⊥ λ ≥ 0
+//! KKT:     M(x − x̃) = J(x)ᵀλ,      C(x) + α̃λ = 0                  (α̃ = α/h², λ in N·s²)
+//! ```
+//!
+//! `newton` chooses what each outer iteration solves ([`Method`]):
+//!
+//! * `projection`, the fast projection (Goldenthal et al. 2007): `Δλ` from
+//!   `J W Jᵀ Δλ = −(C + α̃λ)` and `x += W JᵀΔλ`, with `J` taken where it was solved. Quadratic on
+//!   the constraints, but the point it lands on depends on the path and is not the step above
+//!   (it never enforces `M(x − x̃) = J(x)ᵀλ`): on the quickstart's 12 × 12 cloth, 1.6e-4 m RMS
+//!   away from it; on a swinging chain `|x − x̃ − W Jᵀλ|` stays at 1.7e-3 m (`tests/newton.rs`).
+//! * `gauss_newton`: sequential quadratic programming on the KKT conditions with the Hessian of
+//!   the Lagrangian approximated by `M`. With the stationarity displacement
+//!   `s = x − x̃ − W Jᵀλ`, each outer iteration solves `(J W Jᵀ + α̃) Δλ = −(C + α̃λ) + J s` and
+//!   steps `Δx = W JᵀΔλ − s`: the same matrix as the projection, a right-hand side with one more
+//!   term, and a fixed point that is the step. It converges linearly, at a rate set by the
+//!   tension's curvature against the mass (about 0.9 per outer iteration on a loaded cloth).
+//! * `full` (the default): the Hessian `M − Σ λᵢ∇²Cᵢ`, the geometric stiffness of the rows. A
+//!   stick in tension (and a rope held taut) adds `Γ Σₜ eₜeₜᵀ` with `Γ = −λκ > 0` along its two
+//!   tangents, which is what two rows across the stick with `C = 0` and compliance `1/Γ` add
+//!   once their multipliers are eliminated (Woodbury); a rigid joint's anchor rows add the
+//!   positive part of their 3 × 3 term on each body's rotation the same way
+//!   (`RigidRows::curvature_rows`). So the system keeps the form `J W Jᵀ + diag` over more rows,
+//!   stays positive definite, and CG and the sparse Cholesky solve it unchanged. Terms that
+//!   would make it indefinite (compressed sticks, contacts pushing on curved surfaces, revolute
+//!   axes) are left out: the step is Gauss-Newton along them. Quadratic where the step has
+//!   unique finite multipliers (the chain with a 100× end, the 12 × 12 cloth pinned along its
+//!   top edge, a rigid chain: 3 outer iterations a frame to 1e-10 m, `tests/newton.rs`).
+//!
+//! Where the multipliers are not unique (redundant rows: shear sticks, braced figures) their
+//! part in the null space of `Jᵀ` moves nothing but enters the geometric stiffness as a
+//! self-stress; the solvers take it out ([`Linear::project_range`]: `direct` after every solve,
+//! CG from its warm start every 16th step), which made the ragdoll and the top-pinned cloth with
+//! shear sticks converge. Where the step has no finite multipliers at all (a taut line between
+//! fixed particles, as the top row of a cloth pinned at two corners; a flat cloth with shear
+//! sticks, whose every cell is a rigid planar square that can carry no load across its plane),
+//! no Newton method converges quadratically: an SQP pass that ends above the tolerance goes on
+//! with the projection from where it stopped, so that the step still ends on the constraints
+//! (`NewtonStats::fell_back`; the step's note says so).
 //!
 //! # Algorithm
 //!
@@ -7,7 +52,8 @@
 //!
 //! 1. gather the active rows at the current positions: every equality row, and every inequality
 //!    row (min/max sticks, collider contacts) that is violated (`C < 0`) or has pushed in this
-//!    step (`λ > 0`, so that it may let go again); stop when the common violation over them
+//!    step (`λ > 0`, so that it may let go again); stop when (under the SQP methods, also the
+//!    stationarity `max |s|`, each coordinate block's displacement in metres, and) the common violation over them
 //!    (`max |C + α̃λ|` over equalities, `max(0, −C)` over inequalities; see
 //!    [`solverlab_core::metrics::violation`]) is at most `tolerance` and every row that pushes
 //!    touches (`|C| ≤ tolerance` where `λ > 0`: complementarity, without which a warm start that
@@ -15,14 +61,17 @@
 //! 2. build `J` explicitly (CSR, pattern kept while the rows do not change) and, if the linear
 //!    solver wants it, `A = J W Jᵀ + diag(α̃ + ε)` with `α̃ = α/h²` and the regularisation
 //!    `ε = regularization × damping × mean(diag J W Jᵀ)`;
-//! 3. solve `A Δλ = b`, `b = −C − α̃λ`, to the forcing tolerance `‖b − AΔλ‖₂ ≤ max(ηₖ‖b‖₂,
+//! 3. solve `A Δλ = b`, `b = −C − α̃λ` (`+ J s` under the SQP methods, with the full method's
+//!    curvature rows in `A` after the scene's), to the forcing tolerance `‖b − AΔλ‖₂ ≤ max(ηₖ‖b‖₂,
 //!    tolerance/2)`: inexact Newton (Eisenstat and Walker 1996, choice 2:
 //!    `ηₖ = min(0.9, 0.9·(‖gₖ‖/‖gₖ₋₁‖)²)`, safeguarded by `0.9·ηₖ₋₁²` when that exceeds 0.1,
 //!    `η₁ = 0.5`), so early outer iterations are solved loosely and the last tightly; the
 //!    absolute floor stops a solve once its residual cannot matter at the Newton tolerance.
-//!    `forcing = "fixed"` solves every system to `cg_tolerance` instead. The first outer
-//!    iteration starts from the previous step's multipliers times `warm_start` (matched by row
-//!    id); later ones from `Δλ = 0`, which is the current total `λ`, the best guess there is;
+//!    `forcing = "fixed"` solves every system to `cg_tolerance` instead. The projection's first
+//!    outer iteration starts its solve from the previous step's multipliers times `warm_start`
+//!    (matched by row id); later ones from `Δλ = 0`, which is the current total `λ`, the best
+//!    guess there is. The SQP methods start the step's multipliers themselves there (they are
+//!    the iterate: the Hessian and `s` use them), and every solve from `Δλ = 0`;
 //! 4. active set: an inequality row whose accumulated `λ + Δλ` would be negative (it would pull)
 //!    leaves, and the remaining rows are solved again from the last solution, up to
 //!    `active_set_iterations` times; after the cap any remaining negative change is clamped to
@@ -34,9 +83,10 @@
 //!    active with `λ > 0` while it separates, the merit could not fall, and a box released on a
 //!    35° slope with μ = 0.5 rocked in a three-frame cycle under `cg` (80 of 120 frames
 //!    unconverged) instead of sliding;
-//! 5. `x += s·W Jᵀ Δλ`, `λ += s·Δλ` with the largest `s` in 1, ½, ¼, …, 1/64 that lowers the
-//!    merit `Σ (C + α̃λ)²` over the active rows (backtracking: with `η < 1` the inexact step is
-//!    still a descent direction); if none does, the system is solved again with `damping`
+//! 5. `x += s·W Jᵀ Δλ` (`s·(W JᵀΔλ − s)` under the SQP methods), `λ += s·Δλ` with the largest
+//!    `s` in 1, ½, ¼, …, 1/64 that lowers the merit `Σ (C + α̃λ)²` over the active rows (plus
+//!    `Σ |s|²` in metres under the SQP methods: the KKT residual; backtracking: with `η < 1`
+//!    the inexact Newton step is still a descent direction); if none does, the system is solved again with `damping`
 //!    multiplied by 100 (Levenberg-Marquardt); an accepted full step divides it by 10, down to 1.
 //!    Redundant rows (a cloth with shear sticks) and taut lines between fixed particles (a cloth
 //!    pinned at two corners) make `J W Jᵀ` singular or nearly so, and an undamped step then
@@ -75,6 +125,14 @@
 //!
 //! # References
 //!
+//! * R. Goldenthal, D. Harmon, R. Fattal, M. Bercovier, E. Grinspun, "Efficient Simulation of
+//!   Inextensible Cloth", SIGGRAPH 2007: the fast projection.
+//! * M. Tournier, M. Nesme, B. Gilles, F. Faure, "Stable Constrained Dynamics", SIGGRAPH 2015,
+//!   and S. Andrews, M. Teichmann, P. G. Kry, "Geometric Stiffness for Real-time Constrained
+//!   Multibody Dynamics", Eurographics 2017: the geometric stiffness of constraints in the
+//!   implicit step.
+//! * J. Nocedal, S. J. Wright, "Numerical Optimization", 2nd ed., 2006, §18 (sequential
+//!   quadratic programming) and §16.2 (the Woodbury identity in KKT systems).
 //! * S. C. Eisenstat, H. F. Walker, "Choosing the Forcing Terms in an Inexact Newton Method",
 //!   SIAM J. Sci. Comput. 17(1), 1996: the forcing terms.
 //! * J. Nocedal, S. J. Wright, "Numerical Optimization", 2nd ed., 2006, §10.3: Gauss-Newton and
@@ -95,11 +153,30 @@ use solverlab_core::{Scene, State, Vec3};
 pub mod cg;
 pub mod direct;
 pub mod jacobian;
+mod maps;
 pub(crate) mod rigid_rows;
+mod solver;
 mod steps;
+
+use maps::{forcing_term, lookup, Released, RowMap, Start};
 
 use jacobian::System;
 use rigid_rows::{is_rigid_id, RigidRows};
+
+/// The top bits of the full method's curvature rows' ids (bit 62 alone: no scene row has it
+/// without bit 63, and rigid rows have every one of the top four).
+const CURVATURE_TAG: u64 = 1 << 62;
+
+/// The id of curvature row `k` (1 or 2, one per tangent) of scene constraint `index`.
+fn curvature_row_id(index: usize, k: u64) -> u64 {
+    CURVATURE_TAG | ((index as u64) << 2) | k
+}
+
+/// Whether `id` is a curvature row's (a stick's, or a rigid joint's): it has no multiplier of
+/// its own to keep.
+fn is_curvature_id(id: u64) -> bool {
+    id >> 60 == CURVATURE_TAG >> 60 || rigid_rows::is_joint_curvature_id(id)
+}
 
 /// At most this many friction rounds per step (step 6; only rigid contacts take more than one).
 /// A manifold released in the last round keeps what its rows applied: it sticks a little harder
@@ -137,6 +214,15 @@ pub trait Linear {
     /// Whether `A` must be assembled before [`Linear::solve`].
     fn needs_assembly(&self) -> bool;
 
+    /// Replaces `v` by its part in the range of `K = A − εI` (`A` of the last solve), removing
+    /// its part in the null space of `J W Jᵀ + diag(α̃)`: multipliers that move nothing. Called
+    /// after each solve of an SQP pass, `first` for the pass's first solve (the one that starts
+    /// from the warm start); a solver may skip the others. Returns the inner iterations it
+    /// spent, or `None` if it left `v` as it is.
+    fn project_range(&mut self, _sys: &System, _v: &mut [f64], _first: bool) -> Option<usize> {
+        None
+    }
+
     /// Solves `A x = b` with `x` holding the initial guess, until `stop` holds or the solver's
     /// cap. `pattern_changed` says whether the sparsity of `A` differs from the last call.
     /// `monitor(iteration, relative residual, x)` is called after every inner iteration.
@@ -160,9 +246,37 @@ pub enum Forcing {
     Fixed(f64),
 }
 
+/// What each outer iteration of the Newton loop solves (the setting `newton` of `cg` and
+/// `direct`; see the module docs).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Method {
+    /// The fast projection: `x = x̃ + W Σₖ Jₖᵀ Δλₖ` with each `J` taken where it was solved, until
+    /// `C(x) = 0`. Quadratic on the constraints, but the point it lands on depends on the path
+    /// and is not the implicit-Euler step (it drops the stationarity `M(x − x̃) = J(x)ᵀλ`).
+    Projection,
+    /// Sequential quadratic programming with the Gauss-Newton Hessian `M`: converges to the
+    /// implicit-Euler step, linearly, at a rate set by the constraint forces' curvature.
+    GaussNewton,
+    /// Sequential quadratic programming with the full Hessian of the Lagrangian, `M − Σ λᵢ∇²Cᵢ`:
+    /// the geometric stiffness of every stick in tension (and rope held taut) joins as two
+    /// compliant rows across the stick; quadratic near the solution.
+    #[default]
+    Full,
+}
+
+impl Method {
+    /// Whether the loop solves for the implicit-Euler step (stationarity included).
+    pub fn is_sqp(self) -> bool {
+        self != Method::Projection
+    }
+}
+
 /// Settings of the Newton loop, shared by the CG and direct solvers.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct NewtonSettings {
+    /// What each outer iteration solves.
+    pub method: Method,
     /// Maximum outer (Gauss-Newton) iterations per step.
     pub outer_iterations: usize,
     /// Stop when the common violation is at most this (m); 0 runs every outer iteration.
@@ -195,6 +309,11 @@ pub struct NewtonStats {
     pub stalled: bool,
     /// Whether the warm start was dropped because it left a larger residual than zero.
     pub warm_rejected: bool,
+    /// The SQP methods' stationarity `max |x − x̃ − W Jᵀλ|` at the end of the step (m; 0 for the
+    /// projection).
+    pub stationarity: f64,
+    /// Whether an SQP pass ended above the tolerance and the projection finished the step.
+    pub fell_back: bool,
 }
 
 /// A solver made of the Newton loop and a linear solver.
@@ -239,104 +358,23 @@ pub struct Newton<L: Linear> {
     released: Released,
     /// The joints' forces of the last step.
     joint_forces: Vec<solverlab_core::rigid::JointForce>,
-}
-
-/// The rows an outer iteration's active set released, what they give back, and where that moves
-/// the coordinates.
-#[derive(Default)]
-struct Released {
-    ids: Vec<u64>,
-    dl: Vec<f64>,
-    dx: Vec<Vec3>,
-}
-
-/// A row's multiplier in `map` by id (0 for a row that is not there).
-fn lookup(map: &RowMap) -> impl Fn(u64) -> f64 + '_ {
-    |id| map.get(id)
-}
-
-/// Multipliers by row id, 0 for a row that has none: the first row of each scene constraint
-/// (id `index << 2`, the only row of a stick) in a vector indexed by constraint, and every other
-/// row (a pin's other axes, contacts, rigid rows) in a hash map. A large cloth looks its rows up
-/// several times an outer iteration; in a hash map alone each lookup cost about 15 ns on the
-/// 256² cloth, half of gathering the row.
-#[derive(Debug, Default)]
-struct RowMap {
-    dense: Vec<f64>,
-    sparse: IdMap<f64>,
-}
-
-impl RowMap {
-    /// Forgets every multiplier, keeping the first rows of `constraints` constraints in the
-    /// vector.
-    fn reset(&mut self, constraints: usize) {
-        self.dense.clear();
-        self.dense.resize(constraints, 0.0);
-        self.sparse.clear();
-    }
-
-    /// The slot of row `id` in the vector, if it has one.
-    fn slot(&self, id: u64) -> Option<usize> {
-        (id & 3 == 0 && (id >> 2) < self.dense.len() as u64).then_some((id >> 2) as usize)
-    }
-
-    fn get(&self, id: u64) -> f64 {
-        match self.slot(id) {
-            Some(k) => self.dense[k],
-            None => self.sparse.get(&id).copied().unwrap_or(0.0),
-        }
-    }
-
-    /// Adds `d` to the multiplier of row `id`.
-    fn add(&mut self, id: u64, d: f64) {
-        match self.slot(id) {
-            Some(k) => self.dense[k] += d,
-            None => *self.sparse.entry(id).or_insert(0.0) += d,
-        }
-    }
-
-    /// Every multiplier that was set, with its id (the vector's first, zeros included).
-    fn iter(&self) -> impl Iterator<Item = (u64, f64)> + '_ {
-        let dense = self.dense.iter().enumerate().map(|(k, &l)| ((k as u64) << 2, l));
-        dense.chain(self.sparse.iter().map(|(&id, &l)| (id, l)))
-    }
-}
-
-impl Clone for RowMap {
-    fn clone(&self) -> Self {
-        RowMap { dense: self.dense.clone(), sparse: self.sparse.clone() }
-    }
-
-    /// Reuses the vector and the table.
-    fn clone_from(&mut self, source: &Self) {
-        self.dense.clone_from(&source.dense);
-        self.sparse.clone_from(&source.sparse);
-    }
-}
-
-/// The forcing term for outer iteration with Newton residual norm `f`, given the previous
-/// iteration's norm and forcing term.
-fn forcing_term(forcing: Forcing, f: f64, previous: Option<(f64, f64)>) -> f64 {
-    match forcing {
-        Forcing::Fixed(t) => t,
-        Forcing::EisenstatWalker => {
-            const GAMMA: f64 = 0.9;
-            const ETA_MAX: f64 = 0.9;
-            let eta = match previous {
-                None => 0.5,
-                Some((f_prev, eta_prev)) => {
-                    let eta = GAMMA * (f / f_prev).powi(2);
-                    let guard = GAMMA * eta_prev * eta_prev;
-                    if guard > 0.1 {
-                        eta.max(guard)
-                    } else {
-                        eta
-                    }
-                }
-            };
-            eta.min(ETA_MAX)
-        }
-    }
+    /// The loop's starting coordinates `x̃` of the current pass (the prediction, or the
+    /// friction-corrected prediction), for the stationarity of the SQP methods.
+    start: Vec<Vec3>,
+    /// The stationarity displacement `s = x − x̃ − W Jᵀλ` at the current point, and at a trial
+    /// point of the line search.
+    stationarity: Vec<Vec3>,
+    trial_stationarity: Vec<Vec3>,
+    /// Metres per unit of each coordinate block's displacement (1 for particles and rigid
+    /// positions; a rotation block's largest turn per unit times the body's bounding radius).
+    coordinate_scale: Vec<f64>,
+    /// Rows of `rows` that are the scene's (the rest are the full method's curvature rows).
+    real_rows: usize,
+    /// The method of the running pass (the settings' own, or the projection of a step that
+    /// falls back).
+    method: Method,
+    /// The first outer iteration of the running pass.
+    first_outer: usize,
 }
 
 impl<L: Linear> Newton<L> {
@@ -367,7 +405,57 @@ impl<L: Linear> Newton<L> {
             rigid: RigidRows::default(),
             released: Released::default(),
             joint_forces: Vec::new(),
+            start: Vec::new(),
+            stationarity: Vec::new(),
+            trial_stationarity: Vec::new(),
+            coordinate_scale: Vec::new(),
+            real_rows: 0,
+            method: Method::Full,
+            first_outer: 1,
         }
+    }
+
+    /// One pass of the loop (steps 1–5) from `x`: the first of the step (`first`), or the
+    /// friction pass from the first pass's multipliers. Under the SQP methods a pass that ends
+    /// above the tolerance (an implicit-Euler step without finite multipliers, such as a taut
+    /// line between fixed particles) goes on with the projection from where it stopped, for
+    /// at most as many outer iterations again, so that the step still ends on the
+    /// constraints; [`NewtonStats::fell_back`] says so.
+    #[allow(clippy::too_many_arguments)]
+    fn pass(
+        &mut self,
+        ctx: &StepContext,
+        state: &State,
+        x: &mut Vec<Vec3>,
+        observer: &mut dyn Observer,
+        info: &mut SolveInfo,
+        first: bool,
+    ) -> Result<f64, SolveError> {
+        let method = self.settings.method;
+        let cap = self.settings.outer_iterations;
+        let from = if first { 1 } else { self.stats.outer + 1 };
+        let start = match (method.is_sqp(), first) {
+            (true, true) => Start::Previous(self.settings.warm_start),
+            (true, false) => Start::Previous(1.0),
+            (false, _) => Start::Zero,
+        };
+        let mut worst = self.newton_loop(ctx, state, x, observer, info, method, from..=cap.max(from), start)?;
+        let budget_left = self.settings.inner_budget == 0 || info.iterations < self.settings.inner_budget;
+        if method.is_sqp() && worst > self.settings.tolerance && budget_left {
+            self.stats.fell_back = true;
+            let from = self.stats.outer + 1;
+            worst = self.newton_loop(
+                ctx,
+                state,
+                x,
+                observer,
+                info,
+                Method::Projection,
+                from..=from + cap - 1,
+                Start::Keep,
+            )?;
+        }
+        Ok(worst)
     }
 
     /// What the last step did beyond its [`SolveInfo`].
@@ -378,204 +466,5 @@ impl<L: Linear> Newton<L> {
     /// The linear solver.
     pub fn linear(&self) -> &L {
         &self.linear
-    }
-}
-
-impl<L: Linear> Solver for Newton<L> {
-    fn name(&self) -> &str {
-        &self.label
-    }
-
-    fn prepare(&mut self, scene: &Scene) -> Result<(), SolveError> {
-        self.w = scene.inverse_masses();
-        self.particles = self.w.len();
-        self.rigid = RigidRows::default();
-        self.dense_rows = scene.constraints.len();
-        self.previous.reset(self.dense_rows);
-        self.previous_friction.clear();
-        self.contacts.clear();
-        self.sys = System::default();
-        self.last_pattern.clear();
-        Ok(())
-    }
-
-    fn solve(
-        &mut self,
-        ctx: &StepContext,
-        state: &mut State,
-        observer: &mut dyn Observer,
-    ) -> Result<SolveInfo, SolveError> {
-        let scene = ctx.scene;
-        let h = ctx.h;
-        if self.particles != scene.particles.len() {
-            self.prepare(scene)?;
-        }
-        self.stats = NewtonStats::default();
-        let travel = state.x.iter().zip(&state.x_prev).map(|(x, p)| (x - p).norm_squared()).fold(0.0, f64::max);
-        self.margin = 2.0 * travel.sqrt();
-        let restitution = solverlab_core::integrate::has_restitution(scene);
-        self.predicted.clone_from(&state.x);
-        self.friction.clear();
-        // The loop's coordinates: the particles, then each rigid body's two blocks.
-        let n = self.particles;
-        let rigid = scene.has_rigid();
-        let mut x = state.x.clone();
-        self.w.truncate(n);
-        if rigid {
-            self.rigid.begin(scene, &mut state.rigid, h, n, state.time);
-            self.rigid.push_inverse_masses(scene, &mut self.w);
-            self.rigid.push_predicted(&mut x);
-        }
-        let mut info = SolveInfo::default();
-        let mut worst = self.newton_loop(ctx, state, &mut x, observer, &mut info, 1)?;
-        // Friction (step 6): the contacts that pushed, with their normal multipliers.
-        self.contacts.clear();
-        for r in self.rows.iter().filter(|r| r.contact.is_some_and(|c| c.friction > 0.0)) {
-            let lambda_n = self.current.get(r.id);
-            if lambda_n > 0.0 {
-                self.contacts.push((r.to_row(), lambda_n));
-            }
-        }
-        if rigid {
-            self.rigid.set_normal_multipliers(&lookup(&self.current));
-        }
-        let rigid_friction = rigid && self.rigid.needs_friction();
-        // Only from converged normal multipliers: an unconverged pass (a dense pile that hit the
-        // cap) can hold multipliers far from the contact forces, and friction scaled by them
-        // would hold the particles where they started.
-        if (!self.contacts.is_empty() || rigid_friction) && worst <= self.settings.tolerance {
-            // Rigid contacts whose static friction rows ask for more than their cone are
-            // released to slide, and the pass runs again (at most `FRICTION_ROUNDS` times).
-            for _ in 0..FRICTION_ROUNDS {
-                state.x.clone_from(&self.predicted);
-                self.apply_friction(state);
-                x.truncate(n);
-                x.copy_from_slice(&state.x);
-                if rigid {
-                    // The rigid bodies' friction, from their predicted poses (as the particles').
-                    self.rigid.push_predicted(&mut x);
-                    self.rigid.write_poses(&x[n..], &mut state.rigid);
-                    self.rigid.friction(&mut state.rigid);
-                    self.rigid.read_poses(&state.rigid, &mut x[n..]);
-                }
-                // Start the second pass from the first pass's multipliers.
-                self.previous = std::mem::take(&mut self.current);
-                let next = self.stats.outer + 1;
-                worst = self.newton_loop(ctx, state, &mut x, observer, &mut info, next)?;
-                if !rigid || !self.rigid.settle_friction(lookup(&self.current)) || worst > self.settings.tolerance {
-                    break;
-                }
-            }
-        }
-        state.x.copy_from_slice(&x[..n]);
-        if rigid {
-            self.rigid.joint_forces(scene, &x[n..], lookup(&self.current), h, &mut self.joint_forces);
-            self.rigid.write_poses(&x[n..], &mut state.rigid);
-            self.rigid.set_normal_multipliers(&lookup(&self.current));
-            self.rigid.xpbd.finish(scene, &mut state.rigid, h);
-        }
-        info.converged = worst <= self.settings.tolerance;
-        info.outer = self.stats.outer;
-        if !info.converged {
-            info.note = Some(self.diagnose());
-        } else if self.stats.breakdowns > 0 {
-            // A breakdown ends a linear solve early; the Newton loop may still converge, but the
-            // run's meta.json should say that the matrix was not positive definite.
-            info.note = Some(
-                "a CG solve broke down (pᵀAp ≤ 0: J W Jᵀ is not positive definite along some direction, \
-                 as with redundant rows and no regularisation); the Newton loop still converged",
-            );
-        }
-        if restitution {
-            solverlab_core::integrate::apply_restitution(scene, &self.predicted, state, h);
-        }
-        std::mem::swap(&mut self.previous, &mut self.current);
-        std::mem::swap(&mut self.previous_friction, &mut self.friction);
-        Ok(info)
-    }
-
-    fn capture_system(&mut self, outer: Option<usize>) -> bool {
-        self.capture = outer;
-        self.captured = None;
-        true
-    }
-
-    fn captured_system(&self) -> Option<&LinearSystem> {
-        self.captured.as_ref()
-    }
-
-    fn rigid_contacts(&self, out: &mut Vec<solverlab_core::rigid::ContactForce>) {
-        out.clear();
-        out.extend_from_slice(self.rigid.xpbd.forces());
-    }
-
-    fn rigid_joints(&self, out: &mut Vec<solverlab_core::rigid::JointForce>) {
-        out.clear();
-        out.extend_from_slice(&self.joint_forces);
-    }
-
-    fn multiplier(&self, id: u64) -> f64 {
-        let dir = match decode(id) {
-            RowRef::Contact { dir, .. } | RowRef::Body { dir, .. } | RowRef::Embedded { dir, .. } => dir,
-            _ => 0,
-        };
-        match (dir, self.previous_friction.get(&(id & !3))) {
-            (1 | 2, Some((n, lt))) => {
-                let (t1, t2) = tangents(n);
-                lt.dot(if dir == 1 { &t1 } else { &t2 })
-            }
-            _ => self.previous.get(id),
-        }
-    }
-
-    fn multipliers(&self, out: &mut Vec<(u64, f64)>) {
-        out.clear();
-        // The rigid rows' multipliers reach the tables as contact forces (`rigid_contacts`).
-        out.extend(self.previous.iter().filter(|&(id, l)| l != 0.0 && !is_rigid_id(id)));
-        for (id, (n, lt)) in &self.previous_friction {
-            let (t1, t2) = tangents(n);
-            out.extend([(id | 1, lt.dot(&t1)), (id | 2, lt.dot(&t2))]);
-        }
-        out.sort_unstable_by_key(|e| e.0);
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::RowMap;
-    use solverlab_core::rows::{constraint_row_id, contact_row_id};
-
-    /// The split map reads like one map by id: sticks' rows in the vector, a pin's other axes,
-    /// contacts and constraints beyond the vector in the table, everything else 0.
-    #[test]
-    fn row_map_reads_like_one_map_by_id() {
-        let mut m = RowMap::default();
-        m.reset(3);
-        let ids = [
-            constraint_row_id(0, 0),
-            constraint_row_id(2, 0),
-            constraint_row_id(2, 1),
-            constraint_row_id(7, 0),
-            contact_row_id(5, solverlab_core::constraint::ColliderRef::Plane(0), 0),
-        ];
-        for (k, &id) in ids.iter().enumerate() {
-            m.add(id, k as f64 + 0.5);
-            m.add(id, 1.0);
-        }
-        for (k, &id) in ids.iter().enumerate() {
-            assert_eq!(m.get(id), k as f64 + 1.5, "row {id:x}");
-        }
-        assert_eq!(m.get(constraint_row_id(1, 0)), 0.0);
-        assert_eq!(m.get(constraint_row_id(1, 2)), 0.0);
-        let mut set: Vec<(u64, f64)> = m.iter().filter(|e| e.1 != 0.0).collect();
-        set.sort_unstable_by_key(|e| e.0);
-        let mut expected: Vec<(u64, f64)> = ids.iter().enumerate().map(|(k, &id)| (id, k as f64 + 1.5)).collect();
-        expected.sort_unstable_by_key(|e| e.0);
-        assert_eq!(set, expected);
-        let mut copy = RowMap::default();
-        copy.clone_from(&m);
-        assert!(ids.iter().all(|&id| copy.get(id) == m.get(id)));
-        m.reset(3);
-        assert!(ids.iter().all(|&id| m.get(id) == 0.0));
     }
 }

@@ -36,6 +36,79 @@ impl<L: Linear> Newton<L> {
         (merit, worst)
     }
 
+    /// The stationarity displacement `s = x − x̃ − W Jᵀλ` of the SQP methods over the scene's
+    /// rows of `rows` (the first `real` of them) into `out`; returns `Σ |sᵢ|²` and `max |sᵢ|`,
+    /// each block's displacement in metres ([`Newton::coordinate_scale`]). At the implicit-Euler
+    /// step `s = 0`: `M(x − x̃) = Jᵀλ`.
+    pub(super) fn stationarity(&self, x: &[Vec3], rows: &RowSet, real: usize, out: &mut Vec<Vec3>) -> (f64, f64) {
+        out.clear();
+        out.resize(x.len(), Vec3::zeros());
+        for i in 0..real.min(rows.len()) {
+            let r = rows.get(i);
+            let lambda = self.current.get(r.id);
+            if lambda != 0.0 {
+                for (&p, g) in r.particles.iter().zip(r.grad) {
+                    out[p as usize] += g * lambda;
+                }
+            }
+        }
+        let (mut sum, mut worst) = (0.0, 0.0f64);
+        for (p, o) in out.iter_mut().enumerate() {
+            *o = x[p] - self.start[p] - *o * self.w[p];
+            let metres = o.norm() * self.coordinate_scale[p];
+            sum += metres * metres;
+            worst = worst.max(metres);
+        }
+        (sum, worst)
+    }
+
+    /// The full method's curvature rows (see [`Method::Full`]), appended to `self.rows` after its
+    /// `self.real_rows` scene rows. A stick's Hessian is `κ·[P −P; −P P]`
+    /// ([`solverlab_core::constraint::stick_curvature`]), so its share of the Lagrangian's
+    /// Hessian, `−λ∇²C`, is `Γ Σₜ eₜeₜᵀ` with `Γ = −λκ` (kg) and `eₜ = [−t; t]` for the two unit
+    /// tangents `t`. With `Γ > 0` (a stick in tension, a rope held taut) that is exactly what a
+    /// row with gradient `eₜ`, `C = 0` and compliance `α̃ = 1/Γ` adds to the Newton step: by the
+    /// Woodbury identity, eliminating its multiplier leaves `M + Γ eₜeₜᵀ` in the `x` block. So
+    /// `J W Jᵀ` over the rows and these keeps its form and its definiteness, and CG and the
+    /// sparse Cholesky solve it unchanged. With `Γ < 0` (a compressed stick, a contact pushing
+    /// on a curved surface) the term would make the system indefinite: it is left out, and the
+    /// step is a Gauss-Newton step along those rows (linear convergence at a rate `|Γ|/m`).
+    /// Rows of other kinds (pins, planes, box faces, rigid rows) are linear in the loop's
+    /// coordinates or have their curvature left out likewise (see the module docs).
+    pub(super) fn add_curvature_rows(&mut self, scene: &Scene, x: &[Vec3], h: f64) {
+        use solverlab_core::constraint::stick_curvature;
+        use solverlab_core::model::Kind;
+        self.real_rows = self.rows.len();
+        if self.method != Method::Full {
+            return;
+        }
+        let mut extra: Vec<(u64, [usize; 2], Vec3, f64)> = Vec::new();
+        for r in self.rows.iter() {
+            let RowRef::Constraint { index, axis: 0 } = decode(r.id) else { continue };
+            let Some(Kind::Stick { a, b, sense, .. }) = scene.constraints.get(index).map(|c| &c.kind) else {
+                continue;
+            };
+            let Some((kappa, n)) = stick_curvature(&x[*a], &x[*b], *sense) else { continue };
+            let gamma = -self.current.get(r.id) * kappa;
+            // Below a billionth of the stick's reduced mass the term changes nothing but the
+            // conditioning (its compliance `1/Γ` would be enormous).
+            let (wa, wb) = (self.w[*a], self.w[*b]);
+            if wa + wb > 0.0 && gamma * (wa + wb) > 1e-9 {
+                let (t1, t2) = tangents(&n);
+                extra.push((curvature_row_id(index, 1), [*a, *b], t1, gamma));
+                extra.push((curvature_row_id(index, 2), [*a, *b], t2, gamma));
+            }
+        }
+        for (id, particles, t, gamma) in extra {
+            let compliance = h * h / gamma;
+            self.rows.push_fields(id, &particles, &[-t, t], 0.0, 0.0, RowKind::Equality, compliance, None);
+        }
+        if scene.has_rigid() {
+            let n = self.particles;
+            self.rigid.curvature_rows(scene, &x[n..], lookup(&self.current), h, &mut self.rows);
+        }
+    }
+
     /// Solves one outer iteration's system with the active-set loop (steps 2–4); returns `Δλ` for
     /// the rows left in `self.rows`.
     #[allow(clippy::too_many_arguments)]
@@ -47,6 +120,7 @@ impl<L: Linear> Newton<L> {
         outer: usize,
         damping: f64,
         stop: LinearStop,
+        stationarity: Option<&[Vec3]>,
         observer: &mut dyn Observer,
     ) -> Result<(Vec<f64>, LinearInfo), SolveError> {
         let h = ctx.h;
@@ -79,12 +153,25 @@ impl<L: Linear> Newton<L> {
                 true => 0.0,
                 false => r.particles.iter().zip(r.grad).map(|(&i, g)| g.dot(&self.released.dx[i as usize])).sum(),
             };
-            let b: Vec<f64> =
-                self.rows.iter().zip(&lambda).map(|(r, l)| -r.c - moved(&r) - alpha_tilde(r.compliance) * l).collect();
+            // The SQP methods: `b = −(C + α̃λ) + J s` with the stationarity `s`; the step
+            // `Δx = W Jᵀ Δλ − s` then lands on `x̃ + W Jᵀ(λ + Δλ)` (see the module docs).
+            let along_s = |r: &RowView| match stationarity {
+                None => 0.0,
+                Some(s) => r.particles.iter().zip(r.grad).map(|(&i, g)| g.dot(&s[i as usize])).sum(),
+            };
+            let b: Vec<f64> = self
+                .rows
+                .iter()
+                .zip(&lambda)
+                .map(|(r, l)| -r.c - moved(&r) - alpha_tilde(r.compliance) * l + along_s(&r))
+                .collect();
+            let sqp = stationarity.is_some();
             let mut dl: Vec<f64> = match &previous_round {
                 // A later round starts from the last round's solution on the rows that stayed.
                 Some(last) => self.rows.heads().iter().map(|r| last.get(&r.id).copied().unwrap_or(0.0)).collect(),
-                None if outer == 1 && self.settings.warm_start > 0.0 => {
+                // The SQP methods start the step from the previous step's multipliers instead
+                // (they are the iterate): the change starts at zero.
+                None if outer == 1 && self.settings.warm_start > 0.0 && !sqp => {
                     // The previous step's multipliers, kept only where they leave a smaller
                     // residual than a cold start (as MuJoCo does): on redundant rows the
                     // multipliers are not unique, and a warm start can carry a large part in
@@ -128,6 +215,9 @@ impl<L: Linear> Newton<L> {
                 let mut monitor = |iteration: usize, residual: f64, dl: &[f64]| {
                     let violation = want_violation.then(|| {
                         let mut x = x.to_vec();
+                        if let Some(s) = stationarity {
+                            x.iter_mut().zip(s).for_each(|(x, s)| *x -= s);
+                        }
                         sys.add_w_jt(dl, &mut x, &mut scratch);
                         let lambda = |j: usize, axis: usize| {
                             let id = constraint_row_id(j, axis);
@@ -168,6 +258,11 @@ impl<L: Linear> Newton<L> {
                 .map(|((r, l), d)| r.kind == RowKind::Inequality && l + d < 0.0)
                 .collect();
             if !pulling.contains(&true) {
+                if sqp {
+                    let first = outer == self.first_outer;
+                    let extra = self.project_multipliers(&lambda, &mut dl, first);
+                    return Ok((dl, LinearInfo { iterations: inner + extra, ..info }));
+                }
                 return Ok((dl, total));
             }
             if round == self.settings.active_set_iterations {
@@ -176,6 +271,11 @@ impl<L: Linear> Newton<L> {
                     if *p {
                         *d = -l;
                     }
+                }
+                if sqp {
+                    let first = outer == self.first_outer;
+                    let extra = self.project_multipliers(&lambda, &mut dl, first);
+                    return Ok((dl, LinearInfo { iterations: inner + extra, ..info }));
                 }
                 return Ok((dl, total));
             }
@@ -186,6 +286,8 @@ impl<L: Linear> Newton<L> {
             if self.released.dx.is_empty() {
                 self.released.dx.resize(x.len(), Vec3::zeros());
             }
+            // Under the SQP methods every pulling row leaves (λ = 0: it is not in the KKT
+            // conditions of this active set), touching or not.
             let separated = |r: &RowView| r.c > 0.0;
             for ((r, l), _) in self.rows.iter().zip(&lambda).zip(&pulling).filter(|((r, _), p)| **p && separated(r)) {
                 self.released.ids.push(r.id);
@@ -198,6 +300,24 @@ impl<L: Linear> Newton<L> {
             self.rows.retain(|_| keep.next().expect("one flag per row"));
         }
         unreachable!("the loop returns at its last round")
+    }
+
+    /// Under the SQP methods, with a linear solver that can ([`Linear::project_range`]): the
+    /// new multipliers `λ + Δλ` without their part in the null space of `J W Jᵀ` (redundant
+    /// rows: a cloth's shear sticks, a braced ragdoll). That part moves nothing, but it is a
+    /// self-stress whose geometric stiffness enters the full method's Hessian: carried from
+    /// the warm start it made the Hessian wrong and Newton linear (the 12 × 12 cloth with shear
+    /// sticks pinned along its top edge took 17–50 outer iterations a frame and tore). The
+    /// multipliers then are the minimum-norm ones, a choice that is continuous in `x`.
+    fn project_multipliers(&mut self, lambda: &[f64], dl: &mut [f64], first: bool) -> usize {
+        let mut v: Vec<f64> = lambda.iter().zip(dl.iter()).map(|(l, d)| l + d).collect();
+        match self.linear.project_range(&self.sys, &mut v, first) {
+            Some(iterations) => {
+                dl.iter_mut().zip(&v).zip(lambda).for_each(|((d, v), l)| *d = v - l);
+                iterations
+            }
+            None => 0,
+        }
     }
 
     /// Step 6: Coulomb friction on the prediction, for every contact in `self.contacts`,
@@ -225,7 +345,10 @@ impl<L: Linear> Newton<L> {
     }
 
     /// Steps 1–5 from the coordinates `x` (the particles', then the rigid bodies'), outer
-    /// iterations counted from `first_outer`; returns the stopping measure at the end.
+    /// iterations counted from `first_outer`; returns the stopping measure at the end (with the
+    /// SQP methods, the larger of the violation and the stationarity). The SQP methods start
+    /// from `initial` times the multipliers in `self.previous` (the warm start, or the first
+    /// pass's multipliers for the friction pass).
     #[allow(clippy::too_many_arguments)]
     pub(super) fn newton_loop(
         &mut self,
@@ -234,22 +357,49 @@ impl<L: Linear> Newton<L> {
         x: &mut Vec<Vec3>,
         observer: &mut dyn Observer,
         info: &mut SolveInfo,
-        first_outer: usize,
+        method: Method,
+        outers: std::ops::RangeInclusive<usize>,
+        start: Start,
     ) -> Result<f64, SolveError> {
         let scene = ctx.scene;
         let h = ctx.h;
-        self.current.reset(self.dense_rows);
+        let sqp = method.is_sqp();
+        self.method = method;
+        self.first_outer = *outers.start();
+        match start {
+            Start::Keep => {}
+            Start::Zero => self.current.reset(self.dense_rows),
+            Start::Previous(scale) => {
+                self.current.reset(self.dense_rows);
+                for (id, l) in self.previous.iter() {
+                    if l != 0.0 && scale > 0.0 {
+                        self.current.add(id, l * scale);
+                    }
+                }
+            }
+        }
+        if sqp {
+            self.start.clone_from(x);
+        }
         let mut rows = std::mem::take(&mut self.rows);
         let (mut merit, mut worst) = self.gather(scene, x, state.time, h, &mut rows);
+        let mut stat = 0.0;
+        if sqp {
+            let mut s = std::mem::take(&mut self.stationarity);
+            let (sum, max) = self.stationarity(x, &rows, rows.len(), &mut s);
+            (merit, stat) = (merit + sum, max);
+            self.stationarity = s;
+        }
         self.rows = rows;
+        self.real_rows = self.rows.len();
         let tolerance = self.settings.tolerance;
         let mut trial_rows = std::mem::take(&mut self.trial_rows);
         let mut trial_x = x.clone();
         let mut dx = vec![Vec3::zeros(); x.len()];
         let mut damping = 1.0;
         let mut last: Option<(f64, f64)> = None;
-        for outer in first_outer..=self.settings.outer_iterations {
-            if worst <= tolerance || self.rows.is_empty() {
+        for outer in outers {
+            if (worst <= tolerance && stat <= tolerance) || self.rows.is_empty() {
                 break;
             }
             let f = merit.sqrt();
@@ -262,20 +412,27 @@ impl<L: Linear> Newton<L> {
             let max_iterations = if budget > 0 { budget - info.iterations } else { 0 };
             let stop = LinearStop { relative: eta, absolute: 0.5 * tolerance, max_iterations };
             self.stats.outer = outer;
-            // Globalisation: backtracking along the Gauss-Newton direction (an inexact solve
-            // with η < 1 still gives a descent direction for the merit Σ (C + α̃λ)²); if even a
-            // step of 1/64 does not lower the merit, Levenberg-Marquardt: solve again with
-            // 100× the damping. An accepted full step divides the damping by 10.
+            self.add_curvature_rows(scene, x, h);
+            // Globalisation: backtracking along the Newton direction (an inexact solve with
+            // η < 1 still gives a descent direction for the merit); if even a step of 1/64 does
+            // not lower the merit, Levenberg-Marquardt: solve again with 100× the damping. An
+            // accepted full step divides the damping by 10. The merit is `Σ (C + α̃λ)²` over
+            // the active rows, plus `Σ |s|²` under the SQP methods.
             let committed = std::mem::take(&mut self.current);
+            let stationarity = std::mem::take(&mut self.stationarity);
             let accepted = 'solve: loop {
                 self.current.clone_from(&committed);
-                let (dl, linear) = self.solve_active_set(ctx, state, x, outer, damping, stop, observer)?;
+                let s = sqp.then_some(&stationarity[..]);
+                let (dl, linear) = self.solve_active_set(ctx, state, x, outer, damping, stop, s, observer)?;
                 info.iterations += linear.iterations;
                 info.residual = linear.residual;
                 dx.iter_mut().for_each(|d| *d = Vec3::zeros());
                 self.sys.add_w_jt(&dl, &mut dx, &mut self.scratch);
                 if !self.released.dx.is_empty() {
                     dx.iter_mut().zip(&self.released.dx).for_each(|(d, r)| *d += r);
+                }
+                if sqp {
+                    dx.iter_mut().zip(&stationarity).for_each(|(d, s)| *d -= s);
                 }
                 // A rigid body turns at most `MAX_TURN` per outer iteration (a trust region
                 // on the rotations; see `RigidRows::step_limit`).
@@ -287,7 +444,9 @@ impl<L: Linear> Newton<L> {
                 while step >= first / 64.0 {
                     self.current.clone_from(&committed);
                     for (r, d) in self.rows.heads().iter().zip(&dl) {
-                        self.current.add(r.id, step * d);
+                        if !is_curvature_id(r.id) {
+                            self.current.add(r.id, step * d);
+                        }
                     }
                     for (&id, d) in self.released.ids.iter().zip(&self.released.dl) {
                         self.current.add(id, step * d);
@@ -295,9 +454,16 @@ impl<L: Linear> Newton<L> {
                     for ((xt, x), d) in trial_x.iter_mut().zip(x.iter()).zip(&dx) {
                         *xt = x + d * step;
                     }
-                    let (m, w) = self.gather(scene, &trial_x, state.time, h, &mut trial_rows);
+                    let (mut m, w) = self.gather(scene, &trial_x, state.time, h, &mut trial_rows);
+                    let mut st = 0.0;
+                    if sqp {
+                        let mut ts = std::mem::take(&mut self.trial_stationarity);
+                        let (sum, max) = self.stationarity(&trial_x, &trial_rows, trial_rows.len(), &mut ts);
+                        (m, st) = (m + sum, max);
+                        self.trial_stationarity = ts;
+                    }
                     if m < merit {
-                        (merit, worst) = (m, w);
+                        (merit, worst, stat) = (m, w, st);
                         if step == first {
                             damping = (damping / 10.0).max(1.0);
                         }
@@ -311,6 +477,7 @@ impl<L: Linear> Newton<L> {
                     break false;
                 }
             };
+            self.stationarity = stationarity;
             if !accepted {
                 self.current = committed;
                 self.stats.stalled = true;
@@ -318,9 +485,13 @@ impl<L: Linear> Newton<L> {
             }
             x.clone_from(&trial_x);
             std::mem::swap(&mut self.rows, &mut trial_rows);
+            std::mem::swap(&mut self.stationarity, &mut self.trial_stationarity);
+            self.real_rows = self.rows.len();
         }
+        self.rows.truncate(self.real_rows);
         self.trial_rows = trial_rows;
-        Ok(worst)
+        self.stats.stationarity = stat;
+        Ok(if sqp { worst.max(stat) } else { worst })
     }
 
     /// Why a step ended above its tolerance (see [`SolveInfo::note`]).

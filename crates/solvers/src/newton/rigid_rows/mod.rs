@@ -259,6 +259,15 @@ impl RigidRows {
         }
     }
 
+    /// Appends, per body, metres per unit displacement of its two coordinate blocks: 1 for the
+    /// position, and for the rotation block its largest turn per unit (`max √I⁻¹`, rad) times
+    /// its bounding radius.
+    pub(crate) fn push_coordinate_scales(&self, scene: &Scene, out: &mut Vec<f64>) {
+        for (b, d) in scene.rigid.iter().zip(&self.scale) {
+            out.extend([1.0, d.max() * b.shape.bounding_radius()]);
+        }
+    }
+
     /// Appends the predicted poses' coordinates (`x̃`, `u = 0`).
     pub(crate) fn push_predicted(&self, x: &mut Vec<Vec3>) {
         for (p, _) in self.xpbd.predicted() {
@@ -385,35 +394,6 @@ impl RigidRows {
         }
     }
 
-    /// The force and torque each joint that held applied to its body `a`, from its rows'
-    /// multipliers `lambda` (N·s², by row id) at the coordinates `c`, over `h²`: the point
-    /// rows' gradients on `a` give the force, the angular rows' the torque about the anchor.
-    pub(crate) fn joint_forces(
-        &self,
-        scene: &Scene,
-        c: &[Vec3],
-        lambda: impl Fn(u64) -> f64,
-        h: f64,
-        out: &mut Vec<solverlab_core::rigid::JointForce>,
-    ) {
-        out.clear();
-        let pose = |k: Option<usize>| k.map(|k| self.pose(c, k)).map(|p| (p.x, p.q));
-        for (j, (joint, f)) in scene.joints.iter().zip(self.xpbd.frames()).enumerate() {
-            if !self.xpbd.joint_active(j) {
-                continue;
-            }
-            let mut force = solverlab_core::rigid::JointForce { joint: j, ..Default::default() };
-            for w in world_joint_rows(joint, f, pose(Some(joint.a)), pose(joint.b)) {
-                let l = lambda(joint_id(j, w.row)) / (h * h);
-                match w.row < 3 {
-                    true => force.force += w.linear_a * l,
-                    false => force.torque += w.angular_a * l,
-                }
-            }
-            out.push(force);
-        }
-    }
-
     /// The largest fraction (at most 1) of the change `d` of the bodies' coordinates that turns
     /// no body by more than [`MAX_TURN`]: the Newton loop's first trial step. Without it, a
     /// linearisation far from the solution (a ragdoll's pile-up at one step a frame) can turn a
@@ -500,192 +480,10 @@ impl RigidRows {
     }
 }
 
-/// One joint row in the world frame: its index within the joint (0–2 the anchors along x, y, z;
-/// 3–4 a revolute's axes or 3–5 a fixed joint's orientation; 5 and 6 a revolute's lower and
-/// upper limit), `C`, and its gradients on each body as `(linear, angular)` (angular: with
-/// respect to a world rotation of the body).
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct WorldRow {
-    pub(crate) row: usize,
-    pub(crate) c: f64,
-    pub(crate) kind: RowKind,
-    pub(crate) compliance: f64,
-    pub(crate) linear_a: Vec3,
-    pub(crate) angular_a: Vec3,
-    pub(crate) linear_b: Vec3,
-    pub(crate) angular_b: Vec3,
-}
-
-/// The rows of `joint` (frames `f`) at the poses `(x, q)` of its bodies (`None` for the world),
-/// as pure functions of those poses:
-///
-/// * anchors, along each world axis `e`: `C = e·(p_a − p_b) = 0`, gradients `(e, r_a×e)` on `a`
-///   and `(−e, −r_b×e)` on `b`, with the joint's compliance;
-/// * a revolute joint's axes: `C = s·a_b = 0` for the two directions `s` that `a` carries
-///   perpendicular to its own axis (`ref_a` and `a_a × ref_a`), angular gradients `s×a_b` on
-///   `a` and its opposite on `b` (exact while the axes nearly agree);
-/// * a revolute limit within [`LIMIT_MARGIN`] of the hinge angle `θ`: `C = θ − lower ≥ 0`
-///   (angular `−a_a`, `+a_a`) or `upper − θ ≥ 0` (the opposite);
-/// * a fixed joint: `C = e·φ_rel = 0` with `φ_rel = log(q_b (q_a·rel)⁻¹)`, angular gradients
-///   `−J_l⁻¹(−φ_rel)ᵀ e` on `a` and `J_l⁻¹(φ_rel)ᵀ e` on `b`.
-pub(crate) fn world_joint_rows(
-    joint: &solverlab_core::rigid::Joint,
-    f: &crate::pgs::joints::JointFrame,
-    a: Option<(Vec3, UnitQuaternion<f64>)>,
-    b: Option<(Vec3, UnitQuaternion<f64>)>,
-) -> Vec<WorldRow> {
-    let point = |p: &Option<(Vec3, UnitQuaternion<f64>)>, l: &Vec3| p.as_ref().map_or(*l, |(x, q)| x + q * l);
-    let arm = |p: &Option<(Vec3, UnitQuaternion<f64>)>, at: &Vec3| p.as_ref().map_or(Vec3::zeros(), |(x, _)| at - x);
-    let (pa, pb) = (point(&a, &f.anchor_a), point(&b, &f.anchor_b));
-    let (ra, rb) = (arm(&a, &pa), arm(&b, &pb));
-    let mut out = Vec::with_capacity(6);
-    for (axis, e) in [Vec3::x(), Vec3::y(), Vec3::z()].into_iter().enumerate() {
-        out.push(WorldRow {
-            row: axis,
-            c: e.dot(&(pa - pb)),
-            kind: RowKind::Equality,
-            compliance: joint.compliance,
-            linear_a: e,
-            angular_a: ra.cross(&e),
-            linear_b: -e,
-            angular_b: -rb.cross(&e),
-        });
-    }
-    let qa = a.map_or(UnitQuaternion::identity(), |(_, q)| q);
-    let qb = b.map_or(UnitQuaternion::identity(), |(_, q)| q);
-    let angular = |row: usize, c: f64, kind: RowKind, ga: Vec3, gb: Vec3| WorldRow {
-        row,
-        c,
-        kind,
-        compliance: 0.0,
-        linear_a: Vec3::zeros(),
-        angular_a: ga,
-        linear_b: Vec3::zeros(),
-        angular_b: gb,
-    };
-    match joint.kind {
-        JointKind::Ball => {}
-        JointKind::Revolute { lower, upper, .. } => {
-            let (axis_a, axis_b) = (qa * f.axis_a, qb * f.axis_b);
-            // The axes agree when b's axis has no component along the two directions a carries
-            // perpendicular to its own: `C = s·a_b`, with `s` turning with a.
-            let (ref_a, ref_b) = (qa * f.ref_a, qb * f.ref_b);
-            for (row, s) in [ref_a, axis_a.cross(&ref_a)].into_iter().enumerate() {
-                let g = s.cross(&axis_b);
-                out.push(angular(3 + row, s.dot(&axis_b), RowKind::Equality, g, -g));
-            }
-            let theta = ref_a.cross(&ref_b).dot(&axis_a).atan2(ref_a.dot(&ref_b));
-            if theta - lower < LIMIT_MARGIN {
-                out.push(angular(5, theta - lower, RowKind::Inequality, -axis_a, axis_a));
-            }
-            if upper - theta < LIMIT_MARGIN {
-                out.push(angular(6, upper - theta, RowKind::Inequality, axis_a, -axis_a));
-            }
-        }
-        JointKind::Fixed => {
-            // `φ_rel = log(q_b·(q_a·rel)⁻¹)`: turning b by `δω` changes it by `J_l⁻¹(φ_rel)·δω`,
-            // turning a by `−J_r⁻¹(φ_rel)·δω`.
-            let phi = (qb * (qa * f.relative).inverse()).scaled_axis();
-            for (axis, e) in [Vec3::x(), Vec3::y(), Vec3::z()].into_iter().enumerate() {
-                let gb = left_jacobian_inverse_transpose(&phi, &e);
-                let ga = -left_jacobian_inverse_transpose(&-phi, &e);
-                out.push(angular(3 + axis, e.dot(&phi), RowKind::Equality, ga, gb));
-            }
-        }
-    }
-    out
-}
+mod joints;
+#[cfg(test)]
+mod tests;
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use solverlab_core::rigid::{Joint, RigidBody, Shape};
-    use solverlab_core::Plane;
-
-    /// Two boxes stacked on the floor (contact rows, with every manifold sticking: tangent and
-    /// twist rows), a sphere hinged to the top box (anchor and axis rows) and held to the world
-    /// by a fixed joint (anchor and orientation rows), all turned away from the axes.
-    fn scene() -> (Scene, Vec<RigidState>) {
-        let mut scene = Scene::new("gradients");
-        scene.planes.push(Plane { normal: Vec3::y(), offset: 0.0, friction: 0.5, restitution: 0.0 });
-        let cube = Shape::Box { half: Vec3::new(0.25, 0.25, 0.3) };
-        scene.rigid.push(RigidBody::new(cube, 1.0, Vec3::new(0.0, 0.249, 0.0)));
-        scene.rigid.push(RigidBody::new(cube, 2.0, Vec3::new(0.02, 0.748, 0.01)));
-        scene.rigid.push(RigidBody::new(Shape::Sphere { radius: 0.1 }, 0.5, Vec3::new(1.0, 0.75, 0.0)));
-        let inf = f64::INFINITY;
-        scene.joints.push(Joint {
-            kind: JointKind::Revolute { axis: Vec3::new(0.1, 0.2, 1.0), lower: -inf, upper: inf },
-            a: 1,
-            b: Some(2),
-            anchor: Vec3::new(0.6, 0.75, 0.0),
-            compliance: 0.0,
-        });
-        scene.joints.push(Joint {
-            kind: JointKind::Fixed,
-            a: 2,
-            b: None,
-            anchor: Vec3::new(1.0, 0.8, 0.0),
-            compliance: 0.0,
-        });
-        let mut st: Vec<RigidState> = scene.rigid.iter().map(|b| b.initial_state()).collect();
-        for (k, s) in st.iter_mut().enumerate() {
-            s.w = Vec3::new(0.3, -0.2 * k as f64, 0.5);
-        }
-        (scene, st)
-    }
-
-    /// Every row's gradient with respect to the loop's coordinates (positions and scaled
-    /// rotation vectors, away from the predicted poses) matches central differences of its value:
-    /// contacts, friction and twist rows, anchors, revolute axes and fixed-joint orientations.
-    #[test]
-    fn row_gradients_match_finite_differences() {
-        let (scene, mut st) = scene();
-        let mut rr = RigidRows::default();
-        rr.begin(&scene, &mut st, 1.0 / 60.0, 0, 1.0 / 60.0);
-        assert!(rr.manifolds.len() >= 2, "the boxes should touch the floor and each other");
-        for m in &mut rr.manifolds {
-            m.stick = true;
-        }
-        let mut c = Vec::new();
-        rr.push_predicted(&mut c);
-        for (k, v) in c.iter_mut().enumerate() {
-            // Away from the prediction, where `J_l(φ)` matters.
-            *v += Vec3::new(0.013, -0.021, 0.017) * (1.0 + k as f64);
-        }
-        let rows_at = |c: &[Vec3]| {
-            let mut rows = RowSet::default();
-            rr.gather(&scene, c, &mut rows);
-            rows.iter().map(|r| r.to_row()).collect::<Vec<_>>()
-        };
-        let rows = rows_at(&c);
-        let has = |id: u64| rows.iter().any(|r| r.id == id);
-        for m in &rr.manifolds {
-            assert!((1..=3).all(|dir| has(m.id | dir)), "manifold {:#x} lacks a friction or twist row", m.id);
-        }
-        let joint_rows = rows.iter().filter(|r| r.id & (TAG | (1 << 59)) == TAG | (1 << 59)).count();
-        assert_eq!(joint_rows, 5 + 6, "a revolute joint has 5 rows, a fixed one 6");
-        let eps = 1e-6;
-        let mut worst = 0.0_f64;
-        for r in &rows {
-            for slot in 0..r.n {
-                for axis in 0..3 {
-                    let value = |sign: f64| {
-                        let mut moved = c.clone();
-                        moved[r.particles[slot]][axis] += sign * eps;
-                        rows_at(&moved).iter().find(|q| q.id == r.id).expect("same rows nearby").c
-                    };
-                    let fd = (value(1.0) - value(-1.0)) / (2.0 * eps);
-                    let error = (fd - r.grad[slot][axis]).abs();
-                    worst = worst.max(error);
-                    assert!(
-                        error < 1e-6,
-                        "row {:#x}, coordinate {slot}.{axis}: {} against {fd}",
-                        r.id,
-                        r.grad[slot][axis]
-                    );
-                }
-            }
-        }
-        eprintln!("{} rows, largest gradient error {worst:.1e}", rows.len());
-    }
-}
+use joints::anchor_curvature;
+pub(crate) use joints::{is_joint_curvature_id, world_joint_rows};
