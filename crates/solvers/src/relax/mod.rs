@@ -112,13 +112,13 @@ mod config;
 mod contacts;
 mod kernel;
 pub(crate) mod rigid;
+mod stop;
 mod sweeps;
 
 pub use config::{family, Mode, RelaxConfig};
 pub use kernel::PARALLEL_ROWS;
 
 use solverlab_core::constraint::delta_lambda;
-use solverlab_core::metrics::constraint_violation;
 use solverlab_core::model::{Kind, Scene, Sense, State};
 use solverlab_core::rng::Rng;
 use solverlab_core::rows::{constraint_row_id, decode, RowRef};
@@ -233,21 +233,6 @@ impl RelaxSolver {
     /// The number of multiplier rows of scene constraint `j` (1 for a stick, 3 for a pin).
     fn rows_of(&self, j: usize) -> usize {
         self.row_count[j] as usize
-    }
-
-    /// The common violation after an iteration (see `# Residual`).
-    fn violation(&self, scene: &Scene, state: &State, h: f64) -> f64 {
-        let lambda = |j: usize, axis: usize| self.lambda[self.constraint_row[j] as usize + axis];
-        let v = constraint_violation(scene, &state.x, state.time, h, &lambda).max(self.contacts.penetration(
-            scene,
-            state,
-            &self.w,
-            &self.radius,
-        ));
-        match scene.has_rigid() {
-            true => v.max(self.rigid.violation(scene, &state.rigid)),
-            false => v,
-        }
     }
 
     /// The update of stick item `item` from the current positions ([`kernel::stick_step`]);
@@ -394,83 +379,27 @@ impl Solver for RelaxSolver {
             self.rigid.begin(scene, &mut state.rigid, ctx.h, state.time);
         }
         let mut info = SolveInfo::default();
-        let want_violation = observer.wants_violation() || self.cfg.tolerance > 0.0;
-        let chebyshev = self.cfg.chebyshev_rho > 0.0 && self.cfg.mode != Mode::GaussSeidel;
-        if chebyshev {
+        let want_violation = observer.wants_violation();
+        let tolerance = self.cfg.tolerance;
+        if self.cfg.chebyshev_rho > 0.0 && self.cfg.mode != Mode::GaussSeidel {
             kernel::copy_into(&mut self.cheb_prev.0, &state.x);
             kernel::copy_into(&mut self.cheb_prev.1, &self.lambda);
         }
-        let mut weight = 1.0;
-        // The estimate of ρ, the last sweep's change (m) and whether the extrapolation is on.
-        let (mut rho, mut last_change, mut accelerate) = (self.cfg.chebyshev_rho, 0.0f64, true);
-        let estimate = self.cfg.chebyshev_estimate;
-        if estimate {
-            rho = 0.0;
-        }
+        let mut cheb = sweeps::Chebyshev::new(&self.cfg);
+        // A sweep with a parallel pass runs, with its stopping test, on a worker thread of the
+        // pool ([`crate::on_worker`]).
+        let parallel = self.soa.as_ref().is_some_and(|s| s.parallel(self.cfg.mode != Mode::GaussSeidel));
         for it in 1..=n_iter {
-            if chebyshev {
-                kernel::copy_into(&mut self.cheb_cur.0, &state.x);
-                kernel::copy_into(&mut self.cheb_cur.1, &self.lambda);
-            }
-            let mut residual = self.contacts.project(scene, state, &self.w, &self.radius);
-            residual = residual.max(match (self.cfg.mode, self.soa.take()) {
-                (mode, Some(soa)) => {
-                    let mut sweep = kernel::Sweep {
-                        w: &self.w,
-                        lambda: &mut self.lambda,
-                        scale: if mode == Mode::GaussSeidel { scale } else { k },
-                        sqrt_approx: self.cfg.sqrt_approx,
-                        seed: self.cfg.seed,
-                        step: state.step,
-                    };
-                    let (x, buf, dx) = (&mut state.x, &mut self.buf, &mut self.dx);
-                    let r = match (mode, self.cfg.xpbd) {
-                        (Mode::GaussSeidel, true) => kernel::gauss_seidel::<true>(&soa, x, &mut sweep),
-                        (Mode::GaussSeidel, false) => kernel::gauss_seidel::<false>(&soa, x, &mut sweep),
-                        (_, true) => kernel::jacobi::<true>(&soa, x, &mut sweep, dx, buf),
-                        (_, false) => kernel::jacobi::<false>(&soa, x, &mut sweep, dx, buf),
-                    };
-                    self.soa = Some(soa);
-                    r
-                }
-                (Mode::GaussSeidel, None) => {
-                    let mut ordering = std::mem::take(&mut self.ordering);
-                    let mut r = 0.0f64;
-                    for pass in ordering.passes(&mut self.rng) {
-                        r = r.max(self.gauss_seidel_sweep(state, pass, ctx.h, scale));
-                    }
-                    self.ordering = ordering;
-                    r
-                }
-                (_, None) => self.jacobi_sweep(state, ctx.h, k),
-            });
-            if rigid {
-                let jacobi = self.cfg.mode != Mode::GaussSeidel;
-                residual = residual.max(self.rigid.sweep(scene, &mut state.rigid, jacobi, scale, ctx.h));
-            }
-            if chebyshev && estimate {
-                let change = kernel::change_norm2(&state.x, &self.cheb_cur.0, &self.w).sqrt();
-                let delay = self.chebyshev_delay();
-                if it < delay && it > 1 && last_change > 0.0 {
-                    // A sweep that changed more than the one before is not contracting yet
-                    // (contacts switching on): no extrapolation from it.
-                    let ratio = change / last_change;
-                    rho = if ratio < 1.0 { ratio.min(self.cfg.chebyshev_rho) } else { 0.0 };
-                } else if it > delay && change > last_change {
-                    accelerate = false;
-                }
-                last_change = change;
-            }
-            if chebyshev && accelerate {
-                // x_{k+1} = ω (x̂ − x_{k−1}) + x_{k−1} for the particles and their multipliers.
-                weight = self.chebyshev_weight(rho, it, weight);
-                if weight != 1.0 {
-                    let (old_x, old_l) = (&self.cheb_prev.0, &self.cheb_prev.1);
-                    kernel::extrapolate(&mut state.x, old_x, &self.w, &mut self.lambda, old_l, weight);
-                }
-                std::mem::swap(&mut self.cheb_prev, &mut self.cheb_cur);
-            }
-            let violation = want_violation.then(|| self.violation(scene, state, ctx.h));
+            let mut iteration = |solver: &mut Self, state: &mut State| {
+                let residual = solver.iterate(ctx, state, it, (k, scale), &mut cheb);
+                // The common violation when the observer asks for it; otherwise the stopping
+                // test alone, which stops at the first row above the tolerance (`stop.rs`).
+                let violation = want_violation.then(|| solver.violation_until(scene, state, ctx.h, f64::INFINITY));
+                let met = tolerance > 0.0
+                    && violation.unwrap_or_else(|| solver.violation_until(scene, state, ctx.h, tolerance)) <= tolerance;
+                (residual, violation, met)
+            };
+            let (residual, violation, met) = crate::on_worker(parallel, || iteration(self, state));
             (info.iterations, info.outer) = (it, it);
             info.residual = residual;
             observer.iteration(&IterationReport {
@@ -481,7 +410,7 @@ impl Solver for RelaxSolver {
                 delta_lambda: None,
                 violation,
             });
-            if self.cfg.tolerance > 0.0 && violation.is_some_and(|v| v <= self.cfg.tolerance) {
+            if met {
                 info.converged = true;
                 break;
             }
