@@ -125,7 +125,7 @@ mod rows;
 
 pub use config::{family, Feedback, FrictionCone, PgsConfig};
 
-use solverlab_core::metrics::constraint_violation;
+use solverlab_core::metrics::constraint_violation_until;
 use solverlab_core::rng::Rng;
 use solverlab_core::rows::{constraint_row_id, gather_row_set, RowSet};
 use solverlab_core::solver::{IterationReport, Observer, SolveError, SolveInfo, Solver, StepContext};
@@ -212,16 +212,21 @@ impl PgsSolver {
         })
     }
 
-    /// The common violation if the step ended now (see `# Residual`).
-    fn violation(&mut self, scene: &Scene, state: &State, h: f64) -> f64 {
+    /// The common violation if the step ended now (see `# Residual`) when it is at most `bound`
+    /// (m); otherwise a number above `bound`, without the rows after the first one above it
+    /// ([`constraint_violation_until`]). `bound = ∞` gives the common violation.
+    fn violation_until(&mut self, scene: &Scene, state: &State, h: f64, bound: f64) -> f64 {
         let p = &self.prepared;
         self.x_end.clear();
         self.x_end.extend((0..state.x.len()).map(|i| state.x[i] + (p.v[i] - self.v0[i] + p.vp[i]) * h));
         let (vrows, index) = (&p.vrows, &self.row_index);
         let lambda =
             |j: usize, axis: usize| index.get(&constraint_row_id(j, axis)).map_or(0.0, |&r| vrows[r].lambda * h);
-        let mut worst = constraint_violation(scene, &self.x_end, state.time, h, &lambda);
+        let mut worst = constraint_violation_until(scene, &self.x_end, state.time, h, &lambda, bound);
         for r in p.vrows.iter().filter(|r| r.lo == 0.0 && r.id >> 63 == 1) {
+            if worst > bound {
+                break;
+            }
             // Contact normal rows (ids with the top bit; tangent rows are unbounded), linearised from the start of the step: C + h·J(v + v_p).
             let travel: f64 = p.parts.of(r).map(|(i, j)| j.dot(&(p.v[i] + p.vp[i]))).sum::<f64>() * h;
             worst = worst.max(-(r.c + travel));
@@ -450,7 +455,7 @@ impl PgsSolver {
         }
         // 5. Biased (and split) sweeps.
         let mut info = SolveInfo::default();
-        let want_violation = observer.wants_violation() || self.cfg.tolerance > 0.0;
+        let want_violation = observer.wants_violation();
         let split = self.prepared.any_split;
         let n_iter = self.cfg.iterations as usize;
         let omega = self.cfg.omega;
@@ -464,12 +469,15 @@ impl PgsSolver {
             }
             (info.iterations, info.outer) = (it, it);
             info.residual = max;
-            let violation = want_violation.then(|| self.violation(scene, state, h));
+            // The common violation when the observer asks for it; otherwise the stopping test
+            // alone, which stops at the first row above the tolerance.
+            let violation = want_violation.then(|| self.violation_until(scene, state, h, f64::INFINITY));
             observer.iteration(&sweep_report(it, (max, sum2, count, dl2), violation));
+            let tolerance = self.cfg.tolerance;
+            let met = tolerance > 0.0
+                && violation.unwrap_or_else(|| self.violation_until(scene, state, h, tolerance)) <= tolerance;
             let cfg = &self.cfg;
-            if (cfg.tolerance > 0.0 && violation.is_some_and(|v| v <= cfg.tolerance))
-                || (cfg.velocity_tolerance > 0.0 && max <= cfg.velocity_tolerance)
-            {
+            if met || (cfg.velocity_tolerance > 0.0 && max <= cfg.velocity_tolerance) {
                 info.converged = true;
                 break;
             }
