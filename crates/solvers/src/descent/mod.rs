@@ -60,7 +60,9 @@
 //!
 //! Per iteration, one pass over every row from each of its particles (two 3 × 3 accumulations
 //! per stick), one 3 × 3 solve per particle, one pass over the hard rows for the dual update,
-//! and the common violation. Contacts are gathered once per step.
+//! and the stopping test on the common violation, which stops at the first row above the
+//! tolerance (the whole pass only in the sweep that meets it, or for an observer that asks for
+//! the violation). Contacts are gathered once per step.
 //!
 //! # References
 //!

@@ -80,8 +80,10 @@
 //!
 //! Loops per step: one pass over constraints and particles × colliders to gather rows, one over
 //! rows to prepare and warm start, `iterations` (× 2 with split impulses) `+ relax_iterations
-//! (+1)` sweeps over rows, one pass over particles to integrate; with a tolerance, one pass over
-//! constraints and rows per iteration for the violation.
+//! (+1)` sweeps over rows, one pass over particles to integrate; with a tolerance, per iteration
+//! one pass over particles for the end-of-step positions and the stopping test, which stops at
+//! the first row above the tolerance (the whole pass over constraints and contact rows only in
+//! the iteration that meets it, or for an observer that asks for the violation).
 //!
 //! Rigid bodies (`scene.rigid`, with their joints) are solved by the same options on 6-DoF
 //! rows after the particle rows of the step, in `pgs/rigid.rs` and `pgs/joints.rs` (contact manifolds,
@@ -459,23 +461,31 @@ impl PgsSolver {
         let split = self.prepared.any_split;
         let n_iter = self.cfg.iterations as usize;
         let omega = self.cfg.omega;
+        let tolerance = self.cfg.tolerance;
+        // Sweeps with parallel passes (the coloured layout) run, with the stopping test, on a
+        // worker thread of the pool ([`crate::on_worker`]).
+        let parallel = self.prepared.in_layout && self.prepared.vrows.len() >= crate::PARALLEL_ROWS;
         for it in 1..=n_iter {
-            let (mut max, mut sum2, mut count, mut dl2) =
-                self.prepared.sweep(Pass::Biased, &self.w, &state.x_prev, omega, &mut self.ordering, &mut self.rng);
-            if split {
-                let (m, s, c, d) =
-                    self.prepared.sweep(Pass::Split, &self.w, &state.x_prev, omega, &mut self.ordering, &mut self.rng);
-                (max, sum2, count, dl2) = (max.max(m), sum2 + s, count + c, dl2 + d);
-            }
+            let iteration = |solver: &mut Self, state: &State| {
+                let (w, x0, p) = (&solver.w, &state.x_prev, &mut solver.prepared);
+                let (mut max, mut sum2, mut count, mut dl2) =
+                    p.sweep(Pass::Biased, w, x0, omega, &mut solver.ordering, &mut solver.rng);
+                if split {
+                    let (m, s, c, d) = p.sweep(Pass::Split, w, x0, omega, &mut solver.ordering, &mut solver.rng);
+                    (max, sum2, count, dl2) = (max.max(m), sum2 + s, count + c, dl2 + d);
+                }
+                // The common violation when the observer asks for it; otherwise the stopping
+                // test alone, which stops at the first row above the tolerance.
+                let violation = want_violation.then(|| solver.violation_until(scene, state, h, f64::INFINITY));
+                let met = tolerance > 0.0
+                    && violation.unwrap_or_else(|| solver.violation_until(scene, state, h, tolerance)) <= tolerance;
+                ((max, sum2, count, dl2), violation, met)
+            };
+            let (stats, violation, met) = crate::on_worker(parallel, || iteration(self, state));
+            let max = stats.0;
             (info.iterations, info.outer) = (it, it);
             info.residual = max;
-            // The common violation when the observer asks for it; otherwise the stopping test
-            // alone, which stops at the first row above the tolerance.
-            let violation = want_violation.then(|| self.violation_until(scene, state, h, f64::INFINITY));
-            observer.iteration(&sweep_report(it, (max, sum2, count, dl2), violation));
-            let tolerance = self.cfg.tolerance;
-            let met = tolerance > 0.0
-                && violation.unwrap_or_else(|| self.violation_until(scene, state, h, tolerance)) <= tolerance;
+            observer.iteration(&sweep_report(it, stats, violation));
             let cfg = &self.cfg;
             if met || (cfg.velocity_tolerance > 0.0 && max <= cfg.velocity_tolerance) {
                 info.converged = true;
