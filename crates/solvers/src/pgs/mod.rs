@@ -225,6 +225,10 @@ impl PgsSolver {
         let lambda =
             |j: usize, axis: usize| index.get(&constraint_row_id(j, axis)).map_or(0.0, |&r| vrows[r].lambda * h);
         let mut worst = constraint_violation_until(scene, &self.x_end, state.time, h, &lambda, bound);
+        if worst > bound {
+            // Not a pass over the rows for nothing: the contact rows are found among all of them.
+            return worst;
+        }
         for r in p.vrows.iter().filter(|r| r.lo == 0.0 && r.id >> 63 == 1) {
             if worst > bound {
                 break;
