@@ -4,6 +4,11 @@
 //! around it: no enum dispatch, no observer, no multipliers. The benchmarks report the solver's
 //! cost next to these, so the framework's overhead shows as a ratio that is stable on a noisy
 //! machine even when absolute times are not.
+//!
+//! [`product`] times a solve as `solverlab simulate` does, for the performance experiment's
+//! product rows.
+
+pub mod product;
 
 /// A cloth's sticks as flat arrays.
 #[derive(Clone, Debug)]

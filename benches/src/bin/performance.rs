@@ -21,6 +21,16 @@
 //! or the per-step work in iterations), `memory_floor_ns` (the time to stream the sweep's arrays
 //! once at the measured bandwidth, per row) and `bandwidth_gb_s` (a large array copy, read plus
 //! write).
+//!
+//! Product rows (`per = frame`) time the same solvers as `solverlab simulate` runs them: the
+//! solver built from its TOML with the default tolerance (and again with `tolerance = 0`),
+//! [`solverlab_benches::product::FRAMES`] frames of the same cloth through the command line's
+//! `simulate` in a child process of this binary (`--simulate SOLVER OUT`, the global pool sized
+//! by `RAYON_NUM_THREADS`), and the mean of `steps.csv`'s `solve_seconds` after the first
+//! [`solverlab_benches::product::SKIP`] frames, per row and per iteration. Their `plain_ns` is
+//! the kernel row of the same solver and thread count and `ratio` the product over the kernel,
+//! so a stopping test or a thread pool that costs the product what the kernel does not shows as
+//! a ratio above 1. They are in the table, not in the figure.
 
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -94,12 +104,17 @@ impl Fastest {
 }
 
 /// What to do: measure in `Some(rounds)` rounds (`--rounds N`, default 3), or `None`: redraw the
-/// figure from the CSV (`--plot`).
+/// figure from the CSV (`--plot`). `--simulate SOLVER OUT` is a product run's child process
+/// ([`solverlab_benches::product`]): it simulates and exits.
 fn mode() -> Result<Option<usize>, String> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.as_slice() {
         [] => Ok(Some(3)),
         [flag] if flag == "--plot" => Ok(None),
+        [flag, solver, out] if flag == "--simulate" => {
+            solverlab_benches::product::simulate("cloth", &cloth_sets(), solver, Path::new(out))?;
+            std::process::exit(0)
+        }
         [flag, n] if flag == "--rounds" => match n.parse::<usize>() {
             Ok(n) if n >= 1 => Ok(Some(n)),
             _ => Err(format!("--rounds: expected a whole number of at least 1, got `{n}`")),
@@ -110,6 +125,20 @@ fn mode() -> Result<Option<usize>, String> {
 
 /// The results directory.
 const DIR: &str = "results/performance";
+
+/// The cloth every row but the million-stick one runs: 256 × 256.
+fn cloth_sets() -> Vec<String> {
+    vec!["nx=256".into(), "ny=256".into()]
+}
+
+/// The product rows' solvers: a name, the kernel row it is set against, and its settings (the
+/// kernel row's preset as a TOML table, with its default tolerance).
+const PRODUCT: [(&str, &str, &str); 4] = [
+    ("gs (coloured)", "gs (coloured)", r#"kind = "relax", order = "colored", iterations = 10"#),
+    ("jacobi", "jacobi", r#"kind = "relax", mode = "jacobi", omega = 1.5, iterations = 10"#),
+    ("xpbd", "xpbd", r#"kind = "relax", xpbd = true, iterations = 10"#),
+    ("pgs (coloured)", "pgs 30 Colored", r#"kind = "pgs", order = "colored", iterations = 10"#),
+];
 
 /// Redraws the figure from `performance.csv` alone.
 fn replot() -> Result<(), String> {
@@ -144,6 +173,7 @@ fn replot() -> Result<(), String> {
             ns: number("ns_per_row", 6)?,
             plain,
             per_step: field("per", 5)? == "step",
+            product: field("per", 5)? == "frame",
         });
     }
     let missing = || bad("no plain-loop times for `gs (natural)` and `jacobi` on one thread".into());
@@ -163,7 +193,7 @@ fn draw(out: &[Row], rows: usize, plain_gs: f64, plain_jac: f64, floor: f64, gbs
     // The cloth's solvers (the million-stick cloth is in the table only), then the flat
     // reference lines, dashed. Colours repeat after the palette's eight: a repeated solver is
     // dashed, and the reference lines take colours of solvers drawn with points.
-    let solvers = out.iter().filter(|r| r.threads == 1 && !r.per_step && r.rows == rows);
+    let solvers = out.iter().filter(|r| r.threads == 1 && !r.per_step && !r.product && r.rows == rows);
     for (index, r) in solvers.enumerate() {
         let points = out.iter().filter(|q| q.solver == r.solver).map(|q| (q.threads as f64, q.ns)).collect();
         let style = if index >= solverlab_plot::PALETTE.len() { LineStyle::Dashed } else { LineStyle::LineAndPoints };
@@ -214,11 +244,14 @@ struct Row {
     /// Whether `ns` is per step (the work done once a step) rather than per iteration; `plain` is
     /// then one iteration of the same solver, so that the ratio counts iterations.
     per_step: bool,
+    /// Whether `ns` was measured through `simulate` (per row per iteration, from the mean
+    /// `solve_seconds` of a frame); `plain` is then the kernel row of the same solver.
+    product: bool,
 }
 
 fn main() -> Result<(), String> {
     let Some(rounds) = mode()? else { return replot() };
-    let scene = solverlab_scenes::resolve("cloth", &["nx=256".into(), "ny=256".into()]).map_err(|e| e.to_string())?;
+    let scene = solverlab_scenes::resolve("cloth", &cloth_sets()).map_err(|e| e.to_string())?;
     let state = predicted(&scene);
     let sticks = PlainSticks::from_scene(&scene);
     let rows = sticks.len();
@@ -273,6 +306,8 @@ fn main() -> Result<(), String> {
     let big_rows = big.constraints.len();
     let big_cfg = SolverConfig::from(RelaxConfig { order: Order::Colored, ..relax("gs") });
 
+    // The product runs' folders.
+    let work = std::env::temp_dir().join(format!("solverlab-performance-{}", std::process::id()));
     // Every measurement once a round; what each prints is this round's time.
     let mut fastest = Fastest::default();
     let mut set = RowSet::default();
@@ -320,6 +355,24 @@ fn main() -> Result<(), String> {
             let t = fastest.record(format!("big/{threads}"), solve_time(&big, &big_state, &big_cfg, threads));
             eprintln!("  gs (coloured) on {big_rows} sticks, {threads} thread(s): {:.1} ms per frame", t * 1e3);
         }
+        // The product rows, interleaved with the kernel rows: one child process per solver,
+        // tolerance and thread count in each round.
+        for threads in [1, 2] {
+            for (name, _, settings) in PRODUCT {
+                for (tol, extra) in [("default", ""), ("0", ", tolerance = 0")] {
+                    let p = solverlab_benches::product::measure(&format!("{{ {settings}{extra} }}"), threads, &work)?;
+                    let ns = fastest.record(
+                        format!("product {name} {tol}/{threads}"),
+                        p.solve_seconds * 1e9 / (rows as f64 * p.iterations),
+                    );
+                    eprintln!(
+                        "  {name} through simulate, tolerance {tol}, {threads} thread(s): {ns:.2} ({:.1} ms a frame, {:.1} iterations)",
+                        p.solve_seconds * 1e3,
+                        p.iterations
+                    );
+                }
+            }
+        }
         let copy = fastest.record("copy", copy_seconds());
         eprintln!("  bandwidth {:.1} GB/s", COPY_BYTES as f64 / copy / 1e9);
     }
@@ -335,6 +388,7 @@ fn main() -> Result<(), String> {
         ns,
         plain,
         per_step,
+        product: false,
     };
     let plain_gs = per(fastest.get("plain gs"), SWEEPS);
     let plain_jac = per(fastest.get("plain jacobi"), SWEEPS);
@@ -390,7 +444,44 @@ fn main() -> Result<(), String> {
             ns: t * 1e9 / (big_rows * SWEEPS) as f64,
             plain: None,
             per_step: false,
+            product: false,
         });
+    }
+
+    let _ = std::fs::remove_dir_all(&work);
+    // The product rows against their kernel rows (PGS: the marginal cost of one iteration, so
+    // its ratio also holds the per-step work).
+    for (name, kernel, _) in PRODUCT {
+        let ns = |tol: &str, threads: usize| fastest.get(&format!("product {name} {tol}/{threads}"));
+        for threads in [1, 2] {
+            let plain = match kernel {
+                "pgs 30 Colored" => {
+                    let t1 = fastest.get(&format!("pgs 1 Colored/{threads}"));
+                    per((fastest.get(&format!("pgs 30 Colored/{threads}")) - t1) / 29.0, 1)
+                }
+                _ => per(fastest.get(&format!("{kernel}/{threads}")), SWEEPS),
+            };
+            for (tol, label) in [("default", "default tolerance"), ("0", "tolerance 0")] {
+                let family = if kernel.starts_with("pgs") { "pgs" } else { "relax" };
+                let mut r =
+                    row(family, &format!("{name} via simulate, {label}"), threads, ns(tol, threads), None, false);
+                (r.plain, r.product) = (Some(plain), true);
+                out.push(r);
+            }
+            eprintln!(
+                "{name} through simulate, {threads} thread(s): {:.2} ns ({:.2} × the kernel), tolerance 0 {:.2} ns; \
+                 default tolerance / tolerance 0 = {:.2}",
+                ns("default", threads),
+                ns("default", threads) / plain,
+                ns("0", threads),
+                ns("default", threads) / ns("0", threads)
+            );
+        }
+        eprintln!(
+            "{name} through simulate: 2 threads against 1, {:.2}× (default tolerance), {:.2}× (tolerance 0)",
+            ns("default", 1) / ns("default", 2),
+            ns("0", 1) / ns("0", 2)
+        );
     }
 
     let gbs = COPY_BYTES as f64 / fastest.get("copy") / 1e9;
@@ -416,7 +507,13 @@ fn main() -> Result<(), String> {
             r.family,
             quoted(&r.solver),
             r.threads,
-            if r.per_step { "step" } else { "iteration" },
+            if r.product {
+                "frame"
+            } else if r.per_step {
+                "step"
+            } else {
+                "iteration"
+            },
             r.ns
         );
     }

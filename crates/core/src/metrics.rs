@@ -310,9 +310,28 @@ pub fn row_violation(c: f64, alpha_tilde: f64, lambda: f64, equality: bool) -> f
 /// multiplier of row `axis` of constraint `j` (N·s²); it is asked only for compliant rows.
 /// Rows whose particles are all immovable are left out: no solver can move them.
 pub fn constraint_violation(scene: &Scene, x: &[Vec3], time: f64, h: f64, lambda: &dyn Fn(usize, usize) -> f64) -> f64 {
+    constraint_violation_until(scene, x, time, h, lambda, f64::INFINITY)
+}
+
+/// [`constraint_violation`] cut short for a stopping test: the same number when it is at most
+/// `bound` (m); otherwise the largest row violation seen up to the first row above `bound`, a
+/// number above `bound`, without visiting the rows after it. So `… ≤ tolerance` holds exactly
+/// when `constraint_violation(…) ≤ tolerance`, and a step far from its tolerance pays for a few
+/// rows instead of all of them. With `bound = ∞` it is [`constraint_violation`].
+pub fn constraint_violation_until(
+    scene: &Scene,
+    x: &[Vec3],
+    time: f64,
+    h: f64,
+    lambda: &dyn Fn(usize, usize) -> f64,
+    bound: f64,
+) -> f64 {
     let mut worst: f64 = 0.0;
     let inv_h2 = 1.0 / (h * h);
     for (j, c) in scene.constraints.iter().enumerate() {
+        if worst > bound {
+            return worst;
+        }
         let at = c.compliance * inv_h2;
         match c.kind {
             Kind::Stick { a, b, rest, sense } => {
@@ -347,6 +366,24 @@ pub fn constraint_violation(scene: &Scene, x: &[Vec3], time: f64, h: f64, lambda
 /// per frame (`steps.csv` `violation`), and stops when it is at most its `tolerance`.
 pub fn violation(scene: &Scene, x: &[Vec3], time: f64, h: f64, lambda: &dyn Fn(usize, usize) -> f64) -> f64 {
     constraint_violation(scene, x, time, h, lambda).max(max_collider_penetration(scene, x))
+}
+
+/// [`violation`] cut short for a stopping test, as [`constraint_violation_until`] is: the same
+/// number when it is at most `bound` (m), otherwise a number above `bound`, without the rows
+/// and contacts after the first one above it.
+pub fn violation_until(
+    scene: &Scene,
+    x: &[Vec3],
+    time: f64,
+    h: f64,
+    lambda: &dyn Fn(usize, usize) -> f64,
+    bound: f64,
+) -> f64 {
+    let v = constraint_violation_until(scene, x, time, h, lambda, bound);
+    match v > bound {
+        true => v,
+        false => v.max(max_collider_penetration(scene, x)),
+    }
 }
 
 /// [`violation`] with every multiplier 0: the geometric `|C|` of every row, which is the

@@ -49,7 +49,9 @@ pub struct IterationReport {
     pub delta_lambda: Option<f64>,
     /// The common position-level violation ([`crate::metrics::violation`], m) after this
     /// iteration: the same quantity in every family. Computed when [`Observer::wants_violation`]
-    /// says so, or when the solver needs it for its stopping rule.
+    /// says so. A solver may leave it `None` otherwise even when its stopping rule tests the
+    /// violation: a test that stops at the first row above the tolerance
+    /// ([`crate::metrics::constraint_violation_until`]) does not compute the number.
     pub violation: Option<f64>,
 }
 

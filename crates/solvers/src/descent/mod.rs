@@ -60,7 +60,9 @@
 //!
 //! Per iteration, one pass over every row from each of its particles (two 3 × 3 accumulations
 //! per stick), one 3 × 3 solve per particle, one pass over the hard rows for the dual update,
-//! and the common violation. Contacts are gathered once per step.
+//! and the stopping test on the common violation, which stops at the first row above the
+//! tolerance (the whole pass only in the sweep that meets it, or for an observer that asks for
+//! the violation). Contacts are gathered once per step.
 //!
 //! # References
 //!
@@ -76,7 +78,7 @@ use std::collections::HashMap;
 
 use serde::{Deserialize, Serialize};
 use solverlab_core::constraint::for_each_contact;
-use solverlab_core::metrics::violation;
+use solverlab_core::metrics::{violation, violation_until};
 use solverlab_core::model::{Kind, Sense};
 use solverlab_core::rows::{constraint_row_id, contact_row_id, pair_row_id, tangents};
 use solverlab_core::solver::{IterationReport, Observer, SolveError, SolveInfo, Solver, StepContext};
@@ -525,16 +527,20 @@ impl Solver for BlockDescent {
                 by_constraint[j][axis] = -h * h * force;
             }
             let lambda = |j: usize, axis: usize| by_constraint.get(j).map_or(0.0, |l| l[axis]);
-            let viol = violation(scene, &state.x, state.time, h, &lambda);
+            // The common violation when the observer asks for it; otherwise the stopping test
+            // alone, which stops at the first row above the tolerance.
+            let viol = observer.wants_violation().then(|| violation(scene, &state.x, state.time, h, &lambda));
             observer.iteration(&IterationReport {
                 iteration: it,
                 outer: 1,
                 residual,
-                violation: Some(viol),
+                violation: viol,
                 ..Default::default()
             });
             (info.iterations, info.outer, info.residual) = (it, it, residual);
-            if viol <= self.cfg.tolerance {
+            let tolerance = self.cfg.tolerance;
+            if viol.unwrap_or_else(|| violation_until(scene, &state.x, state.time, h, &lambda, tolerance)) <= tolerance
+            {
                 info.converged = true;
                 break;
             }

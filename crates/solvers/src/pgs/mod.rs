@@ -80,8 +80,10 @@
 //!
 //! Loops per step: one pass over constraints and particles × colliders to gather rows, one over
 //! rows to prepare and warm start, `iterations` (× 2 with split impulses) `+ relax_iterations
-//! (+1)` sweeps over rows, one pass over particles to integrate; with a tolerance, one pass over
-//! constraints and rows per iteration for the violation.
+//! (+1)` sweeps over rows, one pass over particles to integrate; with a tolerance, per iteration
+//! one pass over particles for the end-of-step positions and the stopping test, which stops at
+//! the first row above the tolerance (the whole pass over constraints and contact rows only in
+//! the iteration that meets it, or for an observer that asks for the violation).
 //!
 //! Rigid bodies (`scene.rigid`, with their joints) are solved by the same options on 6-DoF
 //! rows after the particle rows of the step, in `pgs/rigid.rs` and `pgs/joints.rs` (contact manifolds,
@@ -125,7 +127,7 @@ mod rows;
 
 pub use config::{family, Feedback, FrictionCone, PgsConfig};
 
-use solverlab_core::metrics::constraint_violation;
+use solverlab_core::metrics::constraint_violation_until;
 use solverlab_core::rng::Rng;
 use solverlab_core::rows::{constraint_row_id, gather_row_set, RowSet};
 use solverlab_core::solver::{IterationReport, Observer, SolveError, SolveInfo, Solver, StepContext};
@@ -212,16 +214,25 @@ impl PgsSolver {
         })
     }
 
-    /// The common violation if the step ended now (see `# Residual`).
-    fn violation(&mut self, scene: &Scene, state: &State, h: f64) -> f64 {
+    /// The common violation if the step ended now (see `# Residual`) when it is at most `bound`
+    /// (m); otherwise a number above `bound`, without the rows after the first one above it
+    /// ([`constraint_violation_until`]). `bound = ∞` gives the common violation.
+    fn violation_until(&mut self, scene: &Scene, state: &State, h: f64, bound: f64) -> f64 {
         let p = &self.prepared;
         self.x_end.clear();
         self.x_end.extend((0..state.x.len()).map(|i| state.x[i] + (p.v[i] - self.v0[i] + p.vp[i]) * h));
         let (vrows, index) = (&p.vrows, &self.row_index);
         let lambda =
             |j: usize, axis: usize| index.get(&constraint_row_id(j, axis)).map_or(0.0, |&r| vrows[r].lambda * h);
-        let mut worst = constraint_violation(scene, &self.x_end, state.time, h, &lambda);
+        let mut worst = constraint_violation_until(scene, &self.x_end, state.time, h, &lambda, bound);
+        if worst > bound {
+            // Not a pass over the rows for nothing: the contact rows are found among all of them.
+            return worst;
+        }
         for r in p.vrows.iter().filter(|r| r.lo == 0.0 && r.id >> 63 == 1) {
+            if worst > bound {
+                break;
+            }
             // Contact normal rows (ids with the top bit; tangent rows are unbounded), linearised from the start of the step: C + h·J(v + v_p).
             let travel: f64 = p.parts.of(r).map(|(i, j)| j.dot(&(p.v[i] + p.vp[i]))).sum::<f64>() * h;
             worst = worst.max(-(r.c + travel));
@@ -450,26 +461,37 @@ impl PgsSolver {
         }
         // 5. Biased (and split) sweeps.
         let mut info = SolveInfo::default();
-        let want_violation = observer.wants_violation() || self.cfg.tolerance > 0.0;
+        let want_violation = observer.wants_violation();
         let split = self.prepared.any_split;
         let n_iter = self.cfg.iterations as usize;
         let omega = self.cfg.omega;
+        let tolerance = self.cfg.tolerance;
+        // Sweeps with parallel passes (the coloured layout) run, with the stopping test, on a
+        // worker thread of the pool ([`crate::on_worker`]).
+        let parallel = self.prepared.in_layout && self.prepared.vrows.len() >= crate::PARALLEL_ROWS;
         for it in 1..=n_iter {
-            let (mut max, mut sum2, mut count, mut dl2) =
-                self.prepared.sweep(Pass::Biased, &self.w, &state.x_prev, omega, &mut self.ordering, &mut self.rng);
-            if split {
-                let (m, s, c, d) =
-                    self.prepared.sweep(Pass::Split, &self.w, &state.x_prev, omega, &mut self.ordering, &mut self.rng);
-                (max, sum2, count, dl2) = (max.max(m), sum2 + s, count + c, dl2 + d);
-            }
+            let iteration = |solver: &mut Self, state: &State| {
+                let (w, x0, p) = (&solver.w, &state.x_prev, &mut solver.prepared);
+                let (mut max, mut sum2, mut count, mut dl2) =
+                    p.sweep(Pass::Biased, w, x0, omega, &mut solver.ordering, &mut solver.rng);
+                if split {
+                    let (m, s, c, d) = p.sweep(Pass::Split, w, x0, omega, &mut solver.ordering, &mut solver.rng);
+                    (max, sum2, count, dl2) = (max.max(m), sum2 + s, count + c, dl2 + d);
+                }
+                // The common violation when the observer asks for it; otherwise the stopping
+                // test alone, which stops at the first row above the tolerance.
+                let violation = want_violation.then(|| solver.violation_until(scene, state, h, f64::INFINITY));
+                let met = tolerance > 0.0
+                    && violation.unwrap_or_else(|| solver.violation_until(scene, state, h, tolerance)) <= tolerance;
+                ((max, sum2, count, dl2), violation, met)
+            };
+            let (stats, violation, met) = crate::on_worker(parallel, || iteration(self, state));
+            let max = stats.0;
             (info.iterations, info.outer) = (it, it);
             info.residual = max;
-            let violation = want_violation.then(|| self.violation(scene, state, h));
-            observer.iteration(&sweep_report(it, (max, sum2, count, dl2), violation));
+            observer.iteration(&sweep_report(it, stats, violation));
             let cfg = &self.cfg;
-            if (cfg.tolerance > 0.0 && violation.is_some_and(|v| v <= cfg.tolerance))
-                || (cfg.velocity_tolerance > 0.0 && max <= cfg.velocity_tolerance)
-            {
+            if met || (cfg.velocity_tolerance > 0.0 && max <= cfg.velocity_tolerance) {
                 info.converged = true;
                 break;
             }

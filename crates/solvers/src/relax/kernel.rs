@@ -38,7 +38,7 @@ use crate::order::{block_of, block_start, group_by_block};
 pub const PARALLEL_ROWS: usize = 16_384;
 
 /// The smallest piece of a parallel pass one thread takes.
-const CHUNK: usize = 2048;
+pub(super) const CHUNK: usize = 2048;
 
 /// The particle blocks of the parallel coloured sweep: eight per thread of the pool the solver
 /// is prepared in, so that idle threads find work (any number gives the same numbers; more
@@ -234,6 +234,15 @@ impl StickSoa {
         (self.rest, self.alpha, self.wsum) = (pickf(&self.rest), pickf(&self.alpha), pickf(&self.wsum));
     }
 
+    /// Whether a sweep runs a pass on every core: Jacobi (`jacobi`) from [`PARALLEL_ROWS`] rows,
+    /// coloured Gauss-Seidel when a colour has that many.
+    pub fn parallel(&self, jacobi: bool) -> bool {
+        match jacobi {
+            true => parallel(self.len()),
+            false => !self.parts.is_empty() && self.colors.windows(2).any(|c| parallel(c[1] - c[0])),
+        }
+    }
+
     /// Sets `α/h²` for a step of `h` (XPBD).
     pub fn set_step(&mut self, h: f64) {
         for (at, alpha) in self.at.iter_mut().zip(&self.alpha) {
@@ -276,7 +285,7 @@ impl<'a> Sweep<'a> {
 type Block<'a> = (usize, &'a mut [Vec3], &'a mut [f64], std::ops::Range<usize>);
 
 /// Whether a pass over `rows` rows runs on every core.
-fn parallel(rows: usize) -> bool {
+pub(super) fn parallel(rows: usize) -> bool {
     rows >= PARALLEL_ROWS && rayon::current_num_threads() > 1
 }
 

@@ -1,9 +1,116 @@
-//! The generic sweeps (Gauss-Seidel, Jacobi and mass splitting, with pins), the Chebyshev
-//! weights, and the fast path's arrays ([`super::kernel`]).
+//! One iteration (contacts, the sweep, the rigid rows, Chebyshev), the generic sweeps
+//! (Gauss-Seidel, Jacobi and mass splitting, with pins), the Chebyshev weights, and the fast
+//! path's arrays ([`super::kernel`]).
 
 use super::*;
 
+/// The Chebyshev acceleration's state over one step (see the module docs of `relax`).
+pub(super) struct Chebyshev {
+    /// Whether the step extrapolates at all (`chebyshev_rho > 0`, a Jacobi mode).
+    pub on: bool,
+    /// Whether `ρ` is measured in the step (`chebyshev_estimate`).
+    pub estimate: bool,
+    /// The last weight `ω_k`.
+    pub weight: f64,
+    /// The estimate of `ρ`.
+    pub rho: f64,
+    /// The last sweep's change (m).
+    pub last_change: f64,
+    /// Whether the extrapolation is still on in this step.
+    pub accelerate: bool,
+}
+
+impl Chebyshev {
+    /// The state at the start of a step under `cfg`.
+    pub fn new(cfg: &RelaxConfig) -> Self {
+        Self {
+            on: cfg.chebyshev_rho > 0.0 && cfg.mode != Mode::GaussSeidel,
+            estimate: cfg.chebyshev_estimate,
+            weight: 1.0,
+            rho: if cfg.chebyshev_estimate { 0.0 } else { cfg.chebyshev_rho },
+            last_change: 0.0,
+            accelerate: true,
+        }
+    }
+}
+
 impl RelaxSolver {
+    /// Iteration `it` of a step (1-based): the contacts, the constraints' sweep with stiffness
+    /// `k` (Jacobi) or `k·ω` (Gauss-Seidel, `scale`), the rigid bodies' rows, and Chebyshev's
+    /// estimate and extrapolation. Returns the residual (see `# Residual`).
+    pub(super) fn iterate(
+        &mut self,
+        ctx: &StepContext,
+        state: &mut State,
+        it: usize,
+        (k, scale): (f64, f64),
+        cheb: &mut Chebyshev,
+    ) -> f64 {
+        if cheb.on {
+            kernel::copy_into(&mut self.cheb_cur.0, &state.x);
+            kernel::copy_into(&mut self.cheb_cur.1, &self.lambda);
+        }
+        let mut residual = self.contacts.project(ctx.scene, state, &self.w, &self.radius);
+        residual = residual.max(match (self.cfg.mode, self.soa.take()) {
+            (mode, Some(soa)) => {
+                let mut sweep = kernel::Sweep {
+                    w: &self.w,
+                    lambda: &mut self.lambda,
+                    scale: if mode == Mode::GaussSeidel { scale } else { k },
+                    sqrt_approx: self.cfg.sqrt_approx,
+                    seed: self.cfg.seed,
+                    step: state.step,
+                };
+                let (x, buf, dx) = (&mut state.x, &mut self.buf, &mut self.dx);
+                let r = match (mode, self.cfg.xpbd) {
+                    (Mode::GaussSeidel, true) => kernel::gauss_seidel::<true>(&soa, x, &mut sweep),
+                    (Mode::GaussSeidel, false) => kernel::gauss_seidel::<false>(&soa, x, &mut sweep),
+                    (_, true) => kernel::jacobi::<true>(&soa, x, &mut sweep, dx, buf),
+                    (_, false) => kernel::jacobi::<false>(&soa, x, &mut sweep, dx, buf),
+                };
+                self.soa = Some(soa);
+                r
+            }
+            (Mode::GaussSeidel, None) => {
+                let mut ordering = std::mem::take(&mut self.ordering);
+                let mut r = 0.0f64;
+                for pass in ordering.passes(&mut self.rng) {
+                    r = r.max(self.gauss_seidel_sweep(state, pass, ctx.h, scale));
+                }
+                self.ordering = ordering;
+                r
+            }
+            (_, None) => self.jacobi_sweep(state, ctx.h, k),
+        });
+        if ctx.scene.has_rigid() {
+            let jacobi = self.cfg.mode != Mode::GaussSeidel;
+            residual = residual.max(self.rigid.sweep(ctx.scene, &mut state.rigid, jacobi, scale, ctx.h));
+        }
+        if cheb.on && cheb.estimate {
+            let change = kernel::change_norm2(&state.x, &self.cheb_cur.0, &self.w).sqrt();
+            let delay = self.chebyshev_delay();
+            if it < delay && it > 1 && cheb.last_change > 0.0 {
+                // A sweep that changed more than the one before is not contracting yet
+                // (contacts switching on): no extrapolation from it.
+                let ratio = change / cheb.last_change;
+                cheb.rho = if ratio < 1.0 { ratio.min(self.cfg.chebyshev_rho) } else { 0.0 };
+            } else if it > delay && change > cheb.last_change {
+                cheb.accelerate = false;
+            }
+            cheb.last_change = change;
+        }
+        if cheb.on && cheb.accelerate {
+            // x_{k+1} = ω (x̂ − x_{k−1}) + x_{k−1} for the particles and their multipliers.
+            cheb.weight = self.chebyshev_weight(cheb.rho, it, cheb.weight);
+            if cheb.weight != 1.0 {
+                let (old_x, old_l) = (&self.cheb_prev.0, &self.cheb_prev.1);
+                kernel::extrapolate(&mut state.x, old_x, &self.w, &mut self.lambda, old_l, cheb.weight);
+            }
+            std::mem::swap(&mut self.cheb_prev, &mut self.cheb_cur);
+        }
+        residual
+    }
+
     /// The three rows of pin `pin` (starting at multiplier `row`): `C_k = x_k − goal_k`, `∇C = e_k`.
     /// Returns `w·Δλ·scale` per axis and the residual, and stores `Δλ·scale`. Under mass
     /// splitting the particle's inverse mass in the denominator is multiplied by its row count.

@@ -1,0 +1,89 @@
+//! The product's speed: a solve timed as `solverlab simulate` times it, next to the kernel rows
+//! of the performance experiment, so that the two cannot drift apart unseen.
+//!
+//! [`measure`] runs the calling executable again as a child process with `--simulate SOLVER OUT`
+//! and `RAYON_NUM_THREADS` set, and the child calls [`simulate`]: the command line's own
+//! `simulate` ([`solverlab_cli::simulate`]), which parses the solver's TOML, runs the frames
+//! through the runner and `solverlab_core::sim` on the main thread with the global thread pool,
+//! and writes `steps.csv`. The parent reads the `solve_seconds` column (the wall time inside
+//! `Solver::solve`, as the simulation measures it) and the iterations of each frame.
+
+use std::path::{Path, PathBuf};
+
+use solverlab_cli::{CliError, Simulate};
+use solverlab_solvers::Registry;
+
+/// Frames a product run simulates: 12 (the 256² cloth at 10 sweeps a frame tears in frame 16).
+pub const FRAMES: u64 = 12;
+
+/// Frames left out at the start of a run's mean: 3 (the first frames also pay for first
+/// touches of memory and the first waking of the pool's threads).
+pub const SKIP: u64 = 3;
+
+/// The child's part: `simulate` of `solver` (a TOML inline table or a preset name) on the builtin
+/// scene `scene` with `sets`, `FRAMES` frames, no positions and no figures, into `out`.
+pub fn simulate(scene: &str, sets: &[String], solver: &str, out: &Path) -> Result<(), String> {
+    let args = Simulate {
+        scene: scene.into(),
+        sets: sets.to_vec(),
+        solver: solver.into(),
+        frames: FRAMES,
+        dt: None,
+        substeps: None,
+        out: out.to_path_buf(),
+        positions_every: 0,
+        violation: false,
+    };
+    match solverlab_cli::simulate(&Registry::builtin(), &args) {
+        Ok(_) => Ok(()),
+        Err(CliError::Diverged(e)) => Err(format!("the product run diverged or tore: {e}")),
+        Err(CliError::Input(e) | CliError::Io(e) | CliError::Interrupted(e)) => Err(e),
+    }
+}
+
+/// What a product run measured: the mean over frames `SKIP + 1..=FRAMES` of `solve_seconds`
+/// (s) and of the iterations.
+#[derive(Clone, Copy, Debug)]
+pub struct Product {
+    /// Mean wall time inside `Solver::solve` per frame (s).
+    pub solve_seconds: f64,
+    /// Mean iterations per frame.
+    pub iterations: f64,
+}
+
+/// Runs `solver` through `simulate` in a child process of this executable (which must hand
+/// `--simulate SOLVER OUT` to [`simulate`]) on `threads` threads, in a folder under `dir`, and
+/// reads its `steps.csv`.
+pub fn measure(solver: &str, threads: usize, dir: &Path) -> Result<Product, String> {
+    let exe = std::env::current_exe().map_err(|e| format!("the performance executable: {e}"))?;
+    let out: PathBuf = dir.join(format!("run-{threads}"));
+    let _ = std::fs::remove_dir_all(&out);
+    let o = std::process::Command::new(exe)
+        .args(["--simulate", solver])
+        .arg(&out)
+        .env("RAYON_NUM_THREADS", threads.to_string())
+        .output()
+        .map_err(|e| format!("the product run of {solver}: {e}"))?;
+    if !o.status.success() {
+        return Err(format!("the product run of {solver}: {}", String::from_utf8_lossy(&o.stderr)));
+    }
+    let path = out.join("steps.csv");
+    let bad = |what: String| format!("{}: {what}", path.display());
+    let mut reader = csv::Reader::from_path(&path).map_err(|e| bad(e.to_string()))?;
+    let headers = reader.headers().map_err(|e| bad(e.to_string()))?.clone();
+    let column = |name: &str| headers.iter().position(|c| c == name).ok_or_else(|| bad(format!("no `{name}`")));
+    let (frame, seconds, iterations) = (column("frame")?, column("solve_seconds")?, column("iterations")?);
+    let (mut sum, mut its, mut count) = (0.0, 0.0, 0usize);
+    for record in reader.records() {
+        let record = record.map_err(|e| bad(e.to_string()))?;
+        let number = |k: usize| record[k].parse::<f64>().map_err(|_| bad(format!("`{}` is not a number", &record[k])));
+        if number(frame)? > SKIP as f64 {
+            (sum, its, count) = (sum + number(seconds)?, its + number(iterations)?, count + 1);
+        }
+    }
+    let _ = std::fs::remove_dir_all(&out);
+    match count {
+        0 => Err(bad("no frames after the warm-up".into())),
+        n => Ok(Product { solve_seconds: sum / n as f64, iterations: its / n as f64 }),
+    }
+}
