@@ -3,8 +3,8 @@
 //! frames: enough for every scene's first contacts (the balls land at frame 9), and short enough
 //! that the Newton solvers on the redundant default cloth (about 1 s a frame) stay affordable.
 //! Scenes with 6-DoF rigid bodies run under every family too (the Newton family through
-//! `rigid_rows.rs`); block descent refuses box bodies, embedded points and rigid bodies, with a
-//! message that says so.
+//! `rigid_rows.rs`, block descent through `descent/rigid`); block descent refuses box bodies,
+//! embedded points and scenes that mix particles with rigid bodies, with a message that says so.
 
 use solverlab_core::sim::Simulation;
 use solverlab_core::NullObserver;
@@ -17,10 +17,12 @@ fn every_builtin_runs_under_every_preset() {
         let scene = solverlab_scenes::resolve(b.name, &[]).unwrap();
         for p in presets() {
             let mut solver = build(&p.config, p.name).unwrap();
-            let unsupported = scene.has_rigid() || !scene.bodies.is_empty() || !scene.embedded.is_empty();
+            let unsupported = !scene.bodies.is_empty()
+                || !scene.embedded.is_empty()
+                || (scene.has_rigid() && !scene.particles.is_empty());
             let mut sim = match Simulation::new(&scene, solver.as_mut(), scene.dt, p.config.default_substeps()) {
                 Ok(sim) => sim,
-                // Block descent runs particles only so far, and says so.
+                // Block descent runs particles or rigid bodies, not box bodies nor both, and says so.
                 Err(e) if p.config.kind() == "block_descent" && unsupported => {
                     assert!(e.to_string().contains("not supported yet"), "{} under {}: {e}", b.name, p.name);
                     continue;
