@@ -4,15 +4,29 @@
 use nalgebra::{Matrix3, Matrix6, UnitQuaternion};
 use solverlab_core::Vec3;
 
-use super::rows::{friction_forces, Poses, Row, Vec6};
+use super::rows::{friction_energy, friction_forces, Poses, Row, Vec6};
 
-/// A body's inertia for its block step: mass, world inertia tensor, and its inertial target
-/// `y` (centre and orientation).
+/// Halvings of a block step before it is taken anyway (at 1/2⁷ of its length), as for the
+/// particles.
+const LINE_SEARCH: usize = 8;
+
+/// A body's inertia for its block step: mass, world inertia tensor, its inertial target `y`
+/// (centre and orientation) and its pose at the start of the step.
 pub(super) struct Inertia {
     pub(super) mass: f64,
     pub(super) tensor: Matrix3<f64>,
     pub(super) x: Vec3,
     pub(super) q: UnitQuaternion<f64>,
+    pub(super) x0: Vec3,
+    pub(super) q0: UnitQuaternion<f64>,
+}
+
+impl Inertia {
+    /// The motion of pose `(x, q)` since the start of the step, `(x − x⁻, log(q·q⁻⁻¹))`.
+    pub(super) fn motion(&self, x: &Vec3, q: &UnitQuaternion<f64>) -> Vec6 {
+        let (d, turn) = (x - self.x0, (q * self.q0.inverse()).scaled_axis());
+        Vec6::new(d.x, d.y, d.z, turn.x, turn.y, turn.z)
+    }
 }
 
 /// Body `i`'s block step from the poses `p`: `Δ = LHS⁻¹·RHS` with
@@ -23,8 +37,11 @@ pub(super) struct Inertia {
 ///
 /// over the rows `touching` it (`M = diag(m·I, I_world)`, `x − y` the centre's offset and the
 /// rotation vector `log(q·q_y⁻¹)`, `Fᵣ = clamp(kᵣCᵣ + sᵣλᵣ, fmin, fmax)`; the penalty term only
-/// while the force is inside its bounds, `Gᵣ` the lumped angular curvature times `|Fᵣ|`). The
-/// new pose is `x − Δ_lin`, `exp(−Δ_ang)·q`. Returns `Δ`.
+/// while the force is within its bounds, `Gᵣ` the lumped angular curvature times `|Fᵣ|`). The
+/// new pose is `x − s·Δ_lin`, `exp(−s·Δ_ang)·q` with `s` the first of 1, ½, …, 1/128 that does
+/// not raise the body's own energy (the particles' backtracking line search: with penalties of
+/// 10⁶ N/m a sliding box's full steps overshot and it was thrown off the floor in the first
+/// frames). Returns `s·Δ`.
 pub(super) fn block_step(rows: &[Row], touching: &[usize], p: &Poses, i: usize, inertia: &Inertia, h: f64) -> Vec6 {
     let s = &p.st[i];
     let inv_h2 = 1.0 / (h * h);
@@ -62,7 +79,11 @@ pub(super) fn block_step(rows: &[Row], touching: &[usize], p: &Poses, i: usize, 
                 let u = row.k * c + row.s * row.lambda;
                 let force = u.clamp(row.fmin, row.fmax);
                 rhs += j * force;
-                if u > row.fmin && u < row.fmax {
+                // The penalty's curvature while the force is within its bounds, ends included: a
+                // contact that just touches (`kC + λ = 0`) resists at once (without it, a 10 kg
+                // box landing on a fresh contact with k = 10⁶ N/m fell a whole g·h² in the first
+                // sweep, and the dual step turned that into 5 kN a corner).
+                if u >= row.fmin && u <= row.fmax {
                     lhs += j * j.transpose() * row.k;
                 }
                 lumps += lump * force.abs();
@@ -73,10 +94,49 @@ pub(super) fn block_step(rows: &[Row], touching: &[usize], p: &Poses, i: usize, 
         lhs[(3 + d, 3 + d)] += lumps[d];
     }
     // M/h² > 0 and every added term is positive semidefinite: the block is positive definite.
-    match lhs.cholesky() {
-        Some(ch) => ch.solve(&rhs),
-        None => Vec6::zeros(),
+    let Some(step) = lhs.cholesky().map(|ch| ch.solve(&rhs)) else { return Vec6::zeros() };
+    // Backtracking on the body's own energy.
+    let before = energy(rows, touching, p, i, inertia, h, &s.x, &s.q, &p.dp[i]);
+    let mut scale = 1.0;
+    for _ in 0..LINE_SEARCH {
+        let delta = step * scale;
+        let (mut x, mut q) = (s.x, s.q);
+        apply(&mut x, &mut q, &delta);
+        let moved = inertia.motion(&x, &q);
+        if energy(rows, touching, p, i, inertia, h, &x, &q, &moved) <= before {
+            break;
+        }
+        scale *= 0.5;
     }
+    step * scale
+}
+
+/// Body `i`'s part of the step's energy with its pose at `(x, q)` and motion `dp`: its inertia
+/// `½|p − y|²_M/h²` and the energies of the rows touching it.
+#[allow(clippy::too_many_arguments)]
+fn energy(
+    rows: &[Row],
+    touching: &[usize],
+    p: &Poses,
+    i: usize,
+    inertia: &Inertia,
+    h: f64,
+    x: &Vec3,
+    q: &UnitQuaternion<f64>,
+    dp: &Vec6,
+) -> f64 {
+    let trial = Poses { st: p.st, frames: p.frames, dp: p.dp, trial: Some((i, *x, *q, *dp)) };
+    let (dx, turn) = (x - inertia.x, (q * inertia.q.inverse()).scaled_axis());
+    let mut e = (inertia.mass * dx.norm_squared() + turn.dot(&(inertia.tensor * turn))) / (2.0 * h * h);
+    for &r in touching {
+        let row = &rows[r];
+        e += match row.friction {
+            Some(f) if f.second => 0.0,
+            Some(_) => friction_energy(row, &rows[r + 1], row.value(&trial), rows[r + 1].value(&trial)),
+            None => row.energy(row.value(&trial)),
+        };
+    }
+    e
 }
 
 /// Moves pose `(x, q)` by a block step `Δ`: `x − Δ_lin`, `exp(−Δ_ang)·q`.

@@ -100,7 +100,6 @@ mod block;
 mod gather;
 mod rows;
 
-use nalgebra::UnitQuaternion;
 use solverlab_core::metrics::joint_violation;
 use solverlab_core::rigid::{
     max_point_speed, rigid_contacts, torque_free_drift, ContactForce, JointForce, JointFrame, RigidContact,
@@ -129,10 +128,9 @@ pub(super) struct RigidDescent {
     joint_forces: Vec<JointForce>,
 }
 
-/// The step's fixed data: poses at the start, inertial targets, which bodies move.
+/// The step's fixed data: each body's inertia, inertial target and pose at the start, which
+/// bodies move.
 struct Start {
-    x: Vec<Vec3>,
-    q: Vec<UnitQuaternion<f64>>,
     target: Vec<Inertia>,
     /// The torque-free drift's angular velocity over the step.
     w_drift: Vec<Vec3>,
@@ -165,8 +163,6 @@ impl RigidDescent {
         let st = &mut state.rigid;
         let n = scene.rigid.len();
         let mut start = Start {
-            x: st.iter().map(|s| s.x).collect(),
-            q: st.iter().map(|s| s.q).collect(),
             target: Vec::with_capacity(n),
             w_drift: Vec::with_capacity(n),
             movable: scene.rigid.iter().zip(st.iter()).map(|(b, s)| !b.is_fixed() && !s.asleep).collect(),
@@ -174,7 +170,8 @@ impl RigidDescent {
         for (k, (b, s)) in scene.rigid.iter().zip(st.iter_mut()).enumerate() {
             let (q_y, w_y) = if start.movable[k] { torque_free_drift(b, &s.q, &s.w, h) } else { (s.q, s.w) };
             let x_y = s.x + s.v * h;
-            start.target.push(Inertia { mass: b.mass(), tensor: b.inertia_world(&q_y), x: x_y, q: q_y });
+            let tensor = b.inertia_world(&q_y);
+            start.target.push(Inertia { mass: b.mass(), tensor, x: x_y, q: q_y, x0: s.x, q0: s.q });
             start.w_drift.push(w_y);
             if !start.movable[k] {
                 continue;
@@ -198,7 +195,7 @@ impl RigidDescent {
         gather::contacts(cfg, &self.warm, &self.found, st, &mut rows, &mut self.contacts);
         gather::joints(cfg, &self.warm, scene, &self.frames, state.time, &mut rows);
         let still = vec![Vec6::zeros(); st.len()];
-        let p = Poses { st, frames: &self.frames, dp: &still };
+        let p = Poses::new(st, &self.frames, &still);
         if cfg.rows == Rows::Augmented {
             gather::regularise(cfg, &mut rows, &p);
             if cfg.penalty == Penalty::CompliantAlm {
@@ -233,7 +230,7 @@ impl RigidDescent {
                 touching[body].push(r);
             }
         }
-        let mut dp: Vec<Vec6> = (0..n).map(|k| motion(&state.rigid[k].x, &state.rigid[k].q, &start, k)).collect();
+        let mut dp: Vec<Vec6> = (0..n).map(|k| start.target[k].motion(&state.rigid[k].x, &state.rigid[k].q)).collect();
         let colours = (cfg.order == Sweep::Colored).then(|| colour_bodies(&start.movable, &rows));
         let mut info = SolveInfo::default();
         // Step 4: the iterations.
@@ -241,7 +238,7 @@ impl RigidDescent {
             self.friction_bounds(&mut rows, &state.rigid, &dp);
             let residual = self.sweep(&rows, &touching, &start, colours.as_deref(), state, &mut dp, h);
             if cfg.rows == Rows::Augmented {
-                let p = Poses { st: &state.rigid, frames: &self.frames, dp: &dp };
+                let p = Poses::new(&state.rigid, &self.frames, &dp);
                 dual(cfg, &mut rows, &p);
             }
             let viol = self.violation(scene, state);
@@ -260,7 +257,7 @@ impl RigidDescent {
         // Step 5: the velocities.
         for k in (0..n).filter(|&k| start.movable[k]) {
             let s = &mut state.rigid[k];
-            s.v = (s.x - start.x[k]) / h;
+            s.v = (s.x - start.target[k].x0) / h;
             s.w = start.w_drift[k] + (s.q * start.target[k].q.inverse()).scaled_axis() / h;
         }
         // Step 7's forces and warm start are those of the iterations.
@@ -279,7 +276,7 @@ impl RigidDescent {
         // added by the prediction).
         let g = scene.gravity;
         for k in (0..n).filter(|&k| start.movable[k]) {
-            let before = (start.target[k].x - start.x[k]) / h - g * h;
+            let before = (start.target[k].x - start.target[k].x0) / h - g * h;
             self.accel[k] = (state.rigid[k].v - before) / h;
         }
         info
@@ -301,12 +298,12 @@ impl RigidDescent {
         let mut take = |state: &mut State, dp: &mut [Vec6], k: usize, delta: &Vec6| {
             let s = &mut state.rigid[k];
             apply(&mut s.x, &mut s.q, delta);
-            dp[k] = motion(&s.x, &s.q, start, k);
+            dp[k] = start.target[k].motion(&s.x, &s.q);
             let size = delta.fixed_rows::<3>(0).norm().max(delta.fixed_rows::<3>(3).norm());
             residual = crate::larger(residual, size);
         };
         let step = |st: &[solverlab_core::rigid::RigidState], dp: &[Vec6], k: usize| {
-            let p = Poses { st, frames: &self.frames, dp };
+            let p = Poses::new(st, &self.frames, dp);
             block_step(rows, &touching[k], &p, k, &start.target[k], h)
         };
         match colours {
@@ -338,7 +335,7 @@ impl RigidDescent {
     /// The friction bounds `±μ|Fₙ|` of every friction row from its normal row (its multiplier,
     /// or a spring's force at the current poses).
     fn friction_bounds(&self, rows: &mut [Row], st: &[solverlab_core::rigid::RigidState], dp: &[Vec6]) {
-        let p = Poses { st, frames: &self.frames, dp };
+        let p = Poses::new(st, &self.frames, dp);
         for r in 0..rows.len() {
             if let Some(f) = rows[r].friction {
                 let normal = &rows[f.normal];
@@ -372,7 +369,7 @@ impl RigidDescent {
         dp: &[Vec6],
         time: f64,
     ) {
-        let p = Poses { st, frames: &self.frames, dp };
+        let p = Poses::new(st, &self.frames, dp);
         let force = |row: &Row| if row.hard { row.lambda } else { row.force(row.value(&p)) };
         self.forces.clear();
         for (found, c) in self.found.iter().zip(&self.contacts) {
@@ -426,12 +423,6 @@ impl RigidDescent {
             }
         }
     }
-}
-
-/// Body `k`'s motion since the start of the step, `(x − x⁻, log(q·q⁻⁻¹))`.
-fn motion(x: &Vec3, q: &UnitQuaternion<f64>, start: &Start, k: usize) -> Vec6 {
-    let turn = (q * start.q[k].inverse()).scaled_axis();
-    Vec6::new(x.x - start.x[k].x, x.y - start.x[k].y, x.z - start.x[k].z, turn.x, turn.y, turn.z)
 }
 
 /// The dual update of the hard rows (step 4): `λ ← F(C)`, a friction pair's projected on its

@@ -6,7 +6,7 @@
 //! a length `ℓ` (the sum of the bodies' bounding radii, the 2-D demo's "torque arm") so that
 //! every `C` is in metres and one penalty range serves all rows.
 
-use nalgebra::{Matrix3, Vector6};
+use nalgebra::{Matrix3, UnitQuaternion, Vector6};
 use solverlab_core::rigid::{JointFrame, RigidState};
 use solverlab_core::Vec3;
 
@@ -68,12 +68,43 @@ pub(super) struct Row {
     pub(super) friction: Option<Friction>,
 }
 
-/// The poses the rows read: every body's state, its frame data and its motion since the start.
+/// The poses the rows read: every body's state, its frame data and its motion since the start,
+/// with one body's pose possibly replaced (a trial of the line search).
 pub(super) struct Poses<'a> {
     pub(super) st: &'a [RigidState],
     pub(super) frames: &'a [JointFrame],
     /// Per body, `Δp = (x − x⁻, log(q·q⁻⁻¹))`.
     pub(super) dp: &'a [Vec6],
+    /// Body `k` at `(x, q)` with motion `Δp` instead.
+    pub(super) trial: Option<(usize, Vec3, UnitQuaternion<f64>, Vec6)>,
+}
+
+impl Poses<'_> {
+    /// The poses `st` with motions `dp`.
+    pub(super) fn new<'a>(st: &'a [RigidState], frames: &'a [JointFrame], dp: &'a [Vec6]) -> Poses<'a> {
+        Poses { st, frames, dp, trial: None }
+    }
+
+    fn x(&self, k: usize) -> Vec3 {
+        match self.trial {
+            Some((t, x, _, _)) if t == k => x,
+            _ => self.st[k].x,
+        }
+    }
+
+    fn q(&self, k: usize) -> UnitQuaternion<f64> {
+        match self.trial {
+            Some((t, _, q, _)) if t == k => q,
+            _ => self.st[k].q,
+        }
+    }
+
+    fn dp(&self, k: usize) -> Vec6 {
+        match self.trial {
+            Some((t, _, _, dp)) if t == k => dp,
+            _ => self.dp[k],
+        }
+    }
 }
 
 /// The angular curvature of `e·(R r)` at `θ = 0` (`R r` = `r`, world): `½(e rᵀ + r eᵀ) −
@@ -100,21 +131,20 @@ impl Row {
     /// `C`, and for body `body` (when given) its gradient and the column norms of its angular
     /// curvature (to be scaled by `|F|`).
     pub(super) fn eval(&self, p: &Poses, body: Option<usize>) -> (f64, Vec6, Vec3) {
-        let st = p.st;
         let on_a = body == Some(self.a);
-        let (qa, qb) = (st[self.a].q, self.b.map_or(Default::default(), |k| st[k].q));
+        let (qa, qb) = (p.q(self.a), self.b.map_or(Default::default(), |k| p.q(k)));
         let zero = (Vec6::zeros(), Vec3::zeros());
         let (c, (grad, lumps)) = match self.geometry {
             Geometry::Linear { ja, jb, c0 } => {
-                let c = c0 + ja.dot(&p.dp[self.a]) + self.b.map_or(0.0, |k| jb.dot(&p.dp[k]));
+                let c = c0 + ja.dot(&p.dp(self.a)) + self.b.map_or(0.0, |k| jb.dot(&p.dp(k)));
                 (c, if on_a { (ja, Vec3::zeros()) } else { (jb, Vec3::zeros()) })
             }
             Geometry::Anchor { joint, e } => {
                 let f = &p.frames[joint];
                 let ra = qa * f.anchor_a;
                 let rb = self.b.map_or(f.anchor_b, |_| qb * f.anchor_b);
-                let pb = self.b.map_or(rb, |k| st[k].x + rb);
-                let c = e.dot(&(st[self.a].x + ra - pb));
+                let pb = self.b.map_or(rb, |k| p.x(k) + rb);
+                let c = e.dot(&(p.x(self.a) + ra - pb));
                 let g = match body {
                     None => zero,
                     Some(_) if on_a => (six(e, ra.cross(&e)), column_norms(&curvature(&e, &ra))),
@@ -169,6 +199,15 @@ impl Row {
         (self.k * c + self.s * self.lambda).clamp(self.fmin, self.fmax)
     }
 
+    /// The row's energy at `c`, up to a constant: the integral of [`Row::force`] over `C`,
+    /// `F²/(2k) + F·(u − F)/k` with `u = kC + sλ` and `F` its clamp (`u²/(2k)` inside the
+    /// bounds, continued linearly outside them).
+    pub(super) fn energy(&self, c: f64) -> f64 {
+        let u = self.k * c + self.s * self.lambda;
+        let f = u.clamp(self.fmin, self.fmax);
+        (f * f / 2.0 + f * (u - f)) / self.k
+    }
+
     /// Whether the row is an equality (no force bounds).
     pub(super) fn equality(&self) -> bool {
         self.fmin == f64::NEG_INFINITY && self.fmax == f64::INFINITY && self.friction.is_none()
@@ -184,6 +223,15 @@ impl Row {
             }
         }
     }
+}
+
+/// A friction pair's energy at `(c1, c2)`: `Σᵢ (Fᵢ²/2 + Fᵢ(uᵢ − Fᵢ))/kᵢ` with `F` the forces of
+/// [`friction_forces`] (`|u|²/(2k)` inside the disk, `B|u|/k − B²/(2k)` outside for equal `k`,
+/// whose gradient is `F`).
+pub(super) fn friction_energy(first: &Row, second: &Row, c1: f64, c2: f64) -> f64 {
+    let (f1, f2, _) = friction_forces(first, second, c1, c2);
+    let (u1, u2) = (first.k * c1 + first.s * first.lambda, second.k * c2 + second.s * second.lambda);
+    (f1 * f1 / 2.0 + f1 * (u1 - f1)) / first.k + (f2 * f2 / 2.0 + f2 * (u2 - f2)) / second.k
 }
 
 /// A friction pair's forces at `(c1, c2)`: `u = (k₁c₁ + s₁λ₁, k₂c₂ + s₂λ₂)` projected on the
@@ -234,9 +282,9 @@ mod tests {
     /// axis is within the lumped curvature.
     fn check(row: &Row, st: &[RigidState; 2], frame: &JointFrame, coords: &[usize], extra: Option<Vec3>, lumps: bool) {
         let dp = [Vec6::zeros(); 2];
-        let value = |st: &[RigidState]| row.value(&Poses { st, frames: std::slice::from_ref(frame), dp: &dp });
+        let value = |st: &[RigidState]| row.value(&Poses::new(st, std::slice::from_ref(frame), &dp));
         for body in 0..2 {
-            let (_, grad, lump) = row.eval(&Poses { st, frames: std::slice::from_ref(frame), dp: &dp }, Some(body));
+            let (_, grad, lump) = row.eval(&Poses::new(st, std::slice::from_ref(frame), &dp), Some(body));
             let moved = |d: usize, dir: Option<Vec3>, t: f64| {
                 let mut st = *st;
                 match dir {
