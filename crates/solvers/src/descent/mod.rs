@@ -1,7 +1,10 @@
-//! Block descent on particles: Vertex Block Descent (VBD) and its augmented form (AVBD), one
-//! particle at a time, each a 3 × 3 Newton step on the implicit-Euler energy.
+//! Block descent: Vertex Block Descent (VBD) and its augmented form (AVBD), one particle at a
+//! time (a 3 × 3 Newton step on the implicit-Euler energy, this module) or one 6-DoF rigid body
+//! at a time (a 6 × 6 step, [`rigid`]).
 //!
 //! # Algorithm
+//!
+//! Particles (rigid bodies: see [`rigid`], whose steps are numbered in its own docs).
 //!
 //! A step minimises `E(x) = Σᵢ mᵢ/(2h²)‖xᵢ − yᵢ‖² + Σ_rows Eᵣ(x)`, where `y` is the shared Verlet
 //! prediction (the inertial target) and every row `r` (a stick, a min/max stick, a pin axis, a
@@ -46,9 +49,15 @@
 //!
 //! Presets: `vbd` (every stick a spring of `stiffness`, contacts penalty springs of
 //! `contact_stiffness`, no duals), `avbd` (the paper's penalty ramp, with the authors' demo's
-//! defaults β = 10⁵, α = 0.99, γ = 0.99, k in [10³, 10⁹]) and `avbd-fixed` (β = 0: the penalty
-//! stays at `k_start`, only `λ` carries the constraint). Particles only: scenes with box bodies,
-//! embedded points or 6-DoF rigid bodies are refused in `prepare`.
+//! defaults β = 10⁵, α = 0.99, γ = 0.99, k in [10³, 10⁹]), `avbd-fixed` (β = 0: the penalty
+//! stays at `k_start`, only `λ` carries the constraint) and `avbd-alm` (`penalty =
+//! "compliant_alm"`: NVIDIA newton 1.6's compliant augmented Lagrangian, [`alm`]: every hard row
+//! a material row of stiffness `hard_stiffness` (10⁹ N/m) or `1/compliance`, its penalty
+//! `k_eff = Kρ/(K + ρ)` set each step from its effective inertia, no ramp, `λ ← γλ` with
+//! γ = 0.999; on particles without the error regularisation, α = 0, as newton's default for it).
+//! A scene runs either particles (sticks, pins, colliders, particle contacts) or 6-DoF rigid
+//! bodies (contacts, joints); scenes with box bodies or embedded points, and scenes that mix
+//! particles with rigid bodies, are refused in `prepare` with a message.
 //!
 //! # Residual
 //!
@@ -71,6 +80,9 @@
 //!   2025): hard rows by augmented Lagrangian, the penalty ramp β, error regularisation α,
 //!   warm start decay γ, force bounds for contacts and friction, the lumped geometric
 //!   stiffness; defaults from the authors' 2-D demo (`avbd-demo2d`).
+//! * NVIDIA et al., newton 1.6 (2026), `SolverVBD(rigid_compliant_alm=True)`: the compliant
+//!   augmented Lagrangian of `avbd-alm`, a variant described in newton's documentation and
+//!   changelog ([`alm`] says exactly what is implemented here).
 
 use std::collections::HashMap;
 
@@ -81,10 +93,10 @@ use solverlab_core::rows::{constraint_row_id, contact_row_id, pair_row_id, tange
 use solverlab_core::solver::{IterationReport, Observer, SolveError, SolveInfo, Solver, StepContext};
 use solverlab_core::{Scene, State, Vec3};
 
-mod alm;
+pub mod alm;
 mod block;
 mod config;
-mod rigid;
+pub mod rigid;
 use block::{block_step, colour_particles, Row, Shape, PARALLEL_PARTICLES};
 pub use config::{family, DescentConfig, Guess, Penalty, Rows, Sweep};
 

@@ -272,8 +272,7 @@ pub(super) fn alm_rows(
     h: f64,
     body: &dyn Fn(usize) -> Option<(f64, nalgebra::Matrix3<f64>)>,
 ) {
-    for r in 0..rows.len() {
-        let row = &rows[r];
+    for row in rows.iter_mut() {
         if !row.hard {
             continue;
         }
@@ -300,6 +299,6 @@ pub(super) fn alm_rows(
             _ => c.hard_stiffness,
         };
         let rho = alm::rho(1.0 / (h * h * mobility), material, row.equality());
-        (rows[r].k, rows[r].s) = alm::coefficients(material, rho);
+        (row.k, row.s) = alm::coefficients(material, rho);
     }
 }

@@ -17,23 +17,31 @@
 //!    gives the drift's angular velocity `ω_y`.
 //! 2. **Contacts** at `p⁻` within 1 cm plus twice the step's fastest point travel
 //!    ([`solverlab_core::rigid::rigid_contacts`], the narrow phase's stable feature ids).
-//! 3. **Rows** ([`gather`]), gathered once per step at `p⁻`:
+//! 3. **Rows** (`descent/rigid/gather.rs`), gathered once per step at `p⁻`:
 //!    * per contact, its normal `C = c⁰ + J_a·Δp_a + J_b·Δp_b` linearised at `p⁻` (`Δp` a body's
 //!      motion since the start: `(x − x⁻, log(q·q⁻⁻¹))`, `J = (n, r×n)` and `(−n, −r_b×n)`),
 //!      and with friction two tangent rows of the same form whose forces are projected
-//!      together on the disk `μ|λₙ|` (Coulomb's cone); the surface points are the narrow
-//!      phase's, or, for a contact whose feature pair stuck in the last step (its friction
-//!      force inside the cone, its anchors less than 1 cm apart along the surface), the
-//!      anchors where it stuck, so that static friction holds it there;
+//!      together on the disk `μ|λₙ|` (Coulomb's cone) — the cone of the normal force the sweep
+//!      started with, in the primal and in the dual step, as in the demo (the cone of the force
+//!      just updated let a box on a 20° slope rock and blow up); the normal row is at the
+//!      narrow phase's surface points; the friction rows too, unless the contact's feature pair
+//!      stuck in the last step (its friction force inside the cone, its anchors less than 1 cm
+//!      apart along the surface), when they hold the anchors where it stuck, so that static
+//!      friction keeps it there, while each anchor stays within 1 cm of its fresh point (the
+//!      demo keeps the anchors for the normal row too: a rolling sphere, whose old anchor rises
+//!      away from the ground, then sank 3 cm);
 //!    * per joint three anchor rows `C = e·(p_a − p_b)` along the world axes; a revolute joint's
 //!      two axis rows `C = ℓ·(R_a u)·(R_b w)` (`u` the reference and `axis × reference` of
 //!      `a`, `w` the axis of `b`) and one inequality row per finite limit on the hinge angle,
 //!      `C = ℓ(θ − lower) ≥ 0` or `ℓ(upper − θ) ≥ 0`; a fixed joint's three twist rows
 //!      `C = ℓ·e·log(q_b·(q_a·q_rel)⁻¹)`; `ℓ` is the sum of the bodies' bounding radii (m),
-//!      so every row is in metres ([`rows`]);
+//!      so every row is in metres (`descent/rigid/rows.rs`);
 //!    * warm start (AVBD Eq. 19): a hard row that was in the last step (matched by id: the
 //!      contact's pair and feature, the joint's row) starts from `λ ← αγλ`,
-//!      `k ← clamp(γk, k_start, k_max)`, a new one from `λ = 0`, `k = k_start`;
+//!      `k ← clamp(γk, k_start, k_max)`, a new one from `λ = 0`, `k = k_start`; a contact's
+//!      friction force is kept as a world vector and read on the step's tangent directions,
+//!      which are chosen afresh from the normal and may turn (kept per direction, the warm
+//!      forces of a leaning 10-box stack turned by 90° and it fell);
 //!    * error regularisation (AVBD §3.6): `C(x) = C*(x) − α·C*(x⁻)`; for contacts and limits
 //!      only the overlap counts as error (`min(C*(x⁻), 0)`): a gap is kept whole;
 //!    * under `penalty = "compliant_alm"`, each hard row's `(k_eff, s)` from its effective
@@ -44,10 +52,13 @@
 //!      `order = "colored"` colour by colour (bodies that share no row, stepped on every core
 //!      from the same poses: the same numbers for any thread count), the 6 × 6 system
 //!      `LHS = M/h² + Σᵣ (kᵣJᵣJᵣᵀ + Gᵣ)`, `RHS = M/h²·(p − y) + Σᵣ JᵣFᵣ` over its rows (the
-//!      penalty term only while the force is inside its bounds; `Gᵣ` the diagonal of the
+//!      penalty term while the force is within its bounds, ends included, so that a contact
+//!      that just touches resists; a sliding friction pair adds none; `Gᵣ` the diagonal of the
 //!      column norms of the row's angular Hessian times `|Fᵣ|`, AVBD §3.5, which keeps `LHS`
-//!      positive definite), solved by Cholesky, and `x −= Δ_lin`, `q ← exp(−Δ_ang)·q`
-//!      ([`block`]); the first sweep starts from the initial guess: VBD §3.7's adaptive
+//!      positive definite), solved by Cholesky, and `x −= sΔ_lin`, `q ← exp(−sΔ_ang)·q` with
+//!      `s` the first of 1, ½, …, 1/128 that does not raise the body's own energy (the
+//!      particles' line search, which the papers leave out: with penalties of 10⁶ N/m full
+//!      steps threw a sliding box off the floor) (`descent/rigid/block.rs`); the first sweep starts from the initial guess: VBD §3.7's adaptive
 //!      `x⁰ = y − g·h²(1 − w)`, `w` the last step's measured acceleration along gravity over
 //!      `|g|` clamped to `[0, 1]`, `q⁰ = q_y` (or `inertia`: `y`; `previous`: `p⁻`);
 //!    - *dual* (hard rows): `λ ← F(C)` (`clamp(kC + λ, fmin, fmax)`, AVBD Eq. 11; friction
