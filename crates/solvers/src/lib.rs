@@ -10,8 +10,8 @@
 //! * [`direct`]: the same loop with faer's sparse Cholesky, the exact reference;
 //! * [`pgs`]: sequential impulses / projected Gauss-Seidel at the velocity level (warm starting,
 //!   Baumgarte or soft feedback, relax iterations, friction, restitution);
-//! * [`descent`]: vertex block descent on particles (VBD, and AVBD's augmented-Lagrangian hard
-//!   rows).
+//! * [`descent`]: vertex block descent on particles and on 6-DoF rigid bodies (VBD, AVBD's
+//!   augmented-Lagrangian hard rows, and newton's compliant augmented Lagrangian).
 //!
 //! A solver is chosen by a [`SolverConfig`], written as a TOML table with a `kind` key (or named
 //! by a preset, see [`presets`]), and built by [`build`] into a `Box<dyn Solver>`. The families

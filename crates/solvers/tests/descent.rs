@@ -167,13 +167,20 @@ fn reruns_are_bit_identical() {
     assert_eq!(run(), run());
 }
 
-/// Rigid bodies are refused with a message that says what block descent runs.
+/// A scene that mixes particles with rigid bodies, and a scene of box bodies, are refused with a
+/// message that says what block descent runs.
 #[test]
-fn rigid_bodies_are_refused_clearly() {
-    let scene = solverlab_scenes::resolve("rigid-stack", &[]).unwrap();
-    let mut bd = solver("avbd");
-    let err = Simulation::new(&scene, bd.as_mut(), scene.dt, 1).err().expect("refused");
-    assert!(err.to_string().contains("6-DoF rigid bodies are not supported yet"), "{err}");
+fn mixed_scenes_and_box_bodies_are_refused_clearly() {
+    let mut mixed = solverlab_scenes::resolve("rigid-stack", &[]).unwrap();
+    mixed.add(Particle::new(Vec3::new(5.0, 1.0, 0.0), 1.0));
+    let boxes = solverlab_scenes::resolve("box-stack", &[]).unwrap();
+    for (scene, says) in
+        [(mixed, "not both in one scene"), (boxes, "box bodies and embedded points are not supported yet")]
+    {
+        let mut bd = solver("avbd");
+        let err = Simulation::new(&scene, bd.as_mut(), scene.dt, 1).err().expect("refused");
+        assert!(err.to_string().contains(says), "{err}");
+    }
 }
 
 /// The coloured order steps each colour's particles on every core and gives the same numbers on

@@ -18,11 +18,11 @@ fn every_preset_round_trips_through_its_table() {
 }
 
 #[test]
-fn the_builtin_registry_lists_five_families_and_seventeen_presets() {
+fn the_builtin_registry_lists_five_families_and_eighteen_presets() {
     let registry = Registry::builtin();
     let kinds: Vec<&str> = registry.families().iter().map(|f| f.kind()).collect();
     assert_eq!(kinds, ["relax", "cg", "direct", "pgs", "block_descent"]);
-    assert_eq!(registry.presets().len(), 17);
+    assert_eq!(registry.presets().len(), 18);
     assert!(registry.preset("soft-step").is_some_and(|p| p.config.default_substeps() == 4));
 }
 

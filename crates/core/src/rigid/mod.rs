@@ -41,6 +41,7 @@
 
 pub mod capsule;
 pub mod collide;
+pub mod frame;
 
 use nalgebra::{Matrix3, Quaternion, UnitQuaternion};
 
@@ -48,6 +49,7 @@ use crate::constraint::ColliderRef;
 use crate::Vec3;
 
 pub use collide::{ContactPoint, Pose};
+pub use frame::JointFrame;
 
 /// The shape of a rigid body, centred on its centre of mass in its own frame.
 #[derive(Clone, Copy, Debug, PartialEq)]

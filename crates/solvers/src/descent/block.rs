@@ -28,6 +28,9 @@ pub(super) struct Row {
     pub(super) k: f64,
     /// Multiplier (N), 0 for soft rows.
     pub(super) lambda: f64,
+    /// The share of the multiplier in the force, `F = clamp(kC + sλ, fmin, fmax)`: 1, but for
+    /// the compliant augmented Lagrangian `s = K/(K + ρ)` (see [`super::alm`]).
+    pub(super) s: f64,
     /// Force bounds (N): `(−∞, 0]` for rows that only push, `±μ|λₙ|` for friction.
     pub(super) fmin: f64,
     pub(super) fmax: f64,
@@ -71,13 +74,13 @@ impl Row {
     }
 
     pub(super) fn force(&self, c: f64) -> f64 {
-        (self.k * c + self.lambda).clamp(self.fmin, self.fmax)
+        (self.k * c + self.s * self.lambda).clamp(self.fmin, self.fmax)
     }
 
     /// The row's energy at `c`, up to a constant: the integral of [`Row::force`] over `C`,
-    /// `u²/(2k)` with `u = kC + λ` inside the force bounds, continued linearly outside them.
+    /// `u²/(2k)` with `u = kC + sλ` inside the force bounds, continued linearly outside them.
     pub(super) fn energy(&self, c: f64) -> f64 {
-        let u = self.k * c + self.lambda;
+        let u = self.k * c + self.s * self.lambda;
         let bound = u.clamp(self.fmin, self.fmax);
         bound * bound / (2.0 * self.k) + bound * (u - bound) / self.k
     }
@@ -107,7 +110,7 @@ pub(super) fn block_step(
         f += grad * force;
         // The penalty's curvature only while the force is inside its bounds: a saturated
         // friction row (sliding) or a separated contact has none.
-        let u = row.k * c + row.lambda;
+        let u = row.k * c + row.s * row.lambda;
         if u > row.fmin && u < row.fmax {
             hess += grad * grad.transpose() * row.k;
         }

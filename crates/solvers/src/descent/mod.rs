@@ -1,7 +1,10 @@
-//! Block descent on particles: Vertex Block Descent (VBD) and its augmented form (AVBD), one
-//! particle at a time, each a 3 × 3 Newton step on the implicit-Euler energy.
+//! Block descent: Vertex Block Descent (VBD) and its augmented form (AVBD), one particle at a
+//! time (a 3 × 3 Newton step on the implicit-Euler energy, this module) or one 6-DoF rigid body
+//! at a time (a 6 × 6 step, [`rigid`]).
 //!
 //! # Algorithm
+//!
+//! Particles (rigid bodies: see [`rigid`], whose steps are numbered in its own docs).
 //!
 //! A step minimises `E(x) = Σᵢ mᵢ/(2h²)‖xᵢ − yᵢ‖² + Σ_rows Eᵣ(x)`, where `y` is the shared Verlet
 //! prediction (the inertial target) and every row `r` (a stick, a min/max stick, a pin axis, a
@@ -46,9 +49,15 @@
 //!
 //! Presets: `vbd` (every stick a spring of `stiffness`, contacts penalty springs of
 //! `contact_stiffness`, no duals), `avbd` (the paper's penalty ramp, with the authors' demo's
-//! defaults β = 10⁵, α = 0.99, γ = 0.99, k in [10³, 10⁹]) and `avbd-fixed` (β = 0: the penalty
-//! stays at `k_start`, only `λ` carries the constraint). Particles only: scenes with box bodies,
-//! embedded points or 6-DoF rigid bodies are refused in `prepare`.
+//! defaults β = 10⁵, α = 0.99, γ = 0.99, k in [10³, 10⁹]), `avbd-fixed` (β = 0: the penalty
+//! stays at `k_start`, only `λ` carries the constraint) and `avbd-alm` (`penalty =
+//! "compliant_alm"`: NVIDIA newton 1.6's compliant augmented Lagrangian, [`alm`]: every hard row
+//! a material row of stiffness `hard_stiffness` (10⁹ N/m) or `1/compliance`, its penalty
+//! `k_eff = Kρ/(K + ρ)` set each step from its effective inertia, no ramp, `λ ← γλ` with
+//! γ = 0.999; on particles without the error regularisation, α = 0, as newton's default for it).
+//! A scene runs either particles (sticks, pins, colliders, particle contacts) or 6-DoF rigid
+//! bodies (contacts, joints); scenes with box bodies or embedded points, and scenes that mix
+//! particles with rigid bodies, are refused in `prepare` with a message.
 //!
 //! # Residual
 //!
@@ -73,174 +82,25 @@
 //!   2025): hard rows by augmented Lagrangian, the penalty ramp β, error regularisation α,
 //!   warm start decay γ, force bounds for contacts and friction, the lumped geometric
 //!   stiffness; defaults from the authors' 2-D demo (`avbd-demo2d`).
+//! * NVIDIA et al., newton 1.6 (2026), `SolverVBD(rigid_compliant_alm=True)`: the compliant
+//!   augmented Lagrangian of `avbd-alm`, a variant described in newton's documentation and
+//!   changelog ([`alm`] says exactly what is implemented here).
 
 use std::collections::HashMap;
 
-use serde::{Deserialize, Serialize};
 use solverlab_core::constraint::for_each_contact;
 use solverlab_core::metrics::{violation, violation_until};
 use solverlab_core::model::{Kind, Sense};
 use solverlab_core::rows::{constraint_row_id, contact_row_id, pair_row_id, tangents};
 use solverlab_core::solver::{IterationReport, Observer, SolveError, SolveInfo, Solver, StepContext};
-use solverlab_core::{FieldError, Scene, State, Vec3};
+use solverlab_core::{Scene, State, Vec3};
 
-use crate::registry::{count_of, Settings, Typed};
-
+pub mod alm;
 mod block;
+mod config;
+pub mod rigid;
 use block::{block_step, colour_particles, Row, Shape, PARALLEL_PARTICLES};
-
-/// How rigid rows are held.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
-#[serde(rename_all = "snake_case")]
-pub enum Rows {
-    /// VBD: every row is a spring (no multipliers); rigid sticks get `stiffness`, contacts
-    /// `contact_stiffness`.
-    Springs,
-    /// AVBD: rigid rows by augmented Lagrangian (a multiplier and a penalty per row).
-    #[default]
-    Augmented,
-}
-
-/// The order of the block steps in a sweep.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
-#[serde(rename_all = "snake_case")]
-pub enum Sweep {
-    /// Particle index order, one after the other.
-    #[default]
-    Natural,
-    /// Colour by colour (greedy colouring of the particles that share rows, per step), each
-    /// colour's particles on every core: the same numbers for any thread count.
-    Colored,
-}
-
-/// Where a step's iterations start (VBD §3.7).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
-#[serde(rename_all = "snake_case")]
-pub enum Guess {
-    /// `x⁻ + hv + h²g·w`, `w` the last step's acceleration along gravity over `|g|`, in [0, 1].
-    #[default]
-    Adaptive,
-    /// The inertial target `y = x⁻ + hv + h²g`.
-    Inertia,
-    /// The positions at the start of the step, `x⁻`.
-    Previous,
-}
-
-/// The family's settings; every field has a default (the `avbd` preset's).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct DescentConfig {
-    /// `augmented` (AVBD) or `springs` (VBD).
-    pub rows: Rows,
-    /// Sweeps per step, at least 1 (default 10).
-    pub iterations: u32,
-    /// Stop when the common violation is at most this (m); 0 runs every sweep (default 1e-9).
-    pub tolerance: f64,
-    /// `springs`: the stiffness of a rigid stick or pin (N/m, default 10⁶).
-    pub stiffness: f64,
-    /// `springs`: the stiffness of a contact (N/m, default 10⁶).
-    pub contact_stiffness: f64,
-    /// `augmented`: penalty growth per metre of error, `k += β|C|` (N/m², default 10⁵; 0 keeps
-    /// `k` at `k_start`).
-    pub beta: f64,
-    /// `augmented`: the smallest and starting penalty (N/m, default 10³).
-    pub k_start: f64,
-    /// `augmented`: the largest penalty (N/m, default 10⁹).
-    pub k_max: f64,
-    /// `augmented`: error regularisation α in [0, 1] (default 0.99).
-    pub alpha: f64,
-    /// `augmented`: warm-start decay γ in [0, 1] (default 0.99).
-    pub gamma: f64,
-    /// Where the iterations start: `adaptive` (default), `inertia` or `previous`.
-    pub initial_guess: Guess,
-    /// The order of the block steps: `natural` (default) or `colored` (parallel).
-    pub order: Sweep,
-}
-
-impl Default for DescentConfig {
-    fn default() -> Self {
-        Self {
-            rows: Rows::Augmented,
-            iterations: 10,
-            tolerance: 1e-9,
-            stiffness: 1e6,
-            contact_stiffness: 1e6,
-            beta: 1e5,
-            k_start: 1e3,
-            k_max: 1e9,
-            alpha: 0.99,
-            gamma: 0.99,
-            initial_guess: Guess::Adaptive,
-            order: Sweep::Natural,
-        }
-    }
-}
-
-impl Settings for DescentConfig {
-    fn validate(&self) -> Result<(), FieldError> {
-        let positive = |name: &str, v: f64| {
-            if v > 0.0 && v.is_finite() {
-                Ok(())
-            } else {
-                Err(FieldError::new(name, format!("{v} must be a positive number")))
-            }
-        };
-        if self.iterations < 1 {
-            return Err(FieldError::new("iterations", format!("{} must be at least 1", self.iterations)));
-        }
-        if !(self.tolerance >= 0.0 && self.tolerance.is_finite()) {
-            return Err(FieldError::new("tolerance", format!("{} must be a finite number ≥ 0 (m)", self.tolerance)));
-        }
-        positive("stiffness", self.stiffness)?;
-        positive("contact_stiffness", self.contact_stiffness)?;
-        positive("k_start", self.k_start)?;
-        positive("k_max", self.k_max)?;
-        if self.k_max < self.k_start {
-            return Err(FieldError::new("k_max", format!("{} is below k_start = {}", self.k_max, self.k_start)));
-        }
-        if !(self.beta >= 0.0 && self.beta.is_finite()) {
-            return Err(FieldError::new("beta", format!("{} must be a finite number ≥ 0 (N/m²)", self.beta)));
-        }
-        for (name, v) in [("alpha", self.alpha), ("gamma", self.gamma)] {
-            if !(0.0..=1.0).contains(&v) {
-                return Err(FieldError::new(name, format!("{v} is outside [0, 1]")));
-            }
-        }
-        Ok(())
-    }
-}
-
-/// `kind = "block_descent"`: VBD and AVBD on particles.
-pub fn family() -> Typed<DescentConfig> {
-    Typed {
-        kind: "block_descent",
-        summary: "vertex block descent: per-particle 3×3 Newton steps, springs (VBD) or augmented-Lagrangian hard rows (AVBD)",
-        presets: || {
-            vec![
-                (
-                    "vbd",
-                    "VBD (Chen et al. 2024): sticks and contacts as springs of 10⁶ N/m, 10 sweeps",
-                    DescentConfig { rows: Rows::Springs, ..Default::default() },
-                ),
-                ("avbd", "AVBD (Giles et al. 2025): penalty ramp β = 10⁵, α = γ = 0.99, 10 sweeps", DescentConfig::default()),
-                (
-                    "avbd-fixed",
-                    "AVBD with a fixed penalty of 10⁶ N/m (β = 0): the multipliers alone hold the rows",
-                    DescentConfig { beta: 0.0, k_start: 1e6, ..Default::default() },
-                ),
-            ]
-        },
-        build: |c, label| {
-            c.validate()?;
-            Ok(Box::new(BlockDescent::new(c.clone(), label)))
-        },
-        cap: |c, n| {
-            c.iterations = count_of(n);
-            c.tolerance = 0.0;
-        },
-        substeps: |_| 1,
-    }
-}
+pub use config::{family, DescentConfig, Guess, Penalty, Rows, Sweep};
 
 /// The solver.
 pub struct BlockDescent {
@@ -253,20 +113,56 @@ pub struct BlockDescent {
     accel: Vec<Vec3>,
     /// The last step's forces as position-level multipliers `(id, −h²F)`.
     last: Vec<(u64, f64)>,
+    /// The 6-DoF rigid bodies' state (`descent/rigid`).
+    rigid: rigid::RigidDescent,
 }
 
 impl BlockDescent {
     /// A solver with checked settings `cfg`, labelled `label`.
     pub fn new(cfg: DescentConfig, label: &str) -> Self {
-        Self { cfg, label: label.to_string(), w: Vec::new(), warm: HashMap::new(), accel: Vec::new(), last: Vec::new() }
+        Self {
+            cfg,
+            label: label.to_string(),
+            w: Vec::new(),
+            warm: HashMap::new(),
+            accel: Vec::new(),
+            last: Vec::new(),
+            rigid: rigid::RigidDescent::default(),
+        }
     }
 
-    /// A hard row's penalty and multiplier from the last step, decayed; a new row's start.
+    /// A hard row's penalty and multiplier from the last step, decayed (`λ ← αγλ`, or `λ ← γλ`
+    /// under the compliant augmented Lagrangian, whose penalty is set per step); a new row's
+    /// start.
     fn warm_start(&self, id: u64) -> (f64, f64) {
         let c = &self.cfg;
+        let keep = if c.penalty == Penalty::CompliantAlm { c.gamma } else { c.alpha * c.gamma };
         match self.warm.get(&id) {
-            Some(&(lambda, k)) => (lambda * c.alpha * c.gamma, (k * c.gamma).clamp(c.k_start, c.k_max)),
+            Some(&(lambda, k)) => (lambda * keep, (k * c.gamma).clamp(c.k_start, c.k_max)),
             None => (0.0, c.k_start),
+        }
+    }
+
+    /// The compliant augmented Lagrangian's penalty and multiplier share of every hard row
+    /// ([`alm`]): material stiffness `1/compliance` for a compliant constraint, infinite for a
+    /// friction direction, `hard_stiffness` otherwise; effective inertia `1/(h²Σw)` over the
+    /// row's movable particles (each gradient has unit length).
+    fn alm_rows(&self, scene: &Scene, rows: &mut [Row], h: f64) {
+        for row in rows.iter_mut().filter(|r| r.hard) {
+            let w = match row.shape {
+                Shape::Stick { a, b, .. } => self.w[a] + self.w[b],
+                Shape::Linear { a, .. } => self.w[a],
+            };
+            let material = match solverlab_core::rows::decode(row.id) {
+                _ if row.friction.is_some() => f64::INFINITY,
+                solverlab_core::rows::RowRef::Constraint { index, .. } if scene.constraints[index].compliance > 0.0 => {
+                    1.0 / scene.constraints[index].compliance
+                }
+                _ => self.cfg.hard_stiffness,
+            };
+            let equality = row.fmin == f64::NEG_INFINITY && row.fmax == f64::INFINITY;
+            let rho = alm::rho(1.0 / (h * h * w), material, equality);
+            (row.k, row.s) = alm::coefficients(material, rho);
         }
     }
 
@@ -275,16 +171,25 @@ impl BlockDescent {
         let c = &self.cfg;
         let springs = c.rows == Rows::Springs;
         let mut rows = Vec::new();
+        let alm = c.penalty == Penalty::CompliantAlm;
+        // Under the compliant augmented Lagrangian a row settles at `λ = K·C`: with the error
+        // regularisation that `C` would be the change over the step, and the stretch would grow
+        // to `λ/(K(1 − α))` (a chain of particles tore by 120 % at α = 0.99), so particles take
+        // α = 0, newton's default for it (rigid bodies keep α: their post-stabilisation removes
+        // the error left at the end of each step).
+        let alpha = if alm { 0.0 } else { c.alpha };
         let push = |rows: &mut Vec<Row>, id: u64, shape: Shape, compliance: f64, fmin: f64, fmax: f64| {
-            let soft = springs || compliance > 0.0;
+            // Under the compliant augmented Lagrangian a compliant row is a material row with a
+            // multiplier too.
+            let soft = springs || (compliance > 0.0 && !alm);
             let (lambda, k) = if soft {
                 (0.0, if compliance > 0.0 { 1.0 / compliance } else { c.stiffness })
             } else {
                 self.warm_start(id)
             };
-            let mut row = Row { id, shape, k, lambda, fmin, fmax, hard: !soft, offset: 0.0, friction: None };
+            let mut row = Row { id, shape, k, lambda, s: 1.0, fmin, fmax, hard: !soft, offset: 0.0, friction: None };
             if row.hard {
-                row.offset = c.alpha * row.value(x_start, x_start);
+                row.offset = alpha * row.value(x_start, x_start);
             }
             rows.push(row);
         };
@@ -335,12 +240,13 @@ impl BlockDescent {
                 // C at the start of the step, along the normal found at the guess; a hard
                 // contact corrects a fraction 1 − α of it per step.
                 let at_start = k.c - k.normal.dot(&(x0[i] - x_start[i]));
-                let offset_c0 = if springs { at_start } else { at_start * (1.0 - c.alpha) };
+                let offset_c0 = if springs { at_start } else { at_start * (1.0 - alpha) };
                 rows.push(Row {
                     id,
                     shape: Shape::Linear { a: i, d: k.normal, c0: offset_c0 },
                     k: pen,
                     lambda,
+                    s: 1.0,
                     fmin: f64::NEG_INFINITY,
                     fmax: 0.0,
                     hard: !springs,
@@ -358,6 +264,7 @@ impl BlockDescent {
                             shape: Shape::Linear { a: i, d: t, c0: 0.0 },
                             k: pen,
                             lambda,
+                            s: 1.0,
                             fmin: 0.0,
                             fmax: 0.0,
                             hard: !springs,
@@ -382,6 +289,7 @@ impl BlockDescent {
                     shape,
                     k,
                     lambda,
+                    s: 1.0,
                     fmin: f64::NEG_INFINITY,
                     fmax: 0.0,
                     hard: !springs,
@@ -389,7 +297,7 @@ impl BlockDescent {
                     friction: None,
                 };
                 if row.hard {
-                    row.offset = c.alpha * row.value(x_start, x_start).min(0.0);
+                    row.offset = alpha * row.value(x_start, x_start).min(0.0);
                 }
                 rows.push(row);
             }
@@ -404,13 +312,21 @@ impl Solver for BlockDescent {
     }
 
     fn prepare(&mut self, scene: &Scene) -> Result<(), SolveError> {
-        if scene.has_rigid() || !scene.bodies.is_empty() || !scene.embedded.is_empty() {
+        if !scene.bodies.is_empty() || !scene.embedded.is_empty() {
             return Err(SolveError::new(
                 "block_descent",
-                "block descent runs particles, sticks, pins, colliders and particle contacts; box bodies, embedded \
-                 points and 6-DoF rigid bodies are not supported yet",
+                "block descent runs particles (sticks, pins, colliders, particle contacts) or 6-DoF rigid bodies \
+                 (contacts, joints); box bodies and embedded points are not supported yet",
             ));
         }
+        if scene.has_rigid() && !scene.particles.is_empty() {
+            return Err(SolveError::new(
+                "block_descent",
+                "block descent runs particles or 6-DoF rigid bodies, not both in one scene: scenes that mix them are \
+                 not supported yet",
+            ));
+        }
+        self.rigid.prepare(scene);
         self.w = scene.inverse_masses();
         self.accel = vec![Vec3::zeros(); scene.particles.len()];
         self.warm.clear();
@@ -427,6 +343,9 @@ impl Solver for BlockDescent {
         let n = scene.particles.len();
         if self.w.len() != n {
             self.prepare(scene)?;
+        }
+        if scene.has_rigid() {
+            return Ok(self.rigid.solve(&self.cfg, scene, state, h, observer));
         }
         let y = state.x.clone();
         let x_start = state.x_prev.clone();
@@ -445,6 +364,9 @@ impl Solver for BlockDescent {
         }
         let x0 = state.x.clone();
         let mut rows = self.rows(scene, &x0, &x_start, state.time);
+        if self.cfg.penalty == Penalty::CompliantAlm && self.cfg.rows == Rows::Augmented {
+            self.alm_rows(scene, &mut rows, h);
+        }
         let mut touching: Vec<Vec<usize>> = vec![Vec::new(); n];
         for (r, row) in rows.iter().enumerate() {
             match row.shape {
@@ -512,10 +434,11 @@ impl Solver for BlockDescent {
                 }
             }
             // Dual: multipliers and penalties of the hard rows.
+            let ramp = self.cfg.penalty == Penalty::Ramp;
             for row in rows.iter_mut().filter(|r| r.hard) {
                 let c = row.value(&state.x, &x_start);
-                row.lambda = (row.k * c + row.lambda).clamp(row.fmin, row.fmax);
-                if row.lambda > row.fmin && row.lambda < row.fmax {
+                row.lambda = row.force(c);
+                if ramp && row.lambda > row.fmin && row.lambda < row.fmax {
                     row.k = (row.k + self.cfg.beta * c.abs()).min(self.cfg.k_max);
                 }
             }
@@ -562,6 +485,16 @@ impl Solver for BlockDescent {
 
     fn multiplier(&self, id: u64) -> f64 {
         self.last.iter().find(|(r, _)| *r == id).map_or(0.0, |(_, l)| *l)
+    }
+
+    fn rigid_contacts(&self, out: &mut Vec<solverlab_core::rigid::ContactForce>) {
+        out.clear();
+        out.extend_from_slice(self.rigid.contact_forces());
+    }
+
+    fn rigid_joints(&self, out: &mut Vec<solverlab_core::rigid::JointForce>) {
+        out.clear();
+        out.extend_from_slice(self.rigid.joint_forces());
     }
 
     fn multipliers(&self, out: &mut Vec<(u64, f64)>) {

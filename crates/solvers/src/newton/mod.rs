@@ -103,7 +103,7 @@
 //!    never settles; applied with the last step's `λₙ`, it lags a step, and a block released on
 //!    an incline slides 1.8 mm before it holds.
 //!
-//! 6-DoF rigid bodies (`newton/rigid_rows.rs`) join the same loop: their contact and joint rows
+//! 6-DoF rigid bodies (`newton/rigid_rows/`) join the same loop: their contact and joint rows
 //! are position-level rows over two coordinate blocks per body (position, and a scaled rotation
 //! vector in which `M⁻¹` is diagonal), appended after the particles'; their friction runs in up
 //! to `FRICTION_ROUNDS` rounds with static-friction rows per manifold, and each outer step turns
@@ -349,7 +349,7 @@ pub struct Newton<L: Linear> {
     /// multipliers (N·s²).
     contacts: Vec<(Row, f64)>,
     /// The scene's particles: the coordinates of the loop are theirs, then each rigid body's two
-    /// blocks (`newton/rigid_rows.rs`).
+    /// blocks (`newton/rigid_rows/`).
     particles: usize,
     /// The rows of the 6-DoF rigid bodies.
     rigid: RigidRows,

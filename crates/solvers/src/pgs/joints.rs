@@ -34,52 +34,16 @@
 //! ([`JointRows::correct_positions`]), as Box2D v2.4's position solver does.
 
 use nalgebra::{Matrix3, Matrix6, UnitQuaternion, Vector6};
-use solverlab_core::rigid::{Joint, JointKind, RigidBody, RigidState};
+use solverlab_core::rigid::frame::perpendicular;
+use solverlab_core::rigid::{Joint, JointKind, RigidState};
 use solverlab_core::Vec3;
 
 use super::rows::soft;
 use super::{Feedback, PgsConfig};
 
-/// A joint's frames in the bodies, fixed at the start (the scene's initial poses); shared with
-/// the relaxation family's rigid rows.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct JointFrame {
-    /// The anchor in `a`'s frame and in `b`'s frame (or the world).
-    pub(crate) anchor_a: Vec3,
-    pub(crate) anchor_b: Vec3,
-    /// The revolute axis and a perpendicular reference, in `a`'s and `b`'s frames.
-    pub(crate) axis_a: Vec3,
-    pub(crate) axis_b: Vec3,
-    pub(crate) ref_a: Vec3,
-    pub(crate) ref_b: Vec3,
-    /// `q_a⁻¹ q_b` at the start (fixed joints).
-    pub(crate) relative: UnitQuaternion<f64>,
-}
-
-fn perpendicular(n: &Vec3) -> Vec3 {
-    if n.x.abs() < 0.57 { n.cross(&Vec3::x()) } else { n.cross(&Vec3::y()) }.normalize()
-}
-
-impl JointFrame {
-    pub(crate) fn new(j: &Joint, bodies: &[RigidBody]) -> Self {
-        let a = &bodies[j.a];
-        let (xb, qb) = j.b.map_or((Vec3::zeros(), UnitQuaternion::identity()), |k| (bodies[k].x, bodies[k].q));
-        let axis = match j.kind {
-            JointKind::Revolute { axis, .. } => axis.normalize(),
-            _ => Vec3::y(),
-        };
-        let reference = perpendicular(&axis);
-        Self {
-            anchor_a: a.q.inverse_transform_vector(&(j.anchor - a.x)),
-            anchor_b: qb.inverse_transform_vector(&(j.anchor - xb)),
-            axis_a: a.q.inverse_transform_vector(&axis),
-            axis_b: qb.inverse_transform_vector(&axis),
-            ref_a: a.q.inverse_transform_vector(&reference),
-            ref_b: qb.inverse_transform_vector(&reference),
-            relative: a.q.inverse() * qb,
-        }
-    }
-}
+/// A joint's frames in the bodies, now in the core ([`solverlab_core::rigid::JointFrame`]); named
+/// here too for the relaxation and Newton families' rigid rows.
+pub(crate) use solverlab_core::rigid::JointFrame;
 
 /// One row: its coefficients on `(v_a, ω_a, v_b, ω_b)`.
 #[derive(Clone, Copy, Debug, Default)]
