@@ -73,7 +73,7 @@ pub struct Overview {
     pub frames: usize,
     /// Frames whose solve stopped at its iteration cap.
     pub unconverged: usize,
-    /// Largest violation over the run (m).
+    /// Largest common violation over the run (m): the `violation` column, penetration included.
     pub peak_violation: f64,
     /// The run's status in meta.json (`ok`, `torn`, `diverged`, …).
     pub status: String,
@@ -90,7 +90,9 @@ pub fn overview(dir: &Path) -> Result<Overview, String> {
     let mut reader = csv::Reader::from_path(&path).map_err(|e| bad(&e))?;
     let headers = reader.headers().map_err(|e| bad(&e))?.clone();
     let col = |name: &str| headers.iter().position(|c| c == name);
-    let (converged, violation) = (col("converged"), col("max_violation"));
+    // The common violation (penetration included: a contact-only scene has no equality rows,
+    // and its `max_violation` is 0 whatever it does).
+    let (converged, violation) = (col("converged"), col("violation").or_else(|| col("max_violation")));
     let (mut rows, mut unconverged, mut peak) = (0usize, 0usize, 0.0f64);
     let mut record = csv::StringRecord::new();
     while reader.read_record(&mut record).map_err(|e| bad(&e))? {
