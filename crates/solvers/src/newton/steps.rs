@@ -383,6 +383,20 @@ impl<L: Linear> Newton<L> {
         }
         let mut rows = std::mem::take(&mut self.rows);
         let (mut merit, mut worst) = self.gather(scene, x, state.time, h, &mut rows);
+        if matches!(start, Start::Previous(_)) {
+            // Only the rows gathered now keep their multipliers: a contact that moved out of
+            // reach, or a row of a body that left, would otherwise carry its last push into
+            // the forces of every later step.
+            let mut kept = RowMap::default();
+            kept.reset(self.dense_rows);
+            for r in rows.heads() {
+                let l = self.current.get(r.id);
+                if l != 0.0 {
+                    kept.add(r.id, l);
+                }
+            }
+            self.current = kept;
+        }
         let mut stat = 0.0;
         if sqp {
             let mut s = std::mem::take(&mut self.stationarity);
