@@ -396,7 +396,7 @@ impl Linear for Pcg {
         self.assemble
     }
 
-    /// Only the warm start (`first`), and only every [`PROJECTION_PERIOD`]th pass: CG solves
+    /// Only the warm start (`first`), and only every `PROJECTION_PERIOD`th pass: CG solves
     /// `A y = K v`, `K = A − εI`, from `y = 0`. Its iterates stay in the Krylov space of `Kv`,
     /// inside the range of `K`, and converge to `A⁻¹Kv`, the range part of `v` scaled by
     /// `σ/(σ + ε)` on each eigenvalue `σ`. Each later solve of a pass starts from zero and stays

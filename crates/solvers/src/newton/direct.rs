@@ -199,7 +199,7 @@ impl Linear for Cholesky {
     /// `v ← K⁺K v` with `K = A − εI`, by refinement with the last factor of `A`:
     /// `y₀ = 0`, `yₖ₊₁ = yₖ + A⁻¹(Kv − Kyₖ)`. Every iterate lies in the range of `K` (it is
     /// built from `A⁻¹` of vectors in that range), and on an eigenvalue `σ` the error falls by
-    /// `ε/(σ + ε)` per solve, so after [`PROJECTION_SOLVES`] solves `y` is the range part of `v`
+    /// `ε/(σ + ε)` per solve, so after `PROJECTION_SOLVES` solves `y` is the range part of `v`
     /// to rounding, except along eigenvalues not far above `ε`, which count as null.
     fn project_range(&mut self, sys: &System, v: &mut [f64], _first: bool) -> Option<usize> {
         let (Some(llt), Some(a)) = (&self.factor, &sys.a) else { return None };
