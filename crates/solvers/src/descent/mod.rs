@@ -414,7 +414,7 @@ impl Solver for BlockDescent {
                     for i in (0..n).filter(|&i| self.w[i] > 0.0) {
                         let (to, moved) = step_of(i, &state.x);
                         state.x[i] = to;
-                        residual = crate::larger(residual, moved);
+                        residual = crate::common::larger(residual, moved);
                     }
                 }
                 Some(colours) => {
@@ -428,7 +428,7 @@ impl Solver for BlockDescent {
                         };
                         for (&i, (to, moved)) in colour.iter().zip(steps) {
                             state.x[i] = to;
-                            residual = crate::larger(residual, moved);
+                            residual = crate::common::larger(residual, moved);
                         }
                     }
                 }

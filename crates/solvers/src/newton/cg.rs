@@ -184,7 +184,7 @@ impl crate::registry::Settings for CgConfig {
 impl CgConfig {
     /// Checks every parameter's range.
     pub fn validate(&self) -> Result<(), ConfigError> {
-        use crate::check::{count, non_negative, within};
+        use crate::common::check::{count, non_negative, within};
         count("outer_iterations", self.outer_iterations, 1)?;
         count("cg_max_iterations", self.cg_max_iterations, 0)?;
         count("cg_budget", self.cg_budget, 0)?;

@@ -93,7 +93,7 @@ impl crate::registry::Settings for DirectConfig {
 impl DirectConfig {
     /// Checks every parameter's range.
     pub fn validate(&self) -> Result<(), ConfigError> {
-        use crate::check::{count, non_negative, within};
+        use crate::common::check::{count, non_negative, within};
         count("outer_iterations", self.outer_iterations, 1)?;
         count("active_set_iterations", self.active_set_iterations, 0)?;
         non_negative("tolerance", self.tolerance, "m")?;

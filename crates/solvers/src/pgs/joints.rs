@@ -35,15 +35,11 @@
 
 use nalgebra::{Matrix3, Matrix6, UnitQuaternion, Vector6};
 use solverlab_core::rigid::frame::perpendicular;
-use solverlab_core::rigid::{Joint, JointKind, RigidState};
+use solverlab_core::rigid::{Joint, JointFrame, JointKind, RigidState};
 use solverlab_core::Vec3;
 
 use super::rows::soft;
 use super::{Feedback, PgsConfig};
-
-/// A joint's frames in the bodies, now in the core ([`solverlab_core::rigid::JointFrame`]); named
-/// here too for the relaxation and Newton families' rigid rows.
-pub(crate) use solverlab_core::rigid::JointFrame;
 
 /// One row: its coefficients on `(v_a, ω_a, v_b, ω_b)`.
 #[derive(Clone, Copy, Debug, Default)]

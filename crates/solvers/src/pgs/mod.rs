@@ -24,7 +24,7 @@
 //!    * moving pin targets add `∂C/∂t` to `b`.
 //! 4. Warm start: `λ = warm_start · λ_previous` matched by row id (by position while the set of
 //!    rows stays the same), applied as `v += W Jᵀ λ`.
-//! 5. `iterations` sweeps in the chosen [`crate::order::Order`]: each row's `Δλ` (scaled by SOR `ω`) is added
+//! 5. `iterations` sweeps in the chosen [`crate::common::order::Order`]: each row's `Δλ` (scaled by SOR `ω`) is added
 //!    to the accumulated `λ`, which is clamped (`λₙ ≥ 0`; the tangent pair to the disk
 //!    `|λₜ| ≤ μ·λₙ`); the clamped change is applied, `v += W Jᵀ Δλ`. Friction rows of a contact are
 //!    visited just after its normal row (Box2D visits them before; after, the first sweep's
@@ -36,7 +36,7 @@
 //!    Pins start every step from their last pseudo impulses times `warm_start`, sticks and
 //!    contacts from zero. Stop when the common violation at `x* + h·(v + v_p)` is at most
 //!    `tolerance`, or the own residual at most `velocity_tolerance`. Coloured sweeps of at least
-//!    [`crate::PARALLEL_ROWS`] rows without friction pairs store their rows in colour order,
+//!    [`crate::common::PARALLEL_ROWS`] rows without friction pairs store their rows in colour order,
 //!    within a colour by block of particles, once the rows have stayed the same for a step; each
 //!    colour then runs its blocks on every core (a block's rows touch only its particles) and the
 //!    rows that straddle two blocks on one, with the same numbers for any thread count.
@@ -135,7 +135,7 @@ use solverlab_core::{Scene, State, Vec3};
 
 use rows::{Item, Pass, Rows, Warm};
 
-use crate::order::{block_of, group_by_block, Ordering};
+use crate::common::order::{block_of, group_by_block, Ordering};
 use crate::ConfigError;
 
 /// The report of sweep `it` from its statistics `(max, Σ r², rows, Σ Δλ²)` (see `# Residual`).
@@ -436,7 +436,7 @@ impl PgsSolver {
                 self.colour_order.clear();
                 self.colour_order_ids.clear();
                 self.prepared.layout.clear();
-                if self.ordering.colors() > 0 && one_to_one && self.rows.len() >= crate::PARALLEL_ROWS {
+                if self.ordering.colors() > 0 && one_to_one && self.rows.len() >= crate::common::PARALLEL_ROWS {
                     // Within each colour, the rows of each particle block, then those that
                     // straddle two (stable: in the colour's order within a block).
                     let n = self.prepared.v.len();
@@ -467,8 +467,8 @@ impl PgsSolver {
         let omega = self.cfg.omega;
         let tolerance = self.cfg.tolerance;
         // Sweeps with parallel passes (the coloured layout) run, with the stopping test, on a
-        // worker thread of the pool ([`crate::on_worker`]).
-        let parallel = self.prepared.in_layout && self.prepared.vrows.len() >= crate::PARALLEL_ROWS;
+        // worker thread of the pool ([`crate::common::on_worker`]).
+        let parallel = self.prepared.in_layout && self.prepared.vrows.len() >= crate::common::PARALLEL_ROWS;
         for it in 1..=n_iter {
             let iteration = |solver: &mut Self, state: &State| {
                 let (w, x0, p) = (&solver.w, &state.x_prev, &mut solver.prepared);
@@ -485,7 +485,7 @@ impl PgsSolver {
                     && violation.unwrap_or_else(|| solver.violation_until(scene, state, h, tolerance)) <= tolerance;
                 ((max, sum2, count, dl2), violation, met)
             };
-            let (stats, violation, met) = crate::on_worker(parallel, || iteration(self, state));
+            let (stats, violation, met) = crate::common::on_worker(parallel, || iteration(self, state));
             let max = stats.0;
             (info.iterations, info.outer) = (it, it);
             info.residual = max;

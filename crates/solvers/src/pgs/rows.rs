@@ -5,7 +5,7 @@ use solverlab_core::rows::{decode, tangents, IdMap, RowKind, RowRef, RowSet, ROW
 use solverlab_core::{Scene, Vec3};
 
 use super::{Feedback, PgsConfig};
-use crate::order::{block_start, Ordering};
+use crate::common::order::{block_start, Ordering};
 use solverlab_core::rng::Rng;
 
 /// One prepared velocity row: its scalars (128 bytes); its particles and gradients are in
@@ -112,7 +112,7 @@ pub(super) fn soft(hz: f64, zeta: f64, h: f64) -> (f64, f64, f64) {
 
 // Sweeps over rows stored in the coloured layout run their particle blocks on every core from
 // `PARALLEL_ROWS` rows on (the relaxation family's threshold).
-use crate::PARALLEL_ROWS;
+use crate::common::PARALLEL_ROWS;
 
 /// What the split sweeps read besides the pseudo velocities: the start-of-step positions `x0`
 /// and the velocities `v` (both indexed by particle, not offset by a block's first particle),

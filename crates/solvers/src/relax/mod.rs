@@ -60,7 +60,7 @@
 //!    its normal velocity set to `−e` times its predicted approach velocity.
 //!
 //! 6-DoF rigid bodies ([`solverlab_core::rigid`]) get the same loop through extended
-//! position-based dynamics (`relax/rigid.rs`): their contacts and joints are corrected in each
+//! position-based dynamics (the shared floor's `common/xpbd/`): their contacts and joints are corrected in each
 //! iteration after the particle rows, in the same Gauss-Seidel or Jacobi form (the averaged
 //! Jacobi form under mass splitting too).
 //!
@@ -79,7 +79,7 @@
 //! `tolerance > 0`, the stopping test (`relax/stop.rs`): the common violation visited row by row
 //! only up to the first row above the tolerance, so that a step far from its tolerance pays for
 //! a few rows and the sweep that meets it for one whole pass (on the fast path over the sweep's
-//! own arrays, on every core from [`PARALLEL_ROWS`] rows). An observer that asks for the
+//! own arrays, on every core from [`PARALLEL_ROWS`](crate::common::PARALLEL_ROWS) rows). An observer that asks for the
 //! violation (`--violation`) gets the whole pass after every sweep. The stopping decision is the
 //! exact rule's either way (`tests/stopping.rs`). Before, the whole pass over the scene's
 //! constraints ran after every sweep and cost as much as the sweeps: through `simulate` on the
@@ -94,7 +94,7 @@
 //! a few rows in the sweeps that cannot.
 //!
 //! An iteration with a parallel pass runs, with its stopping test, on a worker of the thread pool
-//! (`on_worker` in `lib.rs`): the command line's frame loop runs outside the pool, and each pass
+//! (`on_worker` in `common/mod.rs`): the command line's frame loop runs outside the pool, and each pass
 //! forked from there had put the caller to sleep and woken it again (4 676 futex calls in 12
 //! frames of the coloured sweep on two threads; 632 now), which took all of the second thread's
 //! gain through `simulate`.
@@ -131,12 +131,10 @@
 mod config;
 mod contacts;
 mod kernel;
-pub(crate) mod rigid;
 mod stop;
 mod sweeps;
 
 pub use config::{family, Mode, RelaxConfig};
-pub use kernel::PARALLEL_ROWS;
 
 use solverlab_core::constraint::delta_lambda;
 use solverlab_core::model::{Kind, Scene, Sense, State};
@@ -145,7 +143,8 @@ use solverlab_core::rows::{constraint_row_id, decode, RowRef};
 use solverlab_core::solver::{IterationReport, Observer, SolveError, SolveInfo, Solver, StepContext};
 use solverlab_core::Vec3;
 
-use crate::order::{greedy_coloring, Order, Ordering};
+use crate::common::order::{greedy_coloring, Order, Ordering};
+use crate::common::xpbd::RigidXpbd;
 use crate::ConfigError;
 
 /// One row group the sweep visits: a stick (one row) or a pin on a movable particle (three).
@@ -199,8 +198,8 @@ pub struct RelaxSolver {
     cheb_cur: (Vec<Vec3>, Vec<f64>),
     // Restitution scratch.
     predicted: Vec<Vec3>,
-    /// The 6-DoF rigid bodies' rows (`relax/rigid.rs`).
-    rigid: rigid::RigidXpbd,
+    /// The 6-DoF rigid bodies' rows (`common/xpbd/`).
+    rigid: RigidXpbd,
     /// The fast path's arrays, when every row is an equality stick ([`kernel`]).
     soa: Option<kernel::StickSoa>,
     /// The fast path's per-row scratch.
@@ -232,7 +231,7 @@ impl RelaxSolver {
             cheb_prev: (Vec::new(), Vec::new()),
             cheb_cur: (Vec::new(), Vec::new()),
             predicted: Vec::new(),
-            rigid: rigid::RigidXpbd::default(),
+            rigid: RigidXpbd::default(),
             soa: None,
             buf: Vec::new(),
         })
@@ -407,7 +406,7 @@ impl Solver for RelaxSolver {
         }
         let mut cheb = sweeps::Chebyshev::new(&self.cfg);
         // A sweep with a parallel pass runs, with its stopping test, on a worker thread of the
-        // pool ([`crate::on_worker`]).
+        // pool ([`crate::common::on_worker`]).
         let parallel = self.soa.as_ref().is_some_and(|s| s.parallel(self.cfg.mode != Mode::GaussSeidel));
         for it in 1..=n_iter {
             let mut iteration = |solver: &mut Self, state: &mut State| {
@@ -419,7 +418,7 @@ impl Solver for RelaxSolver {
                     && violation.unwrap_or_else(|| solver.violation_until(scene, state, ctx.h, tolerance)) <= tolerance;
                 (residual, violation, met)
             };
-            let (residual, violation, met) = crate::on_worker(parallel, || iteration(self, state));
+            let (residual, violation, met) = crate::common::on_worker(parallel, || iteration(self, state));
             (info.iterations, info.outer) = (it, it);
             info.residual = residual;
             observer.iteration(&IterationReport {

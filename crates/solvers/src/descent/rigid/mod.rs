@@ -311,7 +311,7 @@ impl RigidDescent {
             apply(&mut s.x, &mut s.q, delta);
             dp[k] = start.target[k].motion(&s.x, &s.q);
             let size = delta.fixed_rows::<3>(0).norm().max(delta.fixed_rows::<3>(3).norm());
-            residual = crate::larger(residual, size);
+            residual = crate::common::larger(residual, size);
         };
         let step = |st: &[solverlab_core::rigid::RigidState], dp: &[Vec6], k: usize| {
             let p = Poses::new(st, &self.frames, dp);

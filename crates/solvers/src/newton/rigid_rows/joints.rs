@@ -144,7 +144,7 @@ pub(crate) struct WorldRow {
 ///   `−J_l⁻¹(−φ_rel)ᵀ e` on `a` and `J_l⁻¹(φ_rel)ᵀ e` on `b`.
 pub(crate) fn world_joint_rows(
     joint: &solverlab_core::rigid::Joint,
-    f: &crate::pgs::joints::JointFrame,
+    f: &solverlab_core::rigid::JointFrame,
     a: Option<(Vec3, UnitQuaternion<f64>)>,
     b: Option<(Vec3, UnitQuaternion<f64>)>,
 ) -> Vec<WorldRow> {

@@ -5,11 +5,11 @@
 //! # Formulation
 //!
 //! Position level with an exponential retraction, as the relaxation family's extended
-//! position-based dynamics ([`crate::relax`]) and this family's particle rows:
+//! position-based dynamics (the shared floor's [`RigidXpbd`]) and this family's particle rows:
 //!
 //! 1. The step's prediction, contacts (normal, surface points in the bodies' frames, the
 //!    push-out floor), friction and velocity update are the relaxation family's
-//!    ([`crate::relax::rigid::RigidXpbd`]): only the solve of the normal and joint rows differs.
+//!    ([`RigidXpbd`], in the shared floor): only the solve of the normal and joint rows differs.
 //! 2. Each movable body `k` has two coordinate blocks of three: its position `xₖ` (m), with
 //!    inverse mass `1/m`, and `uₖ = D⁻¹ R̃ᵀ φₖ` with inverse mass 1, where `φₖ` is the rotation
 //!    vector taking the predicted orientation `q̃ₖ` to the current one, `qₖ = exp(φₖ)·q̃ₖ`, `R̃` is
@@ -80,7 +80,7 @@ use solverlab_core::rigid::{JointKind, Other, RigidState};
 use solverlab_core::rows::{padded, padded_grad, tangents, Row, RowKind, RowSet, ROW_PARTICLES};
 use solverlab_core::{Scene, Vec3};
 
-use crate::relax::rigid::RigidXpbd;
+use crate::common::xpbd::RigidXpbd;
 
 /// The top four bits of every rigid row id (bit 59 then tells joints from contacts): no particle
 /// row id has them all set below 2²⁹ particles.
@@ -228,7 +228,7 @@ impl RigidRows {
             let end = (first..found.len()).find(|&k| (found[k].a, found[k].b) != key).unwrap_or(found.len());
             let run = &contacts[first..end];
             let count = (end - first) as f64;
-            let mean = |f: &dyn Fn(&crate::relax::rigid::Contact) -> Vec3| run.iter().map(f).sum::<Vec3>() / count;
+            let mean = |f: &dyn Fn(&crate::common::xpbd::Contact) -> Vec3| run.iter().map(f).sum::<Vec3>() / count;
             let (ca, cb, ca0, cb0) = (mean(&|c| c.la), mean(&|c| c.lb), mean(&|c| c.a0), mean(&|c| c.b0));
             let n = mean(&|c| c.n).try_normalize(1e-12).unwrap_or(run[0].n);
             let radius = run.iter().map(|c| (c.a0 - ca0).norm()).fold(0.0, f64::max);

@@ -66,11 +66,12 @@ use std::collections::HashMap;
 
 use nalgebra::{Matrix3, Matrix4};
 use solverlab_core::rigid::{
-    islands, rigid_contacts, rotate, torque_free_drift, ContactForce, JointForce, Other, RigidContact, RigidState,
+    islands, rigid_contacts, rotate, torque_free_drift, ContactForce, JointForce, JointFrame, Other, RigidContact,
+    RigidState,
 };
 use solverlab_core::{Scene, Vec3};
 
-use super::joints::{JointFrame, JointRows, Pseudo};
+use super::joints::{JointRows, Pseudo};
 
 mod finish;
 mod sweep;
