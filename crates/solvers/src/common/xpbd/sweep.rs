@@ -2,6 +2,7 @@
 //! contacts' normal rows and their friction, Gauss-Seidel or Jacobi.
 
 use nalgebra::UnitQuaternion;
+use solverlab_core::rigid::joint_rows::{anchors, hinge, relative_rotation, Anchors, Hinge};
 use solverlab_core::rigid::{rotate, JointKind, RigidState};
 use solverlab_core::{Scene, Vec3};
 
@@ -101,16 +102,16 @@ impl RigidXpbd {
         let f = self.frames[j];
         let (a, b) = (Some(joint.a), joint.b);
         let mut worst = 0.0_f64;
-        // The anchors.
-        let pa = Self::point(st, a, &f.anchor_a);
-        let pb = Self::point(st, b, &f.anchor_b);
+        // The anchors (the shared geometry of [`solverlab_core::rigid::joint_rows`]).
+        let pose = |k: Option<usize>| k.map(|k| (st[k].x, st[k].q));
+        let Anchors { pa, pb, ra, rb } = anchors(&f, pose(a), pose(b));
         let gap = pb - pa;
         let c = gap.norm();
         worst = worst.max(c);
         if c > 0.0 {
             let n = gap / c;
             let alpha = joint.compliance / (h * h);
-            let w = self.w(a, &(pa - st[joint.a].x), &n) + b.map_or(0.0, |k| self.w(Some(k), &(pb - st[k].x), &n));
+            let w = self.w(a, &ra, &n) + b.map_or(0.0, |k| self.w(Some(k), &rb, &n));
             if w + alpha > 0.0 {
                 let dl = omega * (c - alpha * self.joint_lambda[j]) / (w + alpha);
                 if self.jacobi {
@@ -129,10 +130,8 @@ impl RigidXpbd {
         match joint.kind {
             JointKind::Ball => {}
             JointKind::Revolute { lower, upper, .. } => {
-                let (axis_a, axis_b) = (qa * f.axis_a, qb * f.axis_b);
+                let Hinge { axis_a, axis_b, theta, .. } = hinge(&f, &qa, &qb);
                 errors[0] = axis_a.cross(&axis_b);
-                let (ref_a, ref_b) = (qa * f.ref_a, qb * f.ref_b);
-                let theta = ref_a.cross(&ref_b).dot(&axis_a).atan2(ref_a.dot(&ref_b));
                 // Past a limit, a turns towards b (and b back) about the axis.
                 if theta < lower {
                     errors[1] = -axis_a * (lower - theta);
@@ -140,7 +139,7 @@ impl RigidXpbd {
                     errors[1] = axis_a * (theta - upper);
                 }
             }
-            JointKind::Fixed => errors[0] = (qb * (qa * f.relative).inverse()).scaled_axis(),
+            JointKind::Fixed => errors[0] = relative_rotation(&qa, &qb, &f.relative),
         }
         for err in errors {
             let theta = err.norm();
