@@ -3,7 +3,9 @@
 //! * [`check`]: the range checks of every family's settings (the same message for the same kind
 //!   of parameter);
 //! * [`order`]: visiting orders and the particle blocks of the parallel coloured sweeps;
-//! * [`xpbd`]: the rigid bodies' position-level step (prediction, contacts, joints, friction,
+//! * `stop`: the stopping test and the report of each iteration, which every family's loop
+//!   calls (`Stopping`: the cap, the tolerance, the common violation cut short);
+//! * `xpbd`: the rigid bodies' position-level step (prediction, contacts, joints, friction,
 //!   velocities and forces): the relaxation family's rigid step, whose prediction, contacts,
 //!   friction passes and velocities the Newton family shares;
 //! * the parallel threshold [`PARALLEL_ROWS`] of the particle sweeps (relaxation and PGS), the
@@ -12,6 +14,7 @@
 
 pub(crate) mod check;
 pub mod order;
+pub(crate) mod stop;
 pub(crate) mod xpbd;
 
 /// Sweeps over at least this many rows run their passes on every core (rayon); smaller ones run

@@ -130,23 +130,21 @@ pub use config::{family, Feedback, FrictionCone, PgsConfig};
 use solverlab_core::metrics::constraint_violation_until;
 use solverlab_core::rng::Rng;
 use solverlab_core::rows::{constraint_row_id, gather_row_set, RowSet};
-use solverlab_core::solver::{IterationReport, Observer, SolveError, SolveInfo, Solver, StepContext};
+use solverlab_core::solver::{NullObserver, Observer, SolveError, SolveInfo, Solver, StepContext};
 use solverlab_core::{Scene, State, Vec3};
 
 use rows::{Item, Pass, Rows, Warm};
 
 use crate::common::order::{block_of, group_by_block, Ordering};
+use crate::common::stop::{Measured, Residuals, Stopping};
 use crate::ConfigError;
 
-/// The report of sweep `it` from its statistics `(max, Σ r², rows, Σ Δλ²)` (see `# Residual`).
-fn sweep_report(it: usize, (max, sum2, count, dl2): (f64, f64, usize, f64), violation: Option<f64>) -> IterationReport {
-    IterationReport {
-        iteration: it,
-        outer: 1,
+/// The residuals of a sweep from its statistics `(max, Σ r², rows, Σ Δλ²)` (see `# Residual`).
+fn sweep_residuals((max, sum2, count, dl2): (f64, f64, usize, f64)) -> Residuals {
+    Residuals {
         residual: max,
         residual_rms: Some(if count > 0 { (sum2 / count as f64).sqrt() } else { 0.0 }),
         delta_lambda: Some(dl2.sqrt()),
-        violation,
     }
 }
 
@@ -324,11 +322,17 @@ impl PgsSolver {
         let cfg = &self.cfg;
         self.rigid.prepare(scene, st, cfg, h, time);
         let mut info = SolveInfo::default();
-        let want_violation = (report && observer.wants_violation()) || cfg.tolerance > 0.0;
+        // Each island group stops on its own test; the violation is computed for it whenever
+        // there is a tolerance (and reported then too) or the observer asks for it.
+        let tolerance = (cfg.tolerance > 0.0).then_some(cfg.tolerance);
+        let wants = (report && observer.wants_violation()) || tolerance.is_some();
+        let stop = Stopping::new(cfg.iterations as usize, tolerance, wants);
+        let mut quiet = NullObserver;
+        let observer: &mut dyn Observer = if report { observer } else { &mut quiet };
         let split = cfg.split_impulse && cfg.feedback == Feedback::Baumgarte;
         let groups = self.rigid.group_count();
         info.converged = groups == 0;
-        for it in 1..=cfg.iterations as usize {
+        for it in stop.iterations() {
             let (mut max, mut sum2, mut count, mut dl2) = (0.0_f64, 0.0, 0usize, 0.0);
             for g in 0..groups {
                 if self.rigid.group_done(g) {
@@ -340,20 +344,16 @@ impl PgsSolver {
                     let (m, s, c, d) = self.rigid.split_sweep(g, st, cfg.omega);
                     (max, sum2, count, dl2) = (max.max(m), sum2 + s, count + c, dl2 + d);
                 }
-                let violation = want_violation.then(|| self.rigid.violation(g, st, h));
-                if (cfg.tolerance > 0.0 && violation.is_some_and(|v| v <= cfg.tolerance))
-                    || (cfg.velocity_tolerance > 0.0 && m <= cfg.velocity_tolerance)
-                {
+                let measured = stop.measure(|_| self.rigid.violation(g, st, h));
+                if measured.met || (cfg.velocity_tolerance > 0.0 && m <= cfg.velocity_tolerance) {
                     self.rigid.set_group_done(g);
                 }
             }
             (info.iterations, info.outer, info.residual) = (it, it, max);
-            if report {
-                let violation = want_violation.then(|| self.rigid.worst_violation());
-                observer.iteration(&sweep_report(it, (max, sum2, count, dl2), violation));
-            }
-            if (0..groups).all(|g| self.rigid.group_done(g)) {
-                info.converged = true;
+            let violation = wants.then(|| self.rigid.worst_violation());
+            let measured = Measured { violation, met: (0..groups).all(|g| self.rigid.group_done(g)) };
+            if stop.report(observer, it, 1, sweep_residuals((max, sum2, count, dl2)), measured) {
+                info.converged = measured.met;
                 break;
             }
         }
@@ -461,15 +461,14 @@ impl PgsSolver {
         }
         // 5. Biased (and split) sweeps.
         let mut info = SolveInfo::default();
-        let want_violation = observer.wants_violation();
         let split = self.prepared.any_split;
-        let n_iter = self.cfg.iterations as usize;
         let omega = self.cfg.omega;
-        let tolerance = self.cfg.tolerance;
+        let tolerance = (self.cfg.tolerance > 0.0).then_some(self.cfg.tolerance);
+        let stop = Stopping::new(self.cfg.iterations as usize, tolerance, observer.wants_violation());
         // Sweeps with parallel passes (the coloured layout) run, with the stopping test, on a
         // worker thread of the pool ([`crate::common::on_worker`]).
         let parallel = self.prepared.in_layout && self.prepared.vrows.len() >= crate::common::PARALLEL_ROWS;
-        for it in 1..=n_iter {
+        for it in stop.iterations() {
             let iteration = |solver: &mut Self, state: &State| {
                 let (w, x0, p) = (&solver.w, &state.x_prev, &mut solver.prepared);
                 let (mut max, mut sum2, mut count, mut dl2) =
@@ -480,19 +479,16 @@ impl PgsSolver {
                 }
                 // The common violation when the observer asks for it; otherwise the stopping
                 // test alone, which stops at the first row above the tolerance.
-                let violation = want_violation.then(|| solver.violation_until(scene, state, h, f64::INFINITY));
-                let met = tolerance > 0.0
-                    && violation.unwrap_or_else(|| solver.violation_until(scene, state, h, tolerance)) <= tolerance;
-                ((max, sum2, count, dl2), violation, met)
+                ((max, sum2, count, dl2), stop.measure(|bound| solver.violation_until(scene, state, h, bound)))
             };
-            let (stats, violation, met) = crate::common::on_worker(parallel, || iteration(self, state));
+            let (stats, measured) = crate::common::on_worker(parallel, || iteration(self, state));
             let max = stats.0;
-            (info.iterations, info.outer) = (it, it);
-            info.residual = max;
-            observer.iteration(&sweep_report(it, stats, violation));
+            (info.iterations, info.outer, info.residual) = (it, it, max);
+            // Or the own residual at most `velocity_tolerance`.
             let cfg = &self.cfg;
-            if met || (cfg.velocity_tolerance > 0.0 && max <= cfg.velocity_tolerance) {
-                info.converged = true;
+            let met = measured.met || (cfg.velocity_tolerance > 0.0 && max <= cfg.velocity_tolerance);
+            if stop.report(observer, it, 1, sweep_residuals(stats), Measured { met, ..measured }) {
+                info.converged = met;
                 break;
             }
         }

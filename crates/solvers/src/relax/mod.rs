@@ -140,10 +140,11 @@ use solverlab_core::constraint::delta_lambda;
 use solverlab_core::model::{Kind, Scene, Sense, State};
 use solverlab_core::rng::Rng;
 use solverlab_core::rows::{constraint_row_id, decode, RowRef};
-use solverlab_core::solver::{IterationReport, Observer, SolveError, SolveInfo, Solver, StepContext};
+use solverlab_core::solver::{Observer, SolveError, SolveInfo, Solver, StepContext};
 use solverlab_core::Vec3;
 
 use crate::common::order::{greedy_coloring, Order, Ordering};
+use crate::common::stop::{Residuals, Stopping};
 use crate::common::xpbd::RigidXpbd;
 use crate::ConfigError;
 
@@ -398,8 +399,8 @@ impl Solver for RelaxSolver {
             self.rigid.begin(scene, &mut state.rigid, ctx.h, state.time);
         }
         let mut info = SolveInfo::default();
-        let want_violation = observer.wants_violation();
-        let tolerance = self.cfg.tolerance;
+        let tolerance = (self.cfg.tolerance > 0.0).then_some(self.cfg.tolerance);
+        let stop = Stopping::new(n_iter, tolerance, observer.wants_violation());
         if self.cfg.chebyshev_rho > 0.0 && self.cfg.mode != Mode::GaussSeidel {
             kernel::copy_into(&mut self.cheb_prev.0, &state.x);
             kernel::copy_into(&mut self.cheb_prev.1, &self.lambda);
@@ -408,29 +409,17 @@ impl Solver for RelaxSolver {
         // A sweep with a parallel pass runs, with its stopping test, on a worker thread of the
         // pool ([`crate::common::on_worker`]).
         let parallel = self.soa.as_ref().is_some_and(|s| s.parallel(self.cfg.mode != Mode::GaussSeidel));
-        for it in 1..=n_iter {
+        for it in stop.iterations() {
             let mut iteration = |solver: &mut Self, state: &mut State| {
                 let residual = solver.iterate(ctx, state, it, (k, scale), &mut cheb);
                 // The common violation when the observer asks for it; otherwise the stopping
                 // test alone, which stops at the first row above the tolerance (`stop.rs`).
-                let violation = want_violation.then(|| solver.violation_until(scene, state, ctx.h, f64::INFINITY));
-                let met = tolerance > 0.0
-                    && violation.unwrap_or_else(|| solver.violation_until(scene, state, ctx.h, tolerance)) <= tolerance;
-                (residual, violation, met)
+                (residual, stop.measure(|bound| solver.violation_until(scene, state, ctx.h, bound)))
             };
-            let (residual, violation, met) = crate::common::on_worker(parallel, || iteration(self, state));
-            (info.iterations, info.outer) = (it, it);
-            info.residual = residual;
-            observer.iteration(&IterationReport {
-                iteration: it,
-                outer: 1,
-                residual,
-                residual_rms: None,
-                delta_lambda: None,
-                violation,
-            });
-            if met {
-                info.converged = true;
+            let (residual, measured) = crate::common::on_worker(parallel, || iteration(self, state));
+            (info.iterations, info.outer, info.residual) = (it, it, residual);
+            if stop.report(observer, it, 1, Residuals::max(residual), measured) {
+                info.converged = measured.met;
                 break;
             }
         }
