@@ -579,7 +579,7 @@ fn a_removed_rigid_body_leaves_the_solve() {
     }
 }
 
-/// The relaxation family on rigid bodies (extended position-based dynamics, `relax/rigid.rs`):
+/// The relaxation family on rigid bodies (extended position-based dynamics, `common/xpbd/`):
 /// a free 1 × 0.5 × 0.25 m box tumbling about a non-principal axis keeps its angular momentum
 /// within 2 % over 600 frames (the prediction carries the torque-free drift, and no row touches
 /// a free body), under `gs`, `xpbd`, `jacobi` and `sor`, and so does the Newton family (`cg`,

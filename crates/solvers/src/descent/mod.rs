@@ -89,10 +89,12 @@
 use std::collections::HashMap;
 
 use solverlab_core::constraint::for_each_contact;
-use solverlab_core::metrics::{violation, violation_until};
+use solverlab_core::metrics::violation_until;
 use solverlab_core::model::{Kind, Sense};
 use solverlab_core::rows::{constraint_row_id, contact_row_id, pair_row_id, tangents};
-use solverlab_core::solver::{IterationReport, Observer, SolveError, SolveInfo, Solver, StepContext};
+use solverlab_core::solver::{Observer, SolveError, SolveInfo, Solver, StepContext};
+
+use crate::common::stop::{Residuals, Stopping};
 use solverlab_core::{Scene, State, Vec3};
 
 pub mod alm;
@@ -394,7 +396,9 @@ impl Solver for BlockDescent {
         let mut by_constraint = vec![[0.0f64; 3]; scene.constraints.len()];
         let colours = (self.cfg.order == Sweep::Colored).then(|| colour_particles(n, &self.w, &rows));
         let mut info = SolveInfo::default();
-        for it in 1..=self.cfg.iterations as usize {
+        // Stops on `violation ≤ tolerance` (also at tolerance 0, once the violation is 0).
+        let stop = Stopping::new(self.cfg.iterations as usize, Some(self.cfg.tolerance), observer.wants_violation());
+        for it in stop.iterations() {
             let mut residual = 0.0f64;
             // Friction bounds: μ times the normal row's force (its multiplier, or a spring's
             // force at the current positions).
@@ -414,7 +418,7 @@ impl Solver for BlockDescent {
                     for i in (0..n).filter(|&i| self.w[i] > 0.0) {
                         let (to, moved) = step_of(i, &state.x);
                         state.x[i] = to;
-                        residual = crate::larger(residual, moved);
+                        residual = crate::common::larger(residual, moved);
                     }
                 }
                 Some(colours) => {
@@ -428,7 +432,7 @@ impl Solver for BlockDescent {
                         };
                         for (&i, (to, moved)) in colour.iter().zip(steps) {
                             state.x[i] = to;
-                            residual = crate::larger(residual, moved);
+                            residual = crate::common::larger(residual, moved);
                         }
                     }
                 }
@@ -452,19 +456,10 @@ impl Solver for BlockDescent {
             let lambda = |j: usize, axis: usize| by_constraint.get(j).map_or(0.0, |l| l[axis]);
             // The common violation when the observer asks for it; otherwise the stopping test
             // alone, which stops at the first row above the tolerance.
-            let viol = observer.wants_violation().then(|| violation(scene, &state.x, state.time, h, &lambda));
-            observer.iteration(&IterationReport {
-                iteration: it,
-                outer: 1,
-                residual,
-                violation: viol,
-                ..Default::default()
-            });
+            let measured = stop.measure(|bound| violation_until(scene, &state.x, state.time, h, &lambda, bound));
             (info.iterations, info.outer, info.residual) = (it, it, residual);
-            let tolerance = self.cfg.tolerance;
-            if viol.unwrap_or_else(|| violation_until(scene, &state.x, state.time, h, &lambda, tolerance)) <= tolerance
-            {
-                info.converged = true;
+            if stop.report(observer, it, 1, Residuals::max(residual), measured) {
+                info.converged = measured.met;
                 break;
             }
         }

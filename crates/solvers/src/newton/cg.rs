@@ -184,7 +184,7 @@ impl crate::registry::Settings for CgConfig {
 impl CgConfig {
     /// Checks every parameter's range.
     pub fn validate(&self) -> Result<(), ConfigError> {
-        use crate::check::{count, non_negative, within};
+        use crate::common::check::{count, non_negative, within};
         count("outer_iterations", self.outer_iterations, 1)?;
         count("cg_max_iterations", self.cg_max_iterations, 0)?;
         count("cg_budget", self.cg_budget, 0)?;
@@ -230,6 +230,7 @@ pub fn cg_solver(cfg: &CgConfig, label: &str) -> Result<CgSolver, ConfigError> {
         ic: None,
         scratch: Vec::new(),
         passes: 0,
+        buffers: Buffers::default(),
     };
     Ok(Newton::new(cfg.settings(), pcg, label))
 }
@@ -254,6 +255,28 @@ pub struct Pcg {
     scratch: Vec<f64>,
     /// Warm-started SQP passes so far (see [`Linear::project_range`]).
     passes: usize,
+    /// The solve's vectors, kept between solves so that the Newton loop's iterations allocate
+    /// none (see [`Pcg::iterate`]).
+    buffers: Buffers,
+}
+
+/// PCG's vectors: the preconditioner's diagonal, the residual `r`, `z = M⁻¹r`, `q = Ap`, the
+/// direction `p`, and [`Linear::project_range`]'s `Kv` and solution.
+#[derive(Default)]
+struct Buffers {
+    diag: Vec<f64>,
+    r: Vec<f64>,
+    z: Vec<f64>,
+    q: Vec<f64>,
+    p: Vec<f64>,
+    kv: Vec<f64>,
+    y: Vec<f64>,
+}
+
+/// `v` cleared and refilled with `n` zeros (its allocation kept).
+fn zeroed(v: &mut Vec<f64>, n: usize) {
+    v.clear();
+    v.resize(n, 0.0);
 }
 
 /// Systems of at least this many rows run CG's products and vector updates on every core
@@ -299,7 +322,16 @@ impl Pcg {
     /// A standalone PCG with the given relative tolerance, cap (0: the number of rows) and
     /// preconditioner (for tests and benchmarks on arbitrary SPD matrices).
     pub fn new(tolerance: f64, max_iterations: usize, preconditioner: Preconditioner) -> Self {
-        Self { tolerance, max_iterations, preconditioner, assemble: true, ic: None, scratch: Vec::new(), passes: 0 }
+        Self {
+            tolerance,
+            max_iterations,
+            preconditioner,
+            assemble: true,
+            ic: None,
+            scratch: Vec::new(),
+            passes: 0,
+            buffers: Buffers::default(),
+        }
     }
 
     /// Solves `a x = b` for an SPD CSR matrix to `‖b − ax‖ ≤ tolerance·‖b‖`, `x` holding the
@@ -311,7 +343,9 @@ impl Pcg {
         x: &mut [f64],
         observer: &mut dyn Observer,
     ) -> LinearInfo {
-        let diag: Vec<f64> = (0..a.nrows()).map(|i| a.get_entry(i, i).map_or(0.0, |e| e.into_value())).collect();
+        let mut diag = std::mem::take(&mut self.buffers.diag);
+        diag.clear();
+        diag.extend((0..a.nrows()).map(|i| a.get_entry(i, i).map_or(0.0, |e| e.into_value())));
         if self.preconditioner == Preconditioner::Ic0 {
             self.ic = Some(Ic0::new(a));
         }
@@ -320,10 +354,12 @@ impl Pcg {
         let mut monitor = |iteration: usize, residual: f64, _: &[f64]| {
             observer.iteration(&IterationReport { iteration, outer: 1, residual, ..Default::default() })
         };
-        self.iterate(&mut apply, &diag, b, x, stop, &mut monitor)
+        let info = self.iterate(&mut apply, &diag, b, x, stop, &mut monitor);
+        self.buffers.diag = diag;
+        info
     }
 
-    /// PCG proper.
+    /// PCG proper, in the vectors of [`Buffers`].
     fn iterate(
         &mut self,
         apply: &mut dyn FnMut(&[f64], &mut [f64]),
@@ -349,44 +385,49 @@ impl Pcg {
             }
             (Preconditioner::Ic0, Some(ic)) => ic.apply(r, z),
         };
-        let (mut r, mut z, mut q) = (vec![0.0; n], vec![0.0; n], vec![0.0; n]);
+        let mut buffers = std::mem::take(&mut self.buffers);
+        let Buffers { r, z, q, p, .. } = &mut buffers;
+        zeroed(r, n);
+        zeroed(z, n);
+        zeroed(q, n);
         let mut iterations = 0;
         let mut breakdown = false;
         let mut r_norm;
         loop {
             // (Re)start from the true residual.
-            apply(x, &mut q);
-            update(&mut r, b, &q, |_, b, q| b - q);
-            r_norm = dot(&r, &r).sqrt();
+            apply(x, q);
+            update(r, b, q, |_, b, q| b - q);
+            r_norm = dot(r, r).sqrt();
             if r_norm <= target || iterations >= cap || breakdown {
                 break;
             }
-            precondition(&self.ic, &r, &mut z);
-            let mut p = z.clone();
-            let mut rz = dot(&r, &z);
+            precondition(&self.ic, r, z);
+            p.clone_from(z);
+            let mut rz = dot(r, z);
             while iterations < cap {
-                apply(&p, &mut q);
-                let pq = dot(&p, &q);
+                apply(p, q);
+                let pq = dot(p, q);
                 if pq <= 0.0 || !pq.is_finite() {
                     breakdown = true;
                     break;
                 }
                 let a = rz / pq;
-                update(x, &p, &p, |x, p, _| x + a * p);
-                update(&mut r, &q, &q, |r, q, _| r - a * q);
+                update(x, p, p, |x, p, _| x + a * p);
+                update(r, q, q, |r, q, _| r - a * q);
                 iterations += 1;
-                r_norm = dot(&r, &r).sqrt();
+                r_norm = dot(r, r).sqrt();
                 monitor(iterations, r_norm / b_norm, x);
                 if r_norm <= target {
                     break;
                 }
-                precondition(&self.ic, &r, &mut z);
-                let rz_new = dot(&r, &z);
+                precondition(&self.ic, r, z);
+                let rz_new = dot(r, z);
                 let beta = rz_new / rz;
                 rz = rz_new;
-                update(&mut p, &z, &z, |p, z, _| z + beta * p);
+                update(p, z, z, |p, z, _| z + beta * p);
             }
         }
+        self.buffers = buffers;
         LinearInfo { iterations, residual: r_norm / b_norm, converged: r_norm <= target, breakdown }
     }
 }
@@ -413,16 +454,20 @@ impl Linear for Pcg {
         if self.passes % PROJECTION_PERIOD != 1 {
             return None;
         }
-        let mut kv = vec![0.0; v.len()];
+        let (mut kv, mut y) = (std::mem::take(&mut self.buffers.kv), std::mem::take(&mut self.buffers.y));
+        zeroed(&mut kv, v.len());
         let mut scratch = std::mem::take(&mut self.scratch);
         sys.apply(v, &mut kv, &mut scratch);
         self.scratch = scratch;
         kv.iter_mut().zip(v.iter()).for_each(|(k, v)| *k -= sys.eps * v);
-        let mut y = vec![0.0; v.len()];
+        zeroed(&mut y, v.len());
         let stop = LinearStop { relative: PROJECTION_TOLERANCE, absolute: 0.0, max_iterations: 0 };
-        let info = self.solve(sys, &kv, &mut y, false, stop, &mut |_, _, _| {}).ok()?;
-        v.copy_from_slice(&y);
-        Some(info.iterations)
+        let info = self.solve(sys, &kv, &mut y, false, stop, &mut |_, _, _| {});
+        if info.is_ok() {
+            v.copy_from_slice(&y);
+        }
+        (self.buffers.kv, self.buffers.y) = (kv, y);
+        Some(info.ok()?.iterations)
     }
 
     fn solve(
@@ -434,20 +479,20 @@ impl Linear for Pcg {
         stop: LinearStop,
         monitor: &mut dyn FnMut(usize, f64, &[f64]),
     ) -> Result<LinearInfo, SolveError> {
-        let diag: Vec<f64> = match &sys.a {
-            Some(a) => (0..a.nrows()).map(|i| a.get_entry(i, i).map_or(0.0, |e| e.into_value())).collect(),
+        let mut diag = std::mem::take(&mut self.buffers.diag);
+        diag.clear();
+        match &sys.a {
+            Some(a) => diag.extend((0..a.nrows()).map(|i| a.get_entry(i, i).map_or(0.0, |e| e.into_value()))),
             None => {
                 let j = sys.j.as_ref().expect("jacobian set");
                 let (offsets, values) = (j.row_offsets(), j.values());
                 let cols = j.col_indices();
-                (0..j.nrows())
-                    .map(|i| {
-                        (offsets[i]..offsets[i + 1]).map(|k| values[k] * values[k] * sys.w3[cols[k]]).sum::<f64>()
-                            + sys.diag_shift[i]
-                    })
-                    .collect()
+                diag.extend((0..j.nrows()).map(|i| {
+                    (offsets[i]..offsets[i + 1]).map(|k| values[k] * values[k] * sys.w3[cols[k]]).sum::<f64>()
+                        + sys.diag_shift[i]
+                }));
             }
-        };
+        }
         if self.preconditioner == Preconditioner::Ic0 {
             self.ic = Some(Ic0::new(sys.a.as_ref().expect("assembled")));
         }
@@ -455,6 +500,7 @@ impl Linear for Pcg {
         let mut apply = |p: &[f64], q: &mut [f64]| sys.apply(p, q, &mut scratch);
         let info = self.iterate(&mut apply, &diag, b, x, stop, monitor);
         self.scratch = scratch;
+        self.buffers.diag = diag;
         if x.iter().any(|v| !v.is_finite()) {
             return Err(SolveError::new(
                 "cg",

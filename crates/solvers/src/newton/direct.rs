@@ -93,7 +93,7 @@ impl crate::registry::Settings for DirectConfig {
 impl DirectConfig {
     /// Checks every parameter's range.
     pub fn validate(&self) -> Result<(), ConfigError> {
-        use crate::check::{count, non_negative, within};
+        use crate::common::check::{count, non_negative, within};
         count("outer_iterations", self.outer_iterations, 1)?;
         count("active_set_iterations", self.active_set_iterations, 0)?;
         non_negative("tolerance", self.tolerance, "m")?;
@@ -139,6 +139,20 @@ pub struct Cholesky {
     factor: Option<Llt<usize, f64>>,
     factorizations: usize,
     symbolic_factorizations: usize,
+    /// The second solve's right-hand side, `A x` for the residual, and the refinement's `Kv`,
+    /// iterate and residual: kept between solves so that the Newton loop's iterations allocate
+    /// none but the numeric factorisation's.
+    t: Vec<f64>,
+    q: Vec<f64>,
+    kv: Vec<f64>,
+    y: Vec<f64>,
+    r: Vec<f64>,
+}
+
+/// `v` cleared and refilled with `n` zeros (its allocation kept).
+fn zeroed(v: &mut Vec<f64>, n: usize) {
+    v.clear();
+    v.resize(n, 0.0);
 }
 
 impl Cholesky {
@@ -176,9 +190,11 @@ impl Cholesky {
         x.copy_from_slice(b);
         llt.solve_in_place(MatMut::from_column_major_slice_mut(x, n, 1));
         if eps > 0.0 {
-            let mut t = x.to_vec();
-            llt.solve_in_place(MatMut::from_column_major_slice_mut(&mut t, n, 1));
-            for (xi, ti) in x.iter_mut().zip(&t) {
+            let t = &mut self.t;
+            t.clear();
+            t.extend_from_slice(x);
+            llt.solve_in_place(MatMut::from_column_major_slice_mut(t, n, 1));
+            for (xi, ti) in x.iter_mut().zip(t.iter()) {
                 *xi -= eps * ti;
             }
         }
@@ -209,20 +225,21 @@ impl Linear for Cholesky {
             csr_mul(a, y, out);
             out.iter_mut().zip(y).for_each(|(o, y)| *o -= eps * y);
         };
-        let mut kv = vec![0.0; n];
-        k_times(v, &mut kv);
-        let mut y = vec![0.0; n];
-        let mut r = vec![0.0; n];
+        let (kv, y, r) = (&mut self.kv, &mut self.y, &mut self.r);
+        zeroed(kv, n);
+        k_times(v, kv);
+        zeroed(y, n);
+        zeroed(r, n);
         for _ in 0..PROJECTION_SOLVES {
-            k_times(&y, &mut r);
-            r.iter_mut().zip(&kv).for_each(|(r, kv)| *r = kv - *r);
-            llt.solve_in_place(MatMut::from_column_major_slice_mut(&mut r, n, 1));
-            y.iter_mut().zip(&r).for_each(|(y, r)| *y += r);
+            k_times(y, r);
+            r.iter_mut().zip(kv.iter()).for_each(|(r, kv)| *r = kv - *r);
+            llt.solve_in_place(MatMut::from_column_major_slice_mut(r, n, 1));
+            y.iter_mut().zip(r.iter()).for_each(|(y, r)| *y += r);
         }
         if y.iter().any(|v| !v.is_finite()) {
             return None;
         }
-        v.copy_from_slice(&y);
+        v.copy_from_slice(y);
         Some(0)
     }
 
@@ -237,10 +254,11 @@ impl Linear for Cholesky {
     ) -> Result<LinearInfo, SolveError> {
         let a = sys.a.as_ref().expect("assembled");
         self.factor_and_solve(a, pattern_changed, b, sys.eps, x)?;
-        let mut q = vec![0.0; b.len()];
-        csr_mul(a, x, &mut q);
+        let q = &mut self.q;
+        zeroed(q, b.len());
+        csr_mul(a, x, q);
         let b_norm = b.iter().map(|v| v * v).sum::<f64>().sqrt();
-        let r = b.iter().zip(&q).map(|(bi, qi)| (bi - qi).powi(2)).sum::<f64>().sqrt();
+        let r = b.iter().zip(q.iter()).map(|(bi, qi)| (bi - qi).powi(2)).sum::<f64>().sqrt();
         let residual = if b_norm > 0.0 { r / b_norm } else { 0.0 };
         monitor(1, residual, x);
         if x.iter().any(|v| !v.is_finite()) {

@@ -99,8 +99,10 @@ impl System {
                     r.particles.iter().zip(r.grad).filter(|(&q, _)| q as usize == p).map(|(_, g)| g[axis]).sum();
             }
         }
-        self.w3 = w.iter().flat_map(|&wi| [wi; 3]).collect();
-        self.diag_shift = rows.iter().map(|r| alpha_tilde(&r) + eps).collect();
+        self.w3.clear();
+        self.w3.extend(w.iter().flat_map(|&wi| [wi; 3]));
+        self.diag_shift.clear();
+        self.diag_shift.extend(rows.iter().map(|r| alpha_tilde(&r) + eps));
         self.eps = eps;
         !same
     }

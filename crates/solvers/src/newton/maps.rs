@@ -1,10 +1,42 @@
 //! Multipliers by row id, the rows an active set released, where a pass starts, and the
 //! forcing terms: the Newton loop's bookkeeping.
 
+use solverlab_core::rigid::RigidState;
 use solverlab_core::rows::IdMap;
 use solverlab_core::Vec3;
 
 use super::Forcing;
+
+/// The loop's buffers, kept in the solver between outer iterations and steps so that the loop
+/// allocates nothing while it iterates (each is cleared and refilled where it is used).
+#[derive(Default)]
+pub(super) struct Work {
+    /// The active set's round: the rows' multipliers at its start, the right-hand side `b`, the
+    /// solution `Δλ` (the result of [`Newton::solve_active_set`](super::Newton)), its initial
+    /// guess (kept for a captured system), `A·guess`, and which rows pull.
+    pub(super) lambda: Vec<f64>,
+    pub(super) b: Vec<f64>,
+    pub(super) dl: Vec<f64>,
+    pub(super) guess: Vec<f64>,
+    pub(super) q: Vec<f64>,
+    pub(super) pulling: Vec<bool>,
+    /// The last round's solution by row id, the start of the next round's.
+    pub(super) previous_round: IdMap<f64>,
+    /// The monitor's violation: each row's index by id, the coordinates after the inner
+    /// iteration, `Jᵀλ`, and the rigid poses there.
+    pub(super) row_of: IdMap<usize>,
+    pub(super) x: Vec<Vec3>,
+    pub(super) jt: Vec<f64>,
+    pub(super) poses: Vec<RigidState>,
+    /// The new multipliers projected on the range of `J W Jᵀ`.
+    pub(super) projected: Vec<f64>,
+    /// The outer loop: the committed multipliers of a line search, its trial coordinates, the
+    /// step `Δx`, and the full method's curvature rows before they join the row set.
+    pub(super) committed: RowMap,
+    pub(super) trial_x: Vec<Vec3>,
+    pub(super) dx: Vec<Vec3>,
+    pub(super) curvature: Vec<(u64, [usize; 2], Vec3, f64)>,
+}
 /// The rows an outer iteration's active set released, what they give back, and where that moves
 /// the coordinates.
 #[derive(Default)]

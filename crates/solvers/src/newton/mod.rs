@@ -147,7 +147,7 @@ use solverlab_core::metrics::{row_violation, violation};
 use solverlab_core::rows::{
     constraint_row_id, decode, gather_row_set, tangents, Row, RowKind, RowRef, RowSet, RowView,
 };
-use solverlab_core::solver::{IterationReport, LinearSystem, Observer, SolveError, SolveInfo, Solver, StepContext};
+use solverlab_core::solver::{LinearSystem, Observer, SolveError, SolveInfo, Solver, StepContext};
 use solverlab_core::{Scene, State, Vec3};
 
 pub mod cg;
@@ -158,7 +158,9 @@ pub(crate) mod rigid_rows;
 mod solver;
 mod steps;
 
-use maps::{forcing_term, lookup, Released, RowMap, Start};
+use maps::{forcing_term, lookup, Released, RowMap, Start, Work};
+
+use crate::common::stop::{Residuals, Stopping};
 
 use jacobian::System;
 use rigid_rows::{is_rigid_id, RigidRows};
@@ -375,6 +377,8 @@ pub struct Newton<L: Linear> {
     method: Method,
     /// The first outer iteration of the running pass.
     first_outer: usize,
+    /// The loop's buffers (the loop allocates nothing while it iterates).
+    work: Work,
 }
 
 impl<L: Linear> Newton<L> {
@@ -412,6 +416,7 @@ impl<L: Linear> Newton<L> {
             real_rows: 0,
             method: Method::Full,
             first_outer: 1,
+            work: Work::default(),
         }
     }
 

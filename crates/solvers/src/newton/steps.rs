@@ -82,7 +82,8 @@ impl<L: Linear> Newton<L> {
         if self.method != Method::Full {
             return;
         }
-        let mut extra: Vec<(u64, [usize; 2], Vec3, f64)> = Vec::new();
+        let mut extra = std::mem::take(&mut self.work.curvature);
+        extra.clear();
         for r in self.rows.iter() {
             let RowRef::Constraint { index, axis: 0 } = decode(r.id) else { continue };
             let Some(Kind::Stick { a, b, sense, .. }) = scene.constraints.get(index).map(|c| &c.kind) else {
@@ -99,18 +100,19 @@ impl<L: Linear> Newton<L> {
                 extra.push((curvature_row_id(index, 2), [*a, *b], t2, gamma));
             }
         }
-        for (id, particles, t, gamma) in extra {
+        for &(id, particles, t, gamma) in &extra {
             let compliance = h * h / gamma;
             self.rows.push_fields(id, &particles, &[-t, t], 0.0, 0.0, RowKind::Equality, compliance, None);
         }
+        self.work.curvature = extra;
         if scene.has_rigid() {
             let n = self.particles;
             self.rigid.curvature_rows(scene, &x[n..], lookup(&self.current), h, &mut self.rows);
         }
     }
 
-    /// Solves one outer iteration's system with the active-set loop (steps 2–4); returns `Δλ` for
-    /// the rows left in `self.rows`.
+    /// Solves one outer iteration's system with the active-set loop (steps 2–4); leaves `Δλ` for
+    /// the rows left in `self.rows` in `self.work.dl`.
     #[allow(clippy::too_many_arguments)]
     fn solve_active_set(
         &mut self,
@@ -122,12 +124,34 @@ impl<L: Linear> Newton<L> {
         stop: LinearStop,
         stationarity: Option<&[Vec3]>,
         observer: &mut dyn Observer,
-    ) -> Result<(Vec<f64>, LinearInfo), SolveError> {
+    ) -> Result<LinearInfo, SolveError> {
+        let mut work = std::mem::take(&mut self.work);
+        let result = self.active_set_rounds(&mut work, ctx, state, x, outer, damping, stop, stationarity, observer);
+        self.work = work;
+        result
+    }
+
+    /// The rounds of [`Newton::solve_active_set`], in the buffers `work`.
+    #[allow(clippy::too_many_arguments)]
+    fn active_set_rounds(
+        &mut self,
+        work: &mut Work,
+        ctx: &StepContext,
+        state: &State,
+        x: &[Vec3],
+        outer: usize,
+        damping: f64,
+        stop: LinearStop,
+        stationarity: Option<&[Vec3]>,
+        observer: &mut dyn Observer,
+    ) -> Result<LinearInfo, SolveError> {
         let h = ctx.h;
         let alpha_tilde = |compliance: f64| compliance / (h * h);
         let mut inner = 0;
-        let mut previous_round: Option<IdMap<f64>> = None;
-        let want_violation = observer.wants_violation();
+        let mut has_previous_round = false;
+        // Each inner iteration is reported with the common violation at the coordinates it
+        // reached when the observer asks for it; the linear solver decides when to stop.
+        let report = Stopping::new(usize::MAX, None, observer.wants_violation());
         self.released.ids.clear();
         self.released.dl.clear();
         self.released.dx.clear();
@@ -146,7 +170,8 @@ impl<L: Linear> Newton<L> {
             if self.linear.needs_assembly() {
                 self.sys.assemble(&self.rows, &self.w);
             }
-            let lambda: Vec<f64> = self.rows.heads().iter().map(|r| self.current.get(r.id)).collect();
+            work.lambda.clear();
+            work.lambda.extend(self.rows.heads().iter().map(|r| self.current.get(r.id)));
             // The rows released so far have moved the coordinates by `released.dx`: the others'
             // `C` from there.
             let moved = |r: &RowView| match self.released.dx.is_empty() {
@@ -159,127 +184,127 @@ impl<L: Linear> Newton<L> {
                 None => 0.0,
                 Some(s) => r.particles.iter().zip(r.grad).map(|(&i, g)| g.dot(&s[i as usize])).sum(),
             };
-            let b: Vec<f64> = self
-                .rows
-                .iter()
-                .zip(&lambda)
-                .map(|(r, l)| -r.c - moved(&r) - alpha_tilde(r.compliance) * l + along_s(&r))
-                .collect();
+            work.b.clear();
+            work.b.extend(
+                self.rows
+                    .iter()
+                    .zip(&work.lambda)
+                    .map(|(r, l)| -r.c - moved(&r) - alpha_tilde(r.compliance) * l + along_s(&r)),
+            );
             let sqp = stationarity.is_some();
-            let mut dl: Vec<f64> = match &previous_round {
+            work.dl.clear();
+            match has_previous_round {
                 // A later round starts from the last round's solution on the rows that stayed.
-                Some(last) => self.rows.heads().iter().map(|r| last.get(&r.id).copied().unwrap_or(0.0)).collect(),
+                true => work
+                    .dl
+                    .extend(self.rows.heads().iter().map(|r| work.previous_round.get(&r.id).copied().unwrap_or(0.0))),
                 // The SQP methods start the step from the previous step's multipliers instead
                 // (they are the iterate): the change starts at zero.
-                None if outer == 1 && self.settings.warm_start > 0.0 && !sqp => {
+                false if outer == 1 && self.settings.warm_start > 0.0 && !sqp => {
                     // The previous step's multipliers, kept only where they leave a smaller
                     // residual than a cold start (as MuJoCo does): on redundant rows the
                     // multipliers are not unique, and a warm start can carry a large part in
                     // the null space of Jᵀ that moves nothing but costs CG iterations.
-                    let guess: Vec<f64> = self
-                        .rows
-                        .iter()
-                        .map(|r| {
-                            let l = self.previous.get(r.id) * self.settings.warm_start;
-                            if r.kind == RowKind::Inequality {
-                                l.max(0.0)
-                            } else {
-                                l
-                            }
-                        })
-                        .collect();
-                    let mut q = vec![0.0; b.len()];
-                    self.sys.apply(&guess, &mut q, &mut self.scratch);
-                    let warm: f64 = b.iter().zip(&q).map(|(b, q)| (b - q).powi(2)).sum();
-                    let cold: f64 = b.iter().map(|b| b * b).sum();
+                    work.guess.clear();
+                    work.guess.extend(self.rows.iter().map(|r| {
+                        let l = self.previous.get(r.id) * self.settings.warm_start;
+                        if r.kind == RowKind::Inequality {
+                            l.max(0.0)
+                        } else {
+                            l
+                        }
+                    }));
+                    work.q.clear();
+                    work.q.resize(work.b.len(), 0.0);
+                    self.sys.apply(&work.guess, &mut work.q, &mut self.scratch);
+                    let warm: f64 = work.b.iter().zip(&work.q).map(|(b, q)| (b - q).powi(2)).sum();
+                    let cold: f64 = work.b.iter().map(|b| b * b).sum();
                     if warm < cold {
-                        guess
+                        work.dl.extend_from_slice(&work.guess);
                     } else {
                         self.stats.warm_rejected = true;
-                        vec![0.0; self.rows.len()]
+                        work.dl.resize(self.rows.len(), 0.0);
                     }
                 }
-                None => vec![0.0; self.rows.len()],
-            };
-            let guess = dl.clone();
+                false => work.dl.resize(self.rows.len(), 0.0),
+            }
+            work.guess.clone_from(&work.dl);
             let info = {
                 let Self { linear, sys, rows, current, rigid, particles, .. } = self;
                 let (sys, rows, current, rigid): (&System, &RowSet, &RowMap, &RigidRows) = (sys, rows, current, rigid);
                 let n = *particles;
-                let row_of: IdMap<usize> = if want_violation {
-                    rows.iter().enumerate().map(|(i, r)| (r.id, i)).collect()
-                } else {
-                    IdMap::default()
-                };
-                let mut scratch = Vec::new();
+                work.row_of.clear();
+                if report.reports_violation() {
+                    work.row_of.extend(rows.iter().enumerate().map(|(i, r)| (r.id, i)));
+                }
+                let Work { b, dl, row_of, x: at, jt, poses, .. } = work;
+                let row_of = &*row_of;
                 let mut monitor = |iteration: usize, residual: f64, dl: &[f64]| {
-                    let violation = want_violation.then(|| {
-                        let mut x = x.to_vec();
+                    let measured = report.measure(|_| {
+                        at.clear();
+                        at.extend_from_slice(x);
                         if let Some(s) = stationarity {
-                            x.iter_mut().zip(s).for_each(|(x, s)| *x -= s);
+                            at.iter_mut().zip(s).for_each(|(x, s)| *x -= s);
                         }
-                        sys.add_w_jt(dl, &mut x, &mut scratch);
+                        sys.add_w_jt(dl, at, jt);
                         let lambda = |j: usize, axis: usize| {
                             let id = constraint_row_id(j, axis);
                             current.get(id) + row_of.get(&id).map_or(0.0, |&i| dl[i])
                         };
-                        let v = violation(ctx.scene, &x[..n], state.time, h, &lambda);
+                        let v = violation(ctx.scene, &at[..n], state.time, h, &lambda);
                         match ctx.scene.has_rigid() {
                             true => {
                                 // The relaxation family's measure on the same poses.
-                                let mut poses = state.rigid.clone();
-                                rigid.write_poses(&x[n..], &mut poses);
-                                v.max(rigid.xpbd.violation(ctx.scene, &poses))
+                                poses.clone_from(&state.rigid);
+                                rigid.write_poses(&at[n..], poses);
+                                v.max(rigid.xpbd.violation(ctx.scene, poses))
                             }
                             false => v,
                         }
                     });
-                    observer.iteration(&IterationReport {
-                        iteration,
-                        outer,
-                        residual,
-                        violation,
-                        ..Default::default()
-                    });
+                    report.report(observer, iteration, outer, Residuals::max(residual), measured);
                 };
-                linear.solve(sys, &b, &mut dl, pattern_changed, stop, &mut monitor)?
+                linear.solve(sys, b, dl, pattern_changed, stop, &mut monitor)?
             };
             inner += info.iterations;
             self.stats.breakdowns += info.breakdown as usize;
             let total = LinearInfo { iterations: inner, ..info };
             if self.capture == Some(outer) && round == 0 && self.captured.is_none() {
-                self.captured = Some(self.snapshot(&b, &guess, &dl, outer, damping, eps));
+                self.captured = Some(self.snapshot(&work.b, &work.guess, &work.dl, outer, damping, eps));
             }
-            let pulling: Vec<bool> = self
-                .rows
-                .iter()
-                .zip(&lambda)
-                .zip(&dl)
-                .map(|((r, l), d)| r.kind == RowKind::Inequality && l + d < 0.0)
-                .collect();
-            if !pulling.contains(&true) {
+            work.pulling.clear();
+            work.pulling.extend(
+                self.rows
+                    .iter()
+                    .zip(&work.lambda)
+                    .zip(&work.dl)
+                    .map(|((r, l), d)| r.kind == RowKind::Inequality && l + d < 0.0),
+            );
+            if !work.pulling.contains(&true) {
                 if sqp {
                     let first = outer == self.first_outer;
-                    let extra = self.project_multipliers(&lambda, &mut dl, first);
-                    return Ok((dl, LinearInfo { iterations: inner + extra, ..info }));
+                    let extra = self.project_multipliers(&work.lambda, &mut work.dl, &mut work.projected, first);
+                    return Ok(LinearInfo { iterations: inner + extra, ..info });
                 }
-                return Ok((dl, total));
+                return Ok(total);
             }
             if round == self.settings.active_set_iterations {
                 // Cap reached: never pull.
-                for ((d, l), p) in dl.iter_mut().zip(&lambda).zip(&pulling) {
+                for ((d, l), p) in work.dl.iter_mut().zip(&work.lambda).zip(&work.pulling) {
                     if *p {
                         *d = -l;
                     }
                 }
                 if sqp {
                     let first = outer == self.first_outer;
-                    let extra = self.project_multipliers(&lambda, &mut dl, first);
-                    return Ok((dl, LinearInfo { iterations: inner + extra, ..info }));
+                    let extra = self.project_multipliers(&work.lambda, &mut work.dl, &mut work.projected, first);
+                    return Ok(LinearInfo { iterations: inner + extra, ..info });
                 }
-                return Ok((dl, total));
+                return Ok(total);
             }
-            previous_round = Some(self.rows.heads().iter().zip(&dl).map(|(r, d)| (r.id, *d)).collect());
+            work.previous_round.clear();
+            work.previous_round.extend(self.rows.heads().iter().zip(&work.dl).map(|(r, d)| (r.id, *d)));
+            has_previous_round = true;
             // A pulling row leaves. One that has separated gives back what it pushed,
             // `Δλ = −λ`, and the others are solved again from where that leaves the
             // coordinates; one that still touches keeps its push (see the module docs).
@@ -289,14 +314,16 @@ impl<L: Linear> Newton<L> {
             // Under the SQP methods every pulling row leaves (λ = 0: it is not in the KKT
             // conditions of this active set), touching or not.
             let separated = |r: &RowView| r.c > 0.0;
-            for ((r, l), _) in self.rows.iter().zip(&lambda).zip(&pulling).filter(|((r, _), p)| **p && separated(r)) {
+            let leaving =
+                self.rows.iter().zip(&work.lambda).zip(&work.pulling).filter(|((r, _), p)| **p && separated(r));
+            for ((r, l), _) in leaving {
                 self.released.ids.push(r.id);
                 self.released.dl.push(-l);
                 for (&i, g) in r.particles.iter().zip(r.grad) {
                     self.released.dx[i as usize] -= g * (self.w[i as usize] * l);
                 }
             }
-            let mut keep = pulling.iter().map(|p| !p);
+            let mut keep = work.pulling.iter().map(|p| !p);
             self.rows.retain(|_| keep.next().expect("one flag per row"));
         }
         unreachable!("the loop returns at its last round")
@@ -308,12 +335,14 @@ impl<L: Linear> Newton<L> {
     /// self-stress whose geometric stiffness enters the full method's Hessian: carried from
     /// the warm start it made the Hessian wrong and Newton linear (the 12 × 12 cloth with shear
     /// sticks pinned along its top edge took 17–50 outer iterations a frame and tore). The
-    /// multipliers then are the minimum-norm ones, a choice that is continuous in `x`.
-    fn project_multipliers(&mut self, lambda: &[f64], dl: &mut [f64], first: bool) -> usize {
-        let mut v: Vec<f64> = lambda.iter().zip(dl.iter()).map(|(l, d)| l + d).collect();
-        match self.linear.project_range(&self.sys, &mut v, first) {
+    /// multipliers then are the minimum-norm ones, a choice that is continuous in `x`. `v`
+    /// holds them (a buffer).
+    fn project_multipliers(&mut self, lambda: &[f64], dl: &mut [f64], v: &mut Vec<f64>, first: bool) -> usize {
+        v.clear();
+        v.extend(lambda.iter().zip(dl.iter()).map(|(l, d)| l + d));
+        match self.linear.project_range(&self.sys, v, first) {
             Some(iterations) => {
-                dl.iter_mut().zip(&v).zip(lambda).for_each(|((d, v), l)| *d = v - l);
+                dl.iter_mut().zip(v.iter()).zip(lambda).for_each(|((d, v), l)| *d = v - l);
                 iterations
             }
             None => 0,
@@ -408,8 +437,11 @@ impl<L: Linear> Newton<L> {
         self.real_rows = self.rows.len();
         let tolerance = self.settings.tolerance;
         let mut trial_rows = std::mem::take(&mut self.trial_rows);
-        let mut trial_x = x.clone();
-        let mut dx = vec![Vec3::zeros(); x.len()];
+        let mut trial_x = std::mem::take(&mut self.work.trial_x);
+        trial_x.clone_from(x);
+        let mut dx = std::mem::take(&mut self.work.dx);
+        dx.clear();
+        dx.resize(x.len(), Vec3::zeros());
         let mut damping = 1.0;
         let mut last: Option<(f64, f64)> = None;
         for outer in outers {
@@ -432,16 +464,17 @@ impl<L: Linear> Newton<L> {
             // not lower the merit, Levenberg-Marquardt: solve again with 100× the damping. An
             // accepted full step divides the damping by 10. The merit is `Σ (C + α̃λ)²` over
             // the active rows, plus `Σ |s|²` under the SQP methods.
-            let committed = std::mem::take(&mut self.current);
+            let mut committed = std::mem::take(&mut self.work.committed);
+            std::mem::swap(&mut committed, &mut self.current);
             let stationarity = std::mem::take(&mut self.stationarity);
             let accepted = 'solve: loop {
                 self.current.clone_from(&committed);
                 let s = sqp.then_some(&stationarity[..]);
-                let (dl, linear) = self.solve_active_set(ctx, state, x, outer, damping, stop, s, observer)?;
+                let linear = self.solve_active_set(ctx, state, x, outer, damping, stop, s, observer)?;
                 info.iterations += linear.iterations;
                 info.residual = linear.residual;
                 dx.iter_mut().for_each(|d| *d = Vec3::zeros());
-                self.sys.add_w_jt(&dl, &mut dx, &mut self.scratch);
+                self.sys.add_w_jt(&self.work.dl, &mut dx, &mut self.scratch);
                 if !self.released.dx.is_empty() {
                     dx.iter_mut().zip(&self.released.dx).for_each(|(d, r)| *d += r);
                 }
@@ -457,7 +490,7 @@ impl<L: Linear> Newton<L> {
                 let mut step = first;
                 while step >= first / 64.0 {
                     self.current.clone_from(&committed);
-                    for (r, d) in self.rows.heads().iter().zip(&dl) {
+                    for (r, d) in self.rows.heads().iter().zip(&self.work.dl) {
                         if !is_curvature_id(r.id) {
                             self.current.add(r.id, step * d);
                         }
@@ -493,10 +526,12 @@ impl<L: Linear> Newton<L> {
             };
             self.stationarity = stationarity;
             if !accepted {
-                self.current = committed;
+                std::mem::swap(&mut self.current, &mut committed);
+                self.work.committed = committed;
                 self.stats.stalled = true;
                 break;
             }
+            self.work.committed = committed;
             x.clone_from(&trial_x);
             std::mem::swap(&mut self.rows, &mut trial_rows);
             std::mem::swap(&mut self.stationarity, &mut self.trial_stationarity);
@@ -504,6 +539,7 @@ impl<L: Linear> Newton<L> {
         }
         self.rows.truncate(self.real_rows);
         self.trial_rows = trial_rows;
+        (self.work.trial_x, self.work.dx) = (trial_x, dx);
         self.stats.stationarity = stat;
         Ok(if sqp { worst.max(stat) } else { worst })
     }

@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::PgsSolver;
-use crate::order::Order;
+use crate::common::order::Order;
 use crate::ConfigError;
 
 /// How position error feeds back into the velocity solve.
@@ -226,7 +226,7 @@ impl PgsConfig {
 
     /// Checks every parameter's range.
     pub fn validate(&self) -> Result<(), ConfigError> {
-        use crate::check::{count, non_negative, within};
+        use crate::common::check::{count, non_negative, within};
         count("iterations", self.iterations, 1)?;
         count("position_iterations", self.position_iterations, 0)?;
         count("relax_iterations", self.relax_iterations, 0)?;

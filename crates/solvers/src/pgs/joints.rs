@@ -35,15 +35,12 @@
 
 use nalgebra::{Matrix3, Matrix6, UnitQuaternion, Vector6};
 use solverlab_core::rigid::frame::perpendicular;
-use solverlab_core::rigid::{Joint, JointKind, RigidState};
+use solverlab_core::rigid::joint_rows::{hinge, relative_rotation, Hinge};
+use solverlab_core::rigid::{Joint, JointFrame, JointKind, RigidState};
 use solverlab_core::Vec3;
 
 use super::rows::soft;
 use super::{Feedback, PgsConfig};
-
-/// A joint's frames in the bodies, now in the core ([`solverlab_core::rigid::JointFrame`]); named
-/// here too for the relaxation and Newton families' rigid rows.
-pub(crate) use solverlab_core::rigid::JointFrame;
 
 /// One row: its coefficients on `(v_a, ω_a, v_b, ω_b)`.
 #[derive(Clone, Copy, Debug, Default)]
@@ -155,8 +152,9 @@ impl JointRows {
         match j.kind {
             JointKind::Ball => {}
             JointKind::Revolute { lower, upper, .. } => {
-                let axis_a = qa.transform_vector(&f.axis_a);
-                let axis_b = qb.transform_vector(&f.axis_b);
+                // The axes and the angle about them, from a's reference to b's (the shared
+                // geometry of [`solverlab_core::rigid::joint_rows`]).
+                let Hinge { axis_a, axis_b, theta, .. } = hinge(f, &qa, &qb);
                 let p1 = perpendicular(&axis_a);
                 let p2 = axis_a.cross(&p1);
                 let err = axis_a.cross(&axis_b);
@@ -165,9 +163,6 @@ impl JointRows {
                     out.c[dim] = d.dot(&err);
                     dim += 1;
                 }
-                // The angle about the axis, from a's reference to b's.
-                let (ref_a, ref_b) = (qa.transform_vector(&f.ref_a), qb.transform_vector(&f.ref_b));
-                let theta = ref_a.cross(&ref_b).dot(&axis_a).atan2(ref_a.dot(&ref_b));
                 let (to_lower, to_upper) = (theta - lower, upper - theta);
                 if to_lower.is_finite() || to_upper.is_finite() {
                     let (side, dir, c) =
@@ -178,7 +173,7 @@ impl JointRows {
                 }
             }
             JointKind::Fixed => {
-                let err = (qb * (qa * f.relative).inverse()).scaled_axis();
+                let err = relative_rotation(&qa, &qb, &f.relative);
                 for (i, e) in [Vec3::x(), Vec3::y(), Vec3::z()].into_iter().enumerate() {
                     out.rows[dim] = angular(e);
                     out.c[dim] = err[i];

@@ -24,7 +24,7 @@
 //!    * moving pin targets add `∂C/∂t` to `b`.
 //! 4. Warm start: `λ = warm_start · λ_previous` matched by row id (by position while the set of
 //!    rows stays the same), applied as `v += W Jᵀ λ`.
-//! 5. `iterations` sweeps in the chosen [`crate::order::Order`]: each row's `Δλ` (scaled by SOR `ω`) is added
+//! 5. `iterations` sweeps in the chosen [`crate::common::order::Order`]: each row's `Δλ` (scaled by SOR `ω`) is added
 //!    to the accumulated `λ`, which is clamped (`λₙ ≥ 0`; the tangent pair to the disk
 //!    `|λₜ| ≤ μ·λₙ`); the clamped change is applied, `v += W Jᵀ Δλ`. Friction rows of a contact are
 //!    visited just after its normal row (Box2D visits them before; after, the first sweep's
@@ -36,7 +36,7 @@
 //!    Pins start every step from their last pseudo impulses times `warm_start`, sticks and
 //!    contacts from zero. Stop when the common violation at `x* + h·(v + v_p)` is at most
 //!    `tolerance`, or the own residual at most `velocity_tolerance`. Coloured sweeps of at least
-//!    [`crate::PARALLEL_ROWS`] rows without friction pairs store their rows in colour order,
+//!    [`crate::common::PARALLEL_ROWS`] rows without friction pairs store their rows in colour order,
 //!    within a colour by block of particles, once the rows have stayed the same for a step; each
 //!    colour then runs its blocks on every core (a block's rows touch only its particles) and the
 //!    rows that straddle two blocks on one, with the same numbers for any thread count.
@@ -130,23 +130,21 @@ pub use config::{family, Feedback, FrictionCone, PgsConfig};
 use solverlab_core::metrics::constraint_violation_until;
 use solverlab_core::rng::Rng;
 use solverlab_core::rows::{constraint_row_id, gather_row_set, RowSet};
-use solverlab_core::solver::{IterationReport, Observer, SolveError, SolveInfo, Solver, StepContext};
+use solverlab_core::solver::{NullObserver, Observer, SolveError, SolveInfo, Solver, StepContext};
 use solverlab_core::{Scene, State, Vec3};
 
 use rows::{Item, Pass, Rows, Warm};
 
-use crate::order::{block_of, group_by_block, Ordering};
+use crate::common::order::{block_of, group_by_block, Ordering};
+use crate::common::stop::{Measured, Residuals, Stopping};
 use crate::ConfigError;
 
-/// The report of sweep `it` from its statistics `(max, Σ r², rows, Σ Δλ²)` (see `# Residual`).
-fn sweep_report(it: usize, (max, sum2, count, dl2): (f64, f64, usize, f64), violation: Option<f64>) -> IterationReport {
-    IterationReport {
-        iteration: it,
-        outer: 1,
+/// The residuals of a sweep from its statistics `(max, Σ r², rows, Σ Δλ²)` (see `# Residual`).
+fn sweep_residuals((max, sum2, count, dl2): (f64, f64, usize, f64)) -> Residuals {
+    Residuals {
         residual: max,
         residual_rms: Some(if count > 0 { (sum2 / count as f64).sqrt() } else { 0.0 }),
         delta_lambda: Some(dl2.sqrt()),
-        violation,
     }
 }
 
@@ -324,11 +322,17 @@ impl PgsSolver {
         let cfg = &self.cfg;
         self.rigid.prepare(scene, st, cfg, h, time);
         let mut info = SolveInfo::default();
-        let want_violation = (report && observer.wants_violation()) || cfg.tolerance > 0.0;
+        // Each island group stops on its own test; the violation is computed for it whenever
+        // there is a tolerance (and reported then too) or the observer asks for it.
+        let tolerance = (cfg.tolerance > 0.0).then_some(cfg.tolerance);
+        let wants = (report && observer.wants_violation()) || tolerance.is_some();
+        let stop = Stopping::new(cfg.iterations as usize, tolerance, wants);
+        let mut quiet = NullObserver;
+        let observer: &mut dyn Observer = if report { observer } else { &mut quiet };
         let split = cfg.split_impulse && cfg.feedback == Feedback::Baumgarte;
         let groups = self.rigid.group_count();
         info.converged = groups == 0;
-        for it in 1..=cfg.iterations as usize {
+        for it in stop.iterations() {
             let (mut max, mut sum2, mut count, mut dl2) = (0.0_f64, 0.0, 0usize, 0.0);
             for g in 0..groups {
                 if self.rigid.group_done(g) {
@@ -340,20 +344,16 @@ impl PgsSolver {
                     let (m, s, c, d) = self.rigid.split_sweep(g, st, cfg.omega);
                     (max, sum2, count, dl2) = (max.max(m), sum2 + s, count + c, dl2 + d);
                 }
-                let violation = want_violation.then(|| self.rigid.violation(g, st, h));
-                if (cfg.tolerance > 0.0 && violation.is_some_and(|v| v <= cfg.tolerance))
-                    || (cfg.velocity_tolerance > 0.0 && m <= cfg.velocity_tolerance)
-                {
+                let measured = stop.measure(|_| self.rigid.violation(g, st, h));
+                if measured.met || (cfg.velocity_tolerance > 0.0 && m <= cfg.velocity_tolerance) {
                     self.rigid.set_group_done(g);
                 }
             }
             (info.iterations, info.outer, info.residual) = (it, it, max);
-            if report {
-                let violation = want_violation.then(|| self.rigid.worst_violation());
-                observer.iteration(&sweep_report(it, (max, sum2, count, dl2), violation));
-            }
-            if (0..groups).all(|g| self.rigid.group_done(g)) {
-                info.converged = true;
+            let violation = wants.then(|| self.rigid.worst_violation());
+            let measured = Measured { violation, met: (0..groups).all(|g| self.rigid.group_done(g)) };
+            if stop.report(observer, it, 1, sweep_residuals((max, sum2, count, dl2)), measured) {
+                info.converged = measured.met;
                 break;
             }
         }
@@ -436,7 +436,7 @@ impl PgsSolver {
                 self.colour_order.clear();
                 self.colour_order_ids.clear();
                 self.prepared.layout.clear();
-                if self.ordering.colors() > 0 && one_to_one && self.rows.len() >= crate::PARALLEL_ROWS {
+                if self.ordering.colors() > 0 && one_to_one && self.rows.len() >= crate::common::PARALLEL_ROWS {
                     // Within each colour, the rows of each particle block, then those that
                     // straddle two (stable: in the colour's order within a block).
                     let n = self.prepared.v.len();
@@ -461,15 +461,14 @@ impl PgsSolver {
         }
         // 5. Biased (and split) sweeps.
         let mut info = SolveInfo::default();
-        let want_violation = observer.wants_violation();
         let split = self.prepared.any_split;
-        let n_iter = self.cfg.iterations as usize;
         let omega = self.cfg.omega;
-        let tolerance = self.cfg.tolerance;
+        let tolerance = (self.cfg.tolerance > 0.0).then_some(self.cfg.tolerance);
+        let stop = Stopping::new(self.cfg.iterations as usize, tolerance, observer.wants_violation());
         // Sweeps with parallel passes (the coloured layout) run, with the stopping test, on a
-        // worker thread of the pool ([`crate::on_worker`]).
-        let parallel = self.prepared.in_layout && self.prepared.vrows.len() >= crate::PARALLEL_ROWS;
-        for it in 1..=n_iter {
+        // worker thread of the pool ([`crate::common::on_worker`]).
+        let parallel = self.prepared.in_layout && self.prepared.vrows.len() >= crate::common::PARALLEL_ROWS;
+        for it in stop.iterations() {
             let iteration = |solver: &mut Self, state: &State| {
                 let (w, x0, p) = (&solver.w, &state.x_prev, &mut solver.prepared);
                 let (mut max, mut sum2, mut count, mut dl2) =
@@ -480,19 +479,16 @@ impl PgsSolver {
                 }
                 // The common violation when the observer asks for it; otherwise the stopping
                 // test alone, which stops at the first row above the tolerance.
-                let violation = want_violation.then(|| solver.violation_until(scene, state, h, f64::INFINITY));
-                let met = tolerance > 0.0
-                    && violation.unwrap_or_else(|| solver.violation_until(scene, state, h, tolerance)) <= tolerance;
-                ((max, sum2, count, dl2), violation, met)
+                ((max, sum2, count, dl2), stop.measure(|bound| solver.violation_until(scene, state, h, bound)))
             };
-            let (stats, violation, met) = crate::on_worker(parallel, || iteration(self, state));
+            let (stats, measured) = crate::common::on_worker(parallel, || iteration(self, state));
             let max = stats.0;
-            (info.iterations, info.outer) = (it, it);
-            info.residual = max;
-            observer.iteration(&sweep_report(it, stats, violation));
+            (info.iterations, info.outer, info.residual) = (it, it, max);
+            // Or the own residual at most `velocity_tolerance`.
             let cfg = &self.cfg;
-            if met || (cfg.velocity_tolerance > 0.0 && max <= cfg.velocity_tolerance) {
-                info.converged = true;
+            let met = measured.met || (cfg.velocity_tolerance > 0.0 && max <= cfg.velocity_tolerance);
+            if stop.report(observer, it, 1, sweep_residuals(stats), Measured { met, ..measured }) {
+                info.converged = met;
                 break;
             }
         }

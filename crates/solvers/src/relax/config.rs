@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::RelaxSolver;
-use crate::order::Order;
+use crate::common::order::Order;
 use crate::ConfigError;
 
 /// Gauss-Seidel (in place) or Jacobi (simultaneous, averaged).
@@ -144,7 +144,7 @@ fn relax_presets() -> Vec<(&'static str, &'static str, RelaxConfig)> {
 impl RelaxConfig {
     /// Checks every parameter's range.
     pub fn validate(&self) -> Result<(), ConfigError> {
-        use crate::check::{count, non_negative, within};
+        use crate::common::check::{count, non_negative, within};
         count("iterations", self.iterations, 1)?;
         // (0, 2) is where relaxation can converge.
         within("omega", self.omega, (0.0, 2.0), (false, false))?;

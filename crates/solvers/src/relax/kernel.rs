@@ -30,12 +30,8 @@ use solverlab_core::model::Sense;
 use solverlab_core::rng::Rng;
 use solverlab_core::Vec3;
 
-use crate::larger;
-use crate::order::{block_of, block_start, group_by_block};
-
-/// Sweeps over at least this many rows run their passes on every core (rayon); smaller ones run
-/// on one, where the cost of splitting the work would exceed the gain.
-pub const PARALLEL_ROWS: usize = 16_384;
+use crate::common::order::{block_of, block_start, group_by_block};
+use crate::common::{larger, PARALLEL_ROWS};
 
 /// The smallest piece of a parallel pass one thread takes.
 pub(super) const CHUNK: usize = 2048;

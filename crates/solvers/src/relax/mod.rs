@@ -60,7 +60,7 @@
 //!    its normal velocity set to `−e` times its predicted approach velocity.
 //!
 //! 6-DoF rigid bodies ([`solverlab_core::rigid`]) get the same loop through extended
-//! position-based dynamics (`relax/rigid.rs`): their contacts and joints are corrected in each
+//! position-based dynamics (the shared floor's `common/xpbd/`): their contacts and joints are corrected in each
 //! iteration after the particle rows, in the same Gauss-Seidel or Jacobi form (the averaged
 //! Jacobi form under mass splitting too).
 //!
@@ -79,7 +79,7 @@
 //! `tolerance > 0`, the stopping test (`relax/stop.rs`): the common violation visited row by row
 //! only up to the first row above the tolerance, so that a step far from its tolerance pays for
 //! a few rows and the sweep that meets it for one whole pass (on the fast path over the sweep's
-//! own arrays, on every core from [`PARALLEL_ROWS`] rows). An observer that asks for the
+//! own arrays, on every core from [`PARALLEL_ROWS`](crate::common::PARALLEL_ROWS) rows). An observer that asks for the
 //! violation (`--violation`) gets the whole pass after every sweep. The stopping decision is the
 //! exact rule's either way (`tests/stopping.rs`). Before, the whole pass over the scene's
 //! constraints ran after every sweep and cost as much as the sweeps: through `simulate` on the
@@ -94,7 +94,7 @@
 //! a few rows in the sweeps that cannot.
 //!
 //! An iteration with a parallel pass runs, with its stopping test, on a worker of the thread pool
-//! (`on_worker` in `lib.rs`): the command line's frame loop runs outside the pool, and each pass
+//! (`on_worker` in `common/mod.rs`): the command line's frame loop runs outside the pool, and each pass
 //! forked from there had put the caller to sleep and woken it again (4 676 futex calls in 12
 //! frames of the coloured sweep on two threads; 632 now), which took all of the second thread's
 //! gain through `simulate`.
@@ -131,21 +131,21 @@
 mod config;
 mod contacts;
 mod kernel;
-pub(crate) mod rigid;
 mod stop;
 mod sweeps;
 
 pub use config::{family, Mode, RelaxConfig};
-pub use kernel::PARALLEL_ROWS;
 
 use solverlab_core::constraint::delta_lambda;
 use solverlab_core::model::{Kind, Scene, Sense, State};
 use solverlab_core::rng::Rng;
 use solverlab_core::rows::{constraint_row_id, decode, RowRef};
-use solverlab_core::solver::{IterationReport, Observer, SolveError, SolveInfo, Solver, StepContext};
+use solverlab_core::solver::{Observer, SolveError, SolveInfo, Solver, StepContext};
 use solverlab_core::Vec3;
 
-use crate::order::{greedy_coloring, Order, Ordering};
+use crate::common::order::{greedy_coloring, Order, Ordering};
+use crate::common::stop::{Residuals, Stopping};
+use crate::common::xpbd::RigidXpbd;
 use crate::ConfigError;
 
 /// One row group the sweep visits: a stick (one row) or a pin on a movable particle (three).
@@ -199,8 +199,8 @@ pub struct RelaxSolver {
     cheb_cur: (Vec<Vec3>, Vec<f64>),
     // Restitution scratch.
     predicted: Vec<Vec3>,
-    /// The 6-DoF rigid bodies' rows (`relax/rigid.rs`).
-    rigid: rigid::RigidXpbd,
+    /// The 6-DoF rigid bodies' rows (`common/xpbd/`).
+    rigid: RigidXpbd,
     /// The fast path's arrays, when every row is an equality stick ([`kernel`]).
     soa: Option<kernel::StickSoa>,
     /// The fast path's per-row scratch.
@@ -232,7 +232,7 @@ impl RelaxSolver {
             cheb_prev: (Vec::new(), Vec::new()),
             cheb_cur: (Vec::new(), Vec::new()),
             predicted: Vec::new(),
-            rigid: rigid::RigidXpbd::default(),
+            rigid: RigidXpbd::default(),
             soa: None,
             buf: Vec::new(),
         })
@@ -399,39 +399,27 @@ impl Solver for RelaxSolver {
             self.rigid.begin(scene, &mut state.rigid, ctx.h, state.time);
         }
         let mut info = SolveInfo::default();
-        let want_violation = observer.wants_violation();
-        let tolerance = self.cfg.tolerance;
+        let tolerance = (self.cfg.tolerance > 0.0).then_some(self.cfg.tolerance);
+        let stop = Stopping::new(n_iter, tolerance, observer.wants_violation());
         if self.cfg.chebyshev_rho > 0.0 && self.cfg.mode != Mode::GaussSeidel {
             kernel::copy_into(&mut self.cheb_prev.0, &state.x);
             kernel::copy_into(&mut self.cheb_prev.1, &self.lambda);
         }
         let mut cheb = sweeps::Chebyshev::new(&self.cfg);
         // A sweep with a parallel pass runs, with its stopping test, on a worker thread of the
-        // pool ([`crate::on_worker`]).
+        // pool ([`crate::common::on_worker`]).
         let parallel = self.soa.as_ref().is_some_and(|s| s.parallel(self.cfg.mode != Mode::GaussSeidel));
-        for it in 1..=n_iter {
+        for it in stop.iterations() {
             let mut iteration = |solver: &mut Self, state: &mut State| {
                 let residual = solver.iterate(ctx, state, it, (k, scale), &mut cheb);
                 // The common violation when the observer asks for it; otherwise the stopping
                 // test alone, which stops at the first row above the tolerance (`stop.rs`).
-                let violation = want_violation.then(|| solver.violation_until(scene, state, ctx.h, f64::INFINITY));
-                let met = tolerance > 0.0
-                    && violation.unwrap_or_else(|| solver.violation_until(scene, state, ctx.h, tolerance)) <= tolerance;
-                (residual, violation, met)
+                (residual, stop.measure(|bound| solver.violation_until(scene, state, ctx.h, bound)))
             };
-            let (residual, violation, met) = crate::on_worker(parallel, || iteration(self, state));
-            (info.iterations, info.outer) = (it, it);
-            info.residual = residual;
-            observer.iteration(&IterationReport {
-                iteration: it,
-                outer: 1,
-                residual,
-                residual_rms: None,
-                delta_lambda: None,
-                violation,
-            });
-            if met {
-                info.converged = true;
+            let (residual, measured) = crate::common::on_worker(parallel, || iteration(self, state));
+            (info.iterations, info.outer, info.residual) = (it, it, residual);
+            if stop.report(observer, it, 1, Residuals::max(residual), measured) {
+                info.converged = measured.met;
                 break;
             }
         }

@@ -14,7 +14,7 @@
 //! rows the common violation counts: the equality sticks with a movable end), with the same
 //! functions as [`solverlab_core::metrics::constraint_violation`] and so the same bits, first
 //! over one chunk of rows on one thread, then, when that chunk has no row above the bound, over
-//! the rest in fixed chunks on every core from [`super::PARALLEL_ROWS`] rows. A maximum of
+//! the rest in fixed chunks on every core from [`crate::common::PARALLEL_ROWS`] rows. A maximum of
 //! numbers that are never NaN (a NaN row is skipped, as `f64::max` skips it) does not depend on
 //! the order it is taken in, so any thread count gives the same number.
 
@@ -24,7 +24,7 @@ use solverlab_core::metrics::{constraint_violation_until, row_violation};
 
 use super::kernel::{parallel, StickSoa, CHUNK};
 use super::*;
-use crate::larger;
+use crate::common::larger;
 
 impl RelaxSolver {
     /// The common violation after an iteration (see `# Residual`; m) when it is at most

@@ -115,10 +115,11 @@ use solverlab_core::metrics::joint_violation;
 use solverlab_core::rigid::{
     max_point_speed, rigid_contacts, torque_free_drift, ContactForce, JointForce, JointFrame, RigidContact,
 };
-use solverlab_core::solver::{IterationReport, Observer, SolveInfo};
+use solverlab_core::solver::{Observer, SolveInfo};
 use solverlab_core::{Scene, State, Vec3};
 
 use super::{DescentConfig, Guess, Penalty, Rows, Sweep};
+use crate::common::stop::{Residuals, Stopping};
 use block::{apply, block_step, colour_bodies, Inertia};
 use gather::{Contact, Warm};
 use rows::{friction_forces, Poses, Row, Vec6};
@@ -244,24 +245,19 @@ impl RigidDescent {
         let mut dp: Vec<Vec6> = (0..n).map(|k| start.target[k].motion(&state.rigid[k].x, &state.rigid[k].q)).collect();
         let colours = (cfg.order == Sweep::Colored).then(|| colour_bodies(&start.movable, &rows));
         let mut info = SolveInfo::default();
-        // Step 4: the iterations.
-        for it in 1..=cfg.iterations as usize {
+        // Step 4: the iterations, each reporting the violation (computed in full: the rigid rows
+        // have no test cut short), until it is at most the tolerance.
+        let stop = Stopping::new(cfg.iterations as usize, Some(cfg.tolerance), true);
+        for it in stop.iterations() {
             self.friction_bounds(&mut rows, &state.rigid, &dp);
             let residual = self.sweep(&rows, &touching, &start, colours.as_deref(), state, &mut dp, h);
             if cfg.rows == Rows::Augmented {
                 let p = Poses::new(&state.rigid, &self.frames, &dp);
                 dual(cfg, &mut rows, &p);
             }
-            let viol = self.violation(scene, state);
-            observer.iteration(&IterationReport {
-                iteration: it,
-                outer: 1,
-                residual,
-                violation: Some(viol),
-                ..Default::default()
-            });
+            let measured = stop.measure(|_| self.violation(scene, state));
             (info.iterations, info.outer, info.residual) = (it, it, residual);
-            if viol <= cfg.tolerance {
+            if stop.report(observer, it, 1, Residuals::max(residual), measured) {
                 break;
             }
         }
@@ -311,7 +307,7 @@ impl RigidDescent {
             apply(&mut s.x, &mut s.q, delta);
             dp[k] = start.target[k].motion(&s.x, &s.q);
             let size = delta.fixed_rows::<3>(0).norm().max(delta.fixed_rows::<3>(3).norm());
-            residual = crate::larger(residual, size);
+            residual = crate::common::larger(residual, size);
         };
         let step = |st: &[solverlab_core::rigid::RigidState], dp: &[Vec6], k: usize| {
             let p = Poses::new(st, &self.frames, dp);

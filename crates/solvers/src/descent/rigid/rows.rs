@@ -7,6 +7,7 @@
 //! every `C` is in metres and one penalty range serves all rows.
 
 use nalgebra::{Matrix3, UnitQuaternion, Vector6};
+use solverlab_core::rigid::joint_rows::{hinge_angle, relative_rotation};
 use solverlab_core::rigid::{JointFrame, RigidState};
 use solverlab_core::Vec3;
 
@@ -174,7 +175,7 @@ impl Row {
             }
             Geometry::Twist { joint, e } => {
                 let rel = p.frames[joint].relative;
-                let phi = (qb * (qa * rel).inverse()).scaled_axis();
+                let phi = relative_rotation(&qa, &qb, &rel);
                 let l = self.scale;
                 let sign = if on_a { -1.0 } else { 1.0 };
                 (l * e.dot(&phi), (six(Vec3::zeros(), e * (l * sign)), Vec3::zeros()))
@@ -183,7 +184,7 @@ impl Row {
                 let f = &p.frames[joint];
                 let axis = qa * f.axis_a;
                 let (ref_a, ref_b) = (qa * f.ref_a, self.b.map_or(f.ref_b, |_| qb * f.ref_b));
-                let theta = ref_a.cross(&ref_b).dot(&axis).atan2(ref_a.dot(&ref_b));
+                let theta = hinge_angle(&ref_a, &ref_b, &axis);
                 // Turning b about the axis raises θ, turning a lowers it.
                 let (c, sign) = if lower { (theta - bound, 1.0) } else { (bound - theta, -1.0) };
                 let sign = if on_a { -sign } else { sign };

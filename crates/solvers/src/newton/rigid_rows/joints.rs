@@ -1,5 +1,5 @@
-//! The joints' rows in the world frame, their forces, and the full method's curvature rows of
-//! their anchors.
+//! The joints' forces and the full method's curvature rows of their anchors (the joints' rows
+//! themselves are the core's pure functions, [`solverlab_core::rigid::joint_rows`]).
 
 use super::*;
 
@@ -102,7 +102,7 @@ impl RigidRows {
                 continue;
             }
             let mut force = solverlab_core::rigid::JointForce { joint: j, ..Default::default() };
-            for w in world_joint_rows(joint, f, pose(Some(joint.a)), pose(joint.b)) {
+            for w in joint_rows(joint, f, pose(Some(joint.a)), pose(joint.b), LIMIT_MARGIN).iter() {
                 let l = lambda(joint_id(j, w.row)) / (h * h);
                 match w.row < 3 {
                     true => force.force += w.linear_a * l,
@@ -112,100 +112,4 @@ impl RigidRows {
             out.push(force);
         }
     }
-}
-
-/// One joint row in the world frame: its index within the joint (0–2 the anchors along x, y, z;
-/// 3–4 a revolute's axes or 3–5 a fixed joint's orientation; 5 and 6 a revolute's lower and
-/// upper limit), `C`, and its gradients on each body as `(linear, angular)` (angular: with
-/// respect to a world rotation of the body).
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct WorldRow {
-    pub(crate) row: usize,
-    pub(crate) c: f64,
-    pub(crate) kind: RowKind,
-    pub(crate) compliance: f64,
-    pub(crate) linear_a: Vec3,
-    pub(crate) angular_a: Vec3,
-    pub(crate) linear_b: Vec3,
-    pub(crate) angular_b: Vec3,
-}
-
-/// The rows of `joint` (frames `f`) at the poses `(x, q)` of its bodies (`None` for the world),
-/// as pure functions of those poses:
-///
-/// * anchors, along each world axis `e`: `C = e·(p_a − p_b) = 0`, gradients `(e, r_a×e)` on `a`
-///   and `(−e, −r_b×e)` on `b`, with the joint's compliance;
-/// * a revolute joint's axes: `C = s·a_b = 0` for the two directions `s` that `a` carries
-///   perpendicular to its own axis (`ref_a` and `a_a × ref_a`), angular gradients `s×a_b` on
-///   `a` and its opposite on `b` (exact while the axes nearly agree);
-/// * a revolute limit within [`LIMIT_MARGIN`] of the hinge angle `θ`: `C = θ − lower ≥ 0`
-///   (angular `−a_a`, `+a_a`) or `upper − θ ≥ 0` (the opposite);
-/// * a fixed joint: `C = e·φ_rel = 0` with `φ_rel = log(q_b (q_a·rel)⁻¹)`, angular gradients
-///   `−J_l⁻¹(−φ_rel)ᵀ e` on `a` and `J_l⁻¹(φ_rel)ᵀ e` on `b`.
-pub(crate) fn world_joint_rows(
-    joint: &solverlab_core::rigid::Joint,
-    f: &crate::pgs::joints::JointFrame,
-    a: Option<(Vec3, UnitQuaternion<f64>)>,
-    b: Option<(Vec3, UnitQuaternion<f64>)>,
-) -> Vec<WorldRow> {
-    let point = |p: &Option<(Vec3, UnitQuaternion<f64>)>, l: &Vec3| p.as_ref().map_or(*l, |(x, q)| x + q * l);
-    let arm = |p: &Option<(Vec3, UnitQuaternion<f64>)>, at: &Vec3| p.as_ref().map_or(Vec3::zeros(), |(x, _)| at - x);
-    let (pa, pb) = (point(&a, &f.anchor_a), point(&b, &f.anchor_b));
-    let (ra, rb) = (arm(&a, &pa), arm(&b, &pb));
-    let mut out = Vec::with_capacity(6);
-    for (axis, e) in [Vec3::x(), Vec3::y(), Vec3::z()].into_iter().enumerate() {
-        out.push(WorldRow {
-            row: axis,
-            c: e.dot(&(pa - pb)),
-            kind: RowKind::Equality,
-            compliance: joint.compliance,
-            linear_a: e,
-            angular_a: ra.cross(&e),
-            linear_b: -e,
-            angular_b: -rb.cross(&e),
-        });
-    }
-    let qa = a.map_or(UnitQuaternion::identity(), |(_, q)| q);
-    let qb = b.map_or(UnitQuaternion::identity(), |(_, q)| q);
-    let angular = |row: usize, c: f64, kind: RowKind, ga: Vec3, gb: Vec3| WorldRow {
-        row,
-        c,
-        kind,
-        compliance: 0.0,
-        linear_a: Vec3::zeros(),
-        angular_a: ga,
-        linear_b: Vec3::zeros(),
-        angular_b: gb,
-    };
-    match joint.kind {
-        JointKind::Ball => {}
-        JointKind::Revolute { lower, upper, .. } => {
-            let (axis_a, axis_b) = (qa * f.axis_a, qb * f.axis_b);
-            // The axes agree when b's axis has no component along the two directions a carries
-            // perpendicular to its own: `C = s·a_b`, with `s` turning with a.
-            let (ref_a, ref_b) = (qa * f.ref_a, qb * f.ref_b);
-            for (row, s) in [ref_a, axis_a.cross(&ref_a)].into_iter().enumerate() {
-                let g = s.cross(&axis_b);
-                out.push(angular(3 + row, s.dot(&axis_b), RowKind::Equality, g, -g));
-            }
-            let theta = ref_a.cross(&ref_b).dot(&axis_a).atan2(ref_a.dot(&ref_b));
-            if theta - lower < LIMIT_MARGIN {
-                out.push(angular(5, theta - lower, RowKind::Inequality, -axis_a, axis_a));
-            }
-            if upper - theta < LIMIT_MARGIN {
-                out.push(angular(6, upper - theta, RowKind::Inequality, axis_a, -axis_a));
-            }
-        }
-        JointKind::Fixed => {
-            // `φ_rel = log(q_b·(q_a·rel)⁻¹)`: turning b by `δω` changes it by `J_l⁻¹(φ_rel)·δω`,
-            // turning a by `−J_r⁻¹(φ_rel)·δω`.
-            let phi = (qb * (qa * f.relative).inverse()).scaled_axis();
-            for (axis, e) in [Vec3::x(), Vec3::y(), Vec3::z()].into_iter().enumerate() {
-                let gb = left_jacobian_inverse_transpose(&phi, &e);
-                let ga = -left_jacobian_inverse_transpose(&-phi, &e);
-                out.push(angular(3 + axis, e.dot(&phi), RowKind::Equality, ga, gb));
-            }
-        }
-    }
-    out
 }

@@ -5,11 +5,11 @@
 //! # Formulation
 //!
 //! Position level with an exponential retraction, as the relaxation family's extended
-//! position-based dynamics ([`crate::relax`]) and this family's particle rows:
+//! position-based dynamics (the shared floor's [`RigidXpbd`]) and this family's particle rows:
 //!
 //! 1. The step's prediction, contacts (normal, surface points in the bodies' frames, the
 //!    push-out floor), friction and velocity update are the relaxation family's
-//!    ([`crate::relax::rigid::RigidXpbd`]): only the solve of the normal and joint rows differs.
+//!    ([`RigidXpbd`], in the shared floor): only the solve of the normal and joint rows differs.
 //! 2. Each movable body `k` has two coordinate blocks of three: its position `xₖ` (m), with
 //!    inverse mass `1/m`, and `uₖ = D⁻¹ R̃ᵀ φₖ` with inverse mass 1, where `φₖ` is the rotation
 //!    vector taking the predicted orientation `q̃ₖ` to the current one, `qₖ = exp(φₖ)·q̃ₖ`, `R̃` is
@@ -76,11 +76,12 @@
 //!   Contact in Multibody Systems", SIGGRAPH Asia 2008: alternating friction and normal solves.
 
 use nalgebra::{Matrix3, UnitQuaternion};
-use solverlab_core::rigid::{JointKind, Other, RigidState};
+use solverlab_core::rigid::joint_rows::{joint_rows, left_jacobian_inverse_transpose, left_jacobian_transpose};
+use solverlab_core::rigid::{Other, RigidState};
 use solverlab_core::rows::{padded, padded_grad, tangents, Row, RowKind, RowSet, ROW_PARTICLES};
 use solverlab_core::{Scene, Vec3};
 
-use crate::relax::rigid::RigidXpbd;
+use crate::common::xpbd::RigidXpbd;
 
 /// The top four bits of every rigid row id (bit 59 then tells joints from contacts): no particle
 /// row id has them all set below 2²⁹ particles.
@@ -128,34 +129,6 @@ struct Pose {
     q: UnitQuaternion<f64>,
     /// The rotation vector from the predicted orientation (world).
     phi: Vec3,
-}
-
-/// `J_l(φ)ᵀ g` for the left Jacobian of SO(3), `J_l = I + a[φ]× + b[φ]×²` with
-/// `a = (1 − cos θ)/θ²`, `b = (θ − sin θ)/θ³` (Taylor series below θ = 10⁻⁴).
-fn left_jacobian_transpose(phi: &Vec3, g: &Vec3) -> Vec3 {
-    let t2 = phi.norm_squared();
-    let (a, b) = if t2 < 1e-8 {
-        (0.5 - t2 / 24.0, 1.0 / 6.0 - t2 / 120.0)
-    } else {
-        let t = t2.sqrt();
-        ((1.0 - t.cos()) / t2, (t - t.sin()) / (t2 * t))
-    };
-    let pg = phi.cross(g);
-    g - pg * a + phi.cross(&pg) * b
-}
-
-/// `J_l⁻¹(φ)ᵀ g`, with `J_l⁻¹ = I − ½[φ]× + c[φ]×²`, `c = 1/θ² − (1 + cos θ)/(2θ sin θ)`
-/// (Taylor series below θ = 10⁻⁴).
-fn left_jacobian_inverse_transpose(phi: &Vec3, g: &Vec3) -> Vec3 {
-    let t2 = phi.norm_squared();
-    let c = if t2 < 1e-8 {
-        1.0 / 12.0 + t2 / 720.0
-    } else {
-        let t = t2.sqrt();
-        1.0 / t2 - (1.0 + t.cos()) / (2.0 * t * t.sin())
-    };
-    let pg = phi.cross(g);
-    g + pg * 0.5 + phi.cross(&pg) * c
 }
 
 /// The rigid part of the Newton solver.
@@ -228,7 +201,7 @@ impl RigidRows {
             let end = (first..found.len()).find(|&k| (found[k].a, found[k].b) != key).unwrap_or(found.len());
             let run = &contacts[first..end];
             let count = (end - first) as f64;
-            let mean = |f: &dyn Fn(&crate::relax::rigid::Contact) -> Vec3| run.iter().map(f).sum::<Vec3>() / count;
+            let mean = |f: &dyn Fn(&crate::common::xpbd::Contact) -> Vec3| run.iter().map(f).sum::<Vec3>() / count;
             let (ca, cb, ca0, cb0) = (mean(&|c| c.la), mean(&|c| c.lb), mean(&|c| c.a0), mean(&|c| c.b0));
             let n = mean(&|c| c.n).try_normalize(1e-12).unwrap_or(run[0].n);
             let radius = run.iter().map(|c| (c.a0 - ca0).norm()).fold(0.0, f64::max);
@@ -383,7 +356,8 @@ impl RigidRows {
             }
             let (ka, kb) = (Some(joint.a), joint.b);
             let (sa, sb) = (pose(ka), pose(kb));
-            for w in world_joint_rows(joint, f, sa.as_ref().map(|p| (p.x, p.q)), sb.as_ref().map(|p| (p.x, p.q))) {
+            let (a, b) = (sa.as_ref().map(|p| (p.x, p.q)), sb.as_ref().map(|p| (p.x, p.q)));
+            for w in joint_rows(joint, f, a, b, LIMIT_MARGIN).iter() {
                 let mut row = Self::row(joint_id(j, w.row), w.c, w.kind, w.compliance);
                 self.add(&mut row, ka, sa.as_ref(), w.linear_a, w.angular_a);
                 self.add(&mut row, kb, sb.as_ref(), w.linear_b, w.angular_b);
@@ -486,4 +460,4 @@ mod tests;
 
 #[cfg(test)]
 use joints::anchor_curvature;
-pub(crate) use joints::{is_joint_curvature_id, world_joint_rows};
+pub(crate) use joints::is_joint_curvature_id;

@@ -30,7 +30,7 @@ fn anchor_curvature_matches_finite_differences() {
     let balanced = anchor_curvature(&(-r * 4.0), &r).symmetric_eigen();
     assert!(balanced.eigenvalues.iter().all(|&v| v < 1e-12), "{:?}", balanced.eigenvalues);
 }
-use solverlab_core::rigid::{Joint, RigidBody, Shape};
+use solverlab_core::rigid::{Joint, JointKind, RigidBody, Shape};
 use solverlab_core::Plane;
 
 /// Two boxes stacked on the floor (contact rows, with every manifold sticking: tangent and

@@ -1,0 +1,260 @@
+//! Box–box contacts (steps 1–4 of [`super`]'s algorithm): the separating-axis test with its
+//! biased choice of axis, the face case (the incident face clipped against the reference face's
+//! side planes, reduced to at most four points) and the edge case.
+
+use super::ContactPoint;
+use super::Pose;
+use crate::Vec3;
+
+const EDGE_PARALLEL_TOL: f64 = 1e-6;
+const FACE_B_REL: f64 = 0.02;
+const FACE_B_ABS: f64 = 1e-5;
+const EDGE_REL: f64 = 0.05;
+const EDGE_ABS: f64 = 1e-4;
+const CLIP_TOL: f64 = 1e-9;
+const DEPTH_TIE_TOL: f64 = 1e-7;
+const FEATURE_FACE: u32 = 1 << 20;
+pub(super) const FEATURE_EDGE: u32 = 2 << 20;
+const CAP: usize = 16;
+
+/// Oriented box in world coordinates.
+#[derive(Clone, Copy)]
+struct Obb {
+    c: Vec3,
+    ax: [Vec3; 3],
+    h: [f64; 3],
+}
+
+impl Obb {
+    fn new(half: Vec3, pose: &Pose) -> Self {
+        let ax = [pose.q * Vec3::x(), pose.q * Vec3::y(), pose.q * Vec3::z()];
+        Obb { c: pose.x, ax, h: [half.x, half.y, half.z] }
+    }
+    /// Half length of the projection of the box onto the unit direction `l`.
+    fn radius(&self, l: &Vec3) -> f64 {
+        self.h[0] * self.ax[0].dot(l).abs() + self.h[1] * self.ax[1].dot(l).abs() + self.h[2] * self.ax[2].dot(l).abs()
+    }
+}
+
+fn face_index(axis: usize, sign: f64) -> u32 {
+    (2 * axis + usize::from(sign < 0.0)) as u32
+}
+
+/// Box A (half extents `half_a`, pose `a`) against box B (`half_b`, `b`); see the module documentation.
+pub fn box_box(half_a: Vec3, a: &Pose, half_b: Vec3, b: &Pose, margin: f64, out: &mut Vec<ContactPoint>) {
+    let (oa, ob) = (Obb::new(half_a, a), Obb::new(half_b, b));
+    let d = oa.c - ob.c;
+    // Separation along unit axis `l` and the axis oriented from B to A.
+    let test = |l: Vec3| {
+        let dist = d.dot(&l);
+        let sep = dist.abs() - (oa.radius(&l) + ob.radius(&l));
+        (sep, if dist < 0.0 { -l } else { l })
+    };
+    // Candidate axes 0..3: faces of A, 3..6: faces of B, 6..15: edge pairs (i, j) = ((k - 6) / 3, (k - 6) % 3).
+    // best[g] = (separation, normal from B to A, axis id) of the best axis in group g (A faces, B faces, edges).
+    let mut best = [(f64::NEG_INFINITY, Vec3::zeros(), 0usize); 3];
+    for k in 0..15 {
+        let l = match k {
+            0..3 => oa.ax[k],
+            3..6 => ob.ax[k - 3],
+            _ => {
+                let l = oa.ax[(k - 6) / 3].cross(&ob.ax[(k - 6) % 3]);
+                let len = l.norm();
+                if len < EDGE_PARALLEL_TOL {
+                    continue;
+                }
+                l / len
+            }
+        };
+        let (s, n) = test(l);
+        if s >= margin {
+            return;
+        }
+        let g = k.min(6) / 3;
+        if s > best[g].0 {
+            best[g] = (s, n, k);
+        }
+    }
+    let size = (oa.h.iter().sum::<f64>() + ob.h.iter().sum::<f64>()) / 6.0;
+    let clearly_better = |cand: f64, cur: f64, rel: f64, abs: f64| cand > cur + rel * cur.abs() + abs * size;
+    let use_b = clearly_better(best[1].0, best[0].0, FACE_B_REL, FACE_B_ABS);
+    let (s, n, k) = best[usize::from(use_b)];
+    if clearly_better(best[2].0, s, EDGE_REL, EDGE_ABS) {
+        let (s, n, k) = best[2];
+        edge_case(&oa, &ob, (k - 6) / 3, (k - 6) % 3, n, s, out);
+    } else if use_b {
+        let sign = if ob.ax[k - 3].dot(&n) < 0.0 { -1.0 } else { 1.0 };
+        face_case(&ob, &oa, k - 3, sign, true, margin, out);
+    } else {
+        let sign = if oa.ax[k].dot(&n) > 0.0 { -1.0 } else { 1.0 };
+        face_case(&oa, &ob, k, sign, false, margin, out);
+    }
+}
+
+/// Edge of `o` parallel to axis `i`, extreme along `dir`: (centre, edge index).
+fn extreme_edge(o: &Obb, i: usize, dir: &Vec3) -> (Vec3, u32) {
+    let (mut p, mut bits) = (o.c, 0u32);
+    for (bit, k) in [(i + 1) % 3, (i + 2) % 3].into_iter().enumerate() {
+        if o.ax[k].dot(dir) < 0.0 {
+            p -= o.ax[k] * o.h[k];
+            bits |= 1 << bit;
+        } else {
+            p += o.ax[k] * o.h[k];
+        }
+    }
+    (p, 4 * i as u32 + bits)
+}
+
+fn edge_case(oa: &Obb, ob: &Obb, i: usize, j: usize, n: Vec3, separation: f64, out: &mut Vec<ContactPoint>) {
+    let (pa, ea) = extreme_edge(oa, i, &-n);
+    let (pb, eb) = extreme_edge(ob, j, &n);
+    let (da, db, la, lb) = (oa.ax[i], ob.ax[j], oa.h[i], ob.h[j]);
+    let r = pa - pb;
+    let (bd, c, f) = (da.dot(&db), da.dot(&r), db.dot(&r));
+    let denom = 1.0 - bd * bd;
+    let mut s = if denom > 1e-12 { ((bd * f - c) / denom).clamp(-la, la) } else { 0.0 };
+    let mut t = bd * s + f;
+    if t.abs() > lb {
+        t = t.clamp(-lb, lb);
+        s = (bd * t - c).clamp(-la, la);
+    }
+    let point = ((pa + da * s) + (pb + db * t)) * 0.5;
+    out.push(ContactPoint { point, normal: n, separation, feature: FEATURE_EDGE | ea << 4 | eb });
+}
+
+/// Fixed-capacity polygon with vertex labels and labels of the edge leaving each vertex.
+#[derive(Clone, Copy)]
+struct Poly {
+    n: usize,
+    p: [Vec3; CAP],
+    vl: [u8; CAP],
+    el: [u8; CAP],
+}
+
+impl Poly {
+    fn new() -> Self {
+        Poly { n: 0, p: [Vec3::zeros(); CAP], vl: [0; CAP], el: [0; CAP] }
+    }
+    fn push(&mut self, p: Vec3, vl: u8, el: u8) {
+        if self.n < CAP {
+            self.p[self.n] = p;
+            self.vl[self.n] = vl;
+            self.el[self.n] = el;
+            self.n += 1;
+        }
+    }
+}
+
+/// Label of the point where the polygon edge labelled `e` crosses side plane `plane`.
+fn crossing_label(e: u8, plane: u8) -> u8 {
+    (0x10 << u8::from(e >= 4)) | (e & 3) << 2 | plane // e < 4: incident edge, else side plane e - 4
+}
+
+/// Sutherland–Hodgman step: keep the part of `src` with `pn·(x − origin) <= lim`. Vertices within `tol`
+/// outside the plane count as lying on it (kept as they are, no crossing point created), so that
+/// rounding noise on coincident edges does not create spurious points or flip feature labels.
+fn clip(src: &Poly, pn: &Vec3, lim: f64, tol: f64, origin: &Vec3, plane: u8) -> Poly {
+    let mut dst = Poly::new();
+    for k in 0..src.n {
+        let k2 = if k + 1 == src.n { 0 } else { k + 1 };
+        let (a, b, e) = (src.p[k], src.p[k2], src.el[k]);
+        let da = pn.dot(&(a - origin)) - lim;
+        let db = pn.dot(&(b - origin)) - lim;
+        if da <= tol {
+            if db <= tol {
+                dst.push(a, src.vl[k], e);
+            } else if da >= 0.0 {
+                dst.push(a, src.vl[k], 4 + plane); // `a` lies on the plane: it is the exit point
+            } else {
+                dst.push(a, src.vl[k], e);
+                dst.push(a + (b - a) * (da / (da - db)), crossing_label(e, plane), 4 + plane);
+            }
+        } else if db < 0.0 {
+            dst.push(a + (b - a) * (da / (da - db)), crossing_label(e, plane), e);
+        }
+    }
+    dst
+}
+
+fn face_case(r: &Obb, inc: &Obb, i: usize, sign: f64, ref_is_b: bool, margin: f64, out: &mut Vec<ContactPoint>) {
+    let nref = r.ax[i] * sign; // outward normal of the reference face, towards the incident box
+    let normal = if ref_is_b { nref } else { -nref };
+    let (mut k, mut best) = (0usize, f64::NEG_INFINITY);
+    for (m, ax) in inc.ax.iter().enumerate() {
+        let v = ax.dot(&nref).abs();
+        if v > best {
+            (k, best) = (m, v);
+        }
+    }
+    let s_inc = if inc.ax[k].dot(&nref) > 0.0 { -1.0 } else { 1.0 };
+    let (u, v) = ((k + 1) % 3, (k + 2) % 3);
+    let fc = inc.c + inc.ax[k] * (s_inc * inc.h[k]);
+    let (eu, ev) = (inc.ax[u] * inc.h[u], inc.ax[v] * inc.h[v]);
+    let mut poly = Poly::new();
+    for (m, (su, sv)) in [(1.0, 1.0), (-1.0, 1.0), (-1.0, -1.0), (1.0, -1.0)].into_iter().enumerate() {
+        poly.push(fc + eu * su + ev * sv, m as u8, m as u8);
+    }
+    let (j, kk) = ((i + 1) % 3, (i + 2) % 3);
+    let tol = CLIP_TOL * (r.h[j] + r.h[kk]);
+    let planes = [(r.ax[j], r.h[j]), (-r.ax[j], r.h[j]), (r.ax[kk], r.h[kk]), (-r.ax[kk], r.h[kk])];
+    for (p, (pn, ph)) in planes.iter().enumerate() {
+        poly = clip(&poly, pn, *ph, tol, &r.c, p as u8);
+        if poly.n == 0 {
+            return;
+        }
+    }
+    let (mut pts, mut seps, mut labs, mut m) = ([Vec3::zeros(); CAP], [0.0; CAP], [0u8; CAP], 0usize);
+    for idx in 0..poly.n {
+        let x = poly.p[idx];
+        let sep = nref.dot(&(x - r.c)) - r.h[i];
+        if sep < margin && !labs[..m].contains(&poly.vl[idx]) {
+            (pts[m], seps[m], labs[m]) = (x - nref * (0.5 * sep), sep, poly.vl[idx]);
+            m += 1;
+        }
+    }
+    let base = FEATURE_FACE | u32::from(ref_is_b) << 16 | face_index(i, sign) << 12 | face_index(k, s_inc) << 8;
+    let mut sel = [0usize; 4];
+    let count = reduce(&pts[..m], &seps[..m], &nref, DEPTH_TIE_TOL * (r.h[0] + r.h[1] + r.h[2]), &mut sel);
+    for &s in &sel[..count] {
+        out.push(ContactPoint { point: pts[s], normal, separation: seps[s], feature: base | u32::from(labs[s]) });
+    }
+}
+
+/// Index maximising `f` over `0..m` (`None` entries skipped; first index wins ties).
+fn argmax(m: usize, f: impl Fn(usize) -> Option<f64>) -> (usize, f64) {
+    let mut best = (usize::MAX, f64::NEG_INFINITY);
+    for (k, v) in (0..m).filter_map(|k| f(k).map(|v| (k, v))) {
+        if best.0 == usize::MAX || v > best.1 {
+            best = (k, v);
+        }
+    }
+    best
+}
+
+/// Selects at most 4 of the candidate points (rule in the module documentation); returns the count.
+fn reduce(pts: &[Vec3], seps: &[f64], n: &Vec3, tie: f64, sel: &mut [usize; 4]) -> usize {
+    let m = pts.len();
+    if m <= 4 {
+        for (k, s) in sel.iter_mut().enumerate().take(m) {
+            *s = k;
+        }
+        return m;
+    }
+    let min = seps.iter().fold(f64::INFINITY, |acc, &s| acc.min(s));
+    let i0 = seps.iter().position(|&s| s <= min + tie).unwrap_or(0);
+    let p0 = pts[i0];
+    let (i1, _) = argmax(m, |k| (k != i0).then(|| (pts[k] - p0).norm_squared()));
+    let p1 = pts[i1];
+    let area = |a: &Vec3, b: &Vec3, q: &Vec3| (b - a).cross(&(q - a)).dot(n);
+    let (i2, _) = argmax(m, |k| (k != i0 && k != i1).then(|| area(&p0, &p1, &pts[k]).abs()));
+    let p2 = pts[i2];
+    let orient = if area(&p0, &p1, &p2) < 0.0 { -1.0 } else { 1.0 };
+    let (i3, gain) = argmax(m, |k| {
+        (k != i0 && k != i1 && k != i2).then(|| {
+            let q = &pts[k];
+            (-orient * area(&p0, &p1, q)).max(-orient * area(&p1, &p2, q)).max(-orient * area(&p2, &p0, q))
+        })
+    });
+    *sel = [i0, i1, i2, i3];
+    3 + usize::from(gain > 0.0)
+}

@@ -1,0 +1,296 @@
+//! The start of a step (steps 1–4 of [`super`]): contacts and their rows, each manifold's
+//! friction rows and normal block, the joints' rows, islands and the groups of the sweeps, and
+//! the warm start.
+
+use super::*;
+
+impl RigidSi {
+    /// The block of manifold `m` (see [`Manifold::coupling`]).
+    fn block_matrices(&self, m: &mut Manifold) {
+        let pts = &self.points[m.start..m.end];
+        let c = pts.len();
+        let mut a = Matrix4::identity();
+        for i in 0..c {
+            for j in 0..c {
+                let (p, q) = (&pts[i], &pts[j]);
+                a[(i, j)] = self.cross_coupling(p.a, p.b, &p.ra, &p.rb, &p.n, &q.ra, &q.rb, &q.n);
+            }
+        }
+        let pinv = pseudo_inverse(&a, c);
+        for i in 0..4 {
+            for j in 0..4 {
+                m.coupling[4 * i + j] = a[(i, j)];
+                m.coupling_pinv[4 * i + j] = pinv[(i, j)];
+            }
+        }
+    }
+
+    /// The friction rows of the manifold `points[start..end]` (all of one pair).
+    fn manifold(&self, st: &[RigidState], start: usize, end: usize, mu: f64) -> Manifold {
+        let pts = &self.points[start..end];
+        let (a, b) = (pts[0].a, pts[0].b);
+        let count = pts.len() as f64;
+        let centre = pts.iter().map(|p| p.ra + st[a].x).sum::<Vec3>() / count;
+        let n = pts.iter().map(|p| p.n).sum::<Vec3>().normalize();
+        let t1 = if n.x.abs() < 0.57 { n.cross(&Vec3::x()) } else { n.cross(&Vec3::y()) }.normalize();
+        let t2 = n.cross(&t1);
+        let ra = centre - st[a].x;
+        let rb = b.map_or(Vec3::zeros(), |k| centre - st[k].x);
+        let k11 = self.coupling(a, b, &ra, &rb, &t1, &t1);
+        let k12 = self.coupling(a, b, &ra, &rb, &t1, &t2);
+        let k22 = self.coupling(a, b, &ra, &rb, &t2, &t2);
+        let det = k11 * k22 - k12 * k12;
+        let mt = if det > 1e-12 * (k11 * k22).max(f64::MIN_POSITIVE) {
+            [k22 / det, -k12 / det, -k12 / det, k11 / det]
+        } else {
+            [0.0; 4]
+        };
+        let kt = n.dot(&(self.inv_i[a] * n)) + b.map_or(0.0, |k| n.dot(&(self.inv_i[k] * n)));
+        let radius = pts.iter().map(|p| (p.ra + st[a].x - centre).norm()).sum::<f64>() / count;
+        Manifold {
+            start,
+            end,
+            mu,
+            n,
+            t1,
+            t2,
+            ra,
+            rb,
+            mt,
+            m_twist: if kt > 0.0 { 1.0 / kt } else { 0.0 },
+            radius,
+            ..Manifold::default()
+        }
+    }
+
+    /// Steps 1–4: contacts, rows and the warm start.
+    pub(in crate::pgs) fn prepare(&mut self, scene: &Scene, st: &mut [RigidState], cfg: &PgsConfig, h: f64, time: f64) {
+        self.active.clear();
+        self.active.extend((0..scene.joints.len()).map(|j| scene.joint_active(j, time)));
+        let n = scene.rigid.len();
+        self.cone = cfg.friction_cone;
+        self.block = cfg.block;
+        self.inv_m.clear();
+        self.inv_i.clear();
+        for (b, s) in scene.rigid.iter().zip(st.iter()) {
+            self.inv_m.push(b.inv_mass);
+            self.inv_i.push(b.inv_inertia_world(&s.q));
+        }
+        self.vp.clear();
+        self.vp.resize(n, Vec3::zeros());
+        self.wp.clear();
+        self.wp.resize(n, Vec3::zeros());
+        let speed = solverlab_core::rigid::max_point_speed(&scene.rigid, st);
+        let margin = 4.0 * cfg.slop + 2.0 * h * speed;
+        let mut contacts = std::mem::take(&mut self.contacts);
+        rigid_contacts(scene, st, margin, &mut contacts);
+        let (bias_rate, soft_mass, soft_impulse) = soft(cfg.soft_hertz(h).0, cfg.contact_damping_ratio, h);
+        self.points.clear();
+        for c in &contacts {
+            let b = match c.b {
+                Other::Body(k) => Some(k),
+                Other::Collider(_) => None,
+            };
+            let nrm = c.point.normal;
+            let mut p = Point {
+                a: c.a,
+                b,
+                ra: c.point.point - st[c.a].x,
+                rb: b.map_or(Vec3::zeros(), |k| c.point.point - st[k].x),
+                n: nrm,
+                s: c.point.separation,
+                e: c.restitution,
+                mass_scale: 1.0,
+                ..Point::default()
+            };
+            p.mn = self.effective_mass(&p, &p.n);
+            let s = p.s;
+            if s > 0.0 {
+                p.bias = s / h;
+            } else {
+                match cfg.feedback {
+                    Feedback::Soft => {
+                        p.bias = (bias_rate * s).max(-cfg.max_push);
+                        (p.mass_scale, p.impulse_scale) = (soft_mass, soft_impulse);
+                    }
+                    // With a position pass the penetration is corrected there, not here.
+                    Feedback::Baumgarte if cfg.position_iterations > 0 => {}
+                    Feedback::Baumgarte => {
+                        let push = (cfg.baumgarte * (s + cfg.slop).min(0.0) / h).max(-cfg.max_push);
+                        if cfg.split_impulse {
+                            p.split_bias = push;
+                        } else {
+                            p.bias = push;
+                        }
+                    }
+                }
+            }
+            p.vn0 = p.n.dot(&self.vrel(st, &p, false));
+            p.p0 = c.point.point;
+            p.la = st[c.a].q.inverse_transform_vector(&p.ra);
+            p.x0a = st[c.a].x;
+            if let Some(k) = b {
+                p.lb = st[k].q.inverse_transform_vector(&p.rb);
+                p.x0b = st[k].x;
+            }
+            self.points.push(p);
+        }
+        self.contacts = contacts;
+        self.manifolds.clear();
+        let mut start = 0;
+        while start < self.contacts.len() {
+            let pair = (self.contacts[start].a, self.contacts[start].b);
+            let end = (start..self.contacts.len())
+                .find(|&k| (self.contacts[k].a, self.contacts[k].b) != pair)
+                .unwrap_or(self.contacts.len());
+            let mut m = self.manifold(st, start, end, self.contacts[start].friction);
+            if cfg.block && (2..=4).contains(&(end - start)) {
+                self.block_matrices(&mut m);
+            }
+            let c = &self.contacts[start];
+            m.island = match c.b {
+                Other::Body(b) if scene.rigid[c.a].is_fixed() => b,
+                _ => c.a,
+            };
+            self.manifolds.push(m);
+            start = end;
+        }
+        self.build_islands(scene, st, cfg);
+        if self.frames.len() != scene.joints.len() {
+            self.frames = scene.joints.iter().map(|j| JointFrame::new(j, &scene.rigid)).collect();
+            self.warm_joints = vec![None; scene.joints.len()];
+        }
+        self.joints.clear();
+        for (j, f) in scene.joints.iter().zip(&self.frames) {
+            self.joints.push(JointRows::new(j, f, st, &self.inv_m, &self.inv_i, cfg, h));
+        }
+        self.warm_start(st, cfg);
+        if cfg.warm_start > 0.0 {
+            for &k in &self.joint_order {
+                if let Some((l, side)) = self.warm_joints[k] {
+                    self.joints[k].warm(st, l * cfg.warm_start, side, &self.inv_m, &self.inv_i);
+                }
+            }
+        }
+    }
+
+    /// Islands, waking, and the order and groups of the sweeps (see the module docs).
+    fn build_islands(&mut self, scene: &Scene, st: &mut [RigidState], cfg: &PgsConfig) {
+        // A joint that left with a removed body links nothing.
+        let (island, count) = match self.active.iter().all(|&a| a) {
+            true => islands(&scene.rigid, &self.contacts, &scene.joints),
+            false => {
+                let held: Vec<_> =
+                    scene.joints.iter().zip(&self.active).filter(|(_, a)| **a).map(|(j, _)| *j).collect();
+                islands(&scene.rigid, &self.contacts, &held)
+            }
+        };
+        // An island is awake if any of its bodies is: a body touched by an awake one wakes with
+        // its whole island.
+        self.awake.clear();
+        self.awake.resize(count, false);
+        for (k, s) in st.iter().enumerate() {
+            if island[k] != usize::MAX && !s.asleep {
+                self.awake[island[k]] = true;
+            }
+        }
+        for (k, s) in st.iter_mut().enumerate() {
+            if island[k] != usize::MAX && self.awake[island[k]] && s.asleep {
+                s.asleep = false;
+                s.rest_time = 0.0;
+            }
+        }
+        for m in self.manifolds.iter_mut() {
+            m.island = island[m.island];
+        }
+        let joint_island: Vec<usize> = scene
+            .joints
+            .iter()
+            .map(|j| match j.b {
+                Some(b) if scene.rigid[j.a].is_fixed() => island[b],
+                _ => island[j.a],
+            })
+            .collect();
+        let awake = |i: usize| i != usize::MAX && self.awake[i];
+        self.order.clear();
+        self.order.extend((0..self.manifolds.len()).filter(|&i| awake(self.manifolds[i].island)));
+        self.joint_order.clear();
+        self.joint_order.extend((0..scene.joints.len()).filter(|&j| self.active[j] && awake(joint_island[j])));
+        self.groups.clear();
+        if cfg.islands {
+            self.order.sort_by_key(|&i| self.manifolds[i].island);
+            self.joint_order.sort_by_key(|&j| joint_island[j]);
+            let (mut m, mut j) = (0, 0);
+            while m < self.order.len() || j < self.joint_order.len() {
+                let im = self.order.get(m).map_or(usize::MAX, |&i| self.manifolds[i].island);
+                let ij = self.joint_order.get(j).map_or(usize::MAX, |&k| joint_island[k]);
+                let id = im.min(ij);
+                let m_end = (m..self.order.len())
+                    .find(|&k| self.manifolds[self.order[k]].island != id)
+                    .unwrap_or(self.order.len());
+                let j_end = (j..self.joint_order.len())
+                    .find(|&k| joint_island[self.joint_order[k]] != id)
+                    .unwrap_or(self.joint_order.len());
+                self.groups.push(Group { m: (m, m_end), j: (j, j_end) });
+                (m, j) = (m_end, j_end);
+            }
+        } else if !self.order.is_empty() || !self.joint_order.is_empty() {
+            self.groups.push(Group { m: (0, self.order.len()), j: (0, self.joint_order.len()) });
+        }
+        self.done.clear();
+        self.done.resize(self.groups.len(), false);
+        self.group_violation.clear();
+        self.group_violation.resize(self.groups.len(), 0.0);
+        self.island = island;
+    }
+
+    /// Step 4. Normal impulses by the same feature of the same pair, or else the nearest point
+    /// of that pair within `4·slop` (a feature id can change while the point stays put, for
+    /// example when an incident vertex of two equal stacked boxes crosses the reference face's
+    /// edge); friction and twist impulses by pair, projected on the new tangents.
+    fn warm_start(&mut self, st: &mut [RigidState], cfg: &PgsConfig) {
+        let radius2 = (4.0 * cfg.slop).powi(2);
+        for i in 0..self.manifolds.len() {
+            let m = self.manifolds[i];
+            // A sleeping island keeps its impulses as they were (for the forces it reports) and
+            // applies nothing.
+            let awake = m.island != usize::MAX && self.awake[m.island];
+            let ws = if awake { cfg.warm_start } else { 1.0 };
+            if ws == 0.0 {
+                continue;
+            }
+            for k in m.start..m.end {
+                let c = &self.contacts[k];
+                let Some(previous) = self.warm.get(&(c.a, c.b)) else { continue };
+                let close = |e: &&WarmPoint| (e.1 - c.point.point).norm_squared() <= radius2;
+                let exact = previous.iter().filter(close).find(|e| e.0 == c.point.feature);
+                let near = || {
+                    previous.iter().filter(close).min_by(|x, y| {
+                        (x.1 - c.point.point).norm_squared().total_cmp(&(y.1 - c.point.point).norm_squared())
+                    })
+                };
+                if let Some(&(_, _, ln)) = exact.or_else(near) {
+                    let mut p = self.points[k];
+                    p.ln = ln * ws;
+                    self.points[k] = p;
+                    if awake {
+                        self.apply(st, &p, p.n * p.ln, false);
+                    }
+                }
+            }
+            let c = &self.contacts[m.start];
+            if let Some(&(pt, twist)) = self.warm_friction.get(&(c.a, c.b)) {
+                let mut m = m;
+                m.lt1 = pt.dot(&m.t1) * ws;
+                m.lt2 = pt.dot(&m.t2) * ws;
+                m.l_twist = twist * ws;
+                self.manifolds[i] = m;
+                if awake {
+                    let p = &self.points[m.start];
+                    let (a, b) = (p.a, p.b);
+                    self.apply_at(st, a, b, &m.ra, &m.rb, m.t1 * m.lt1 + m.t2 * m.lt2, m.n * m.l_twist, false);
+                }
+            }
+        }
+    }
+}
