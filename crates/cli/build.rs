@@ -13,8 +13,11 @@ fn main() {
     println!("cargo:rustc-env=SOLVERLAB_COMMIT={commit}{}", if dirty { "-dirty" } else { "" });
     let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
     println!("cargo:rustc-env=SOLVERLAB_RUSTC={}", run(&rustc, &["--version"]).unwrap_or_else(|| "unknown".into()));
-    for path in ["../../.git/HEAD", "../../.git/index"] {
-        if std::path::Path::new(path).exists() {
+    // Git's own paths: in a linked work tree (`git worktree`) `.git` is a file and HEAD and the
+    // index live in the main repository's `.git/worktrees/NAME/`; a commit rewrites the index.
+    for name in ["HEAD", "index"] {
+        let path = run("git", &["rev-parse", "--git-path", name]).unwrap_or_else(|| format!("../../.git/{name}"));
+        if std::path::Path::new(&path).exists() {
             println!("cargo:rerun-if-changed={path}");
         }
     }

@@ -108,7 +108,7 @@ fn pendulum(kind: JointKind, angle: f64) -> Scene {
     let mut scene = Scene::new("pendulum");
     let x = Vec3::new(angle.sin(), -angle.cos(), 0.0);
     scene.rigid.push(RigidBody::new(Shape::Sphere { radius: 0.1 }, 1.0, x));
-    scene.joints.push(Joint { kind, a: 0, b: None, anchor: Vec3::zeros(), compliance: 0.0 });
+    scene.joints.push(Joint { kind, a: 0, b: None, anchor: Vec3::zeros(), anchor_b: None, compliance: 0.0 });
     scene
 }
 
@@ -153,7 +153,7 @@ fn the_top_joint_of_a_hanging_chain_carries_the_weight_below() {
             ));
             let (a, b) = if k == 0 { (0, None) } else { (k - 1, Some(k)) };
             let anchor = Vec3::new(0.0, -0.2 * k as f64, 0.0);
-            scene.joints.push(Joint { kind: JointKind::Ball, a, b, anchor, compliance: 0.0 });
+            scene.joints.push(Joint { kind: JointKind::Ball, a, b, anchor, anchor_b: None, compliance: 0.0 });
         }
         let mut top = Vec3::zeros();
         run(&scene, solver(name).as_mut(), 120, |_, sim| {
@@ -239,7 +239,14 @@ fn revolute_and_fixed_joints_hold() {
 
         let mut scene = Scene::new("cantilever");
         scene.rigid.push(RigidBody::new(Shape::Box { half: Vec3::new(0.5, 0.1, 0.1) }, 10.0, Vec3::new(0.5, 0.0, 0.0)));
-        scene.joints.push(Joint { kind: JointKind::Fixed, a: 0, b: None, anchor: Vec3::zeros(), compliance: 0.0 });
+        scene.joints.push(Joint {
+            kind: JointKind::Fixed,
+            a: 0,
+            b: None,
+            anchor: Vec3::zeros(),
+            anchor_b: None,
+            compliance: 0.0,
+        });
         let (mut peak, mut settled) = ((0.0f64, 0.0f64), (0.0f64, 0.0f64));
         run(&scene, solver(name).as_mut(), 120, |f, sim| {
             let s = &sim.state.rigid[0];

@@ -13,7 +13,7 @@ const G: f64 = 9.81;
 fn held(kind: JointKind, shape: Shape, centre: Vec3, mass: f64) -> Scene {
     let mut s = Scene::new("held");
     s.rigid.push(RigidBody::new(shape, mass, centre));
-    s.joints.push(Joint { kind, a: 0, b: None, anchor: Vec3::zeros(), compliance: 0.0 });
+    s.joints.push(Joint { kind, a: 0, b: None, anchor: Vec3::zeros(), anchor_b: None, compliance: 0.0 });
     s
 }
 

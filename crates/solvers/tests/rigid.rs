@@ -209,7 +209,14 @@ fn sphere_pendulum(kind: solverlab_core::rigid::JointKind, angle: f64) -> Scene 
     let (d, r) = (1.0, 0.1);
     let x = Vec3::new(d * angle.sin(), -d * angle.cos(), 0.0);
     scene.rigid.push(RigidBody::new(Shape::Sphere { radius: r }, 1.0, x));
-    scene.joints.push(solverlab_core::rigid::Joint { kind, a: 0, b: None, anchor: Vec3::zeros(), compliance: 0.0 });
+    scene.joints.push(solverlab_core::rigid::Joint {
+        kind,
+        a: 0,
+        b: None,
+        anchor: Vec3::zeros(),
+        anchor_b: None,
+        compliance: 0.0,
+    });
     scene
 }
 
@@ -297,6 +304,7 @@ fn a_heavy_ended_chain_of_ball_joints_stays_together() {
                 a,
                 b,
                 anchor: Vec3::new(0.1 * k as f64, 0.0, 0.0),
+                anchor_b: None,
                 compliance: 0.0,
             });
         }
@@ -327,7 +335,14 @@ fn a_soft_joint_sags_by_g_over_omega_squared() {
     use solverlab_core::rigid::{Joint, JointKind};
     let mut scene = Scene::new("sag");
     scene.rigid.push(RigidBody::new(Shape::Sphere { radius: 0.1 }, 100.0, Vec3::new(0.0, -0.5, 0.0)));
-    scene.joints.push(Joint { kind: JointKind::Ball, a: 0, b: None, anchor: Vec3::zeros(), compliance: 0.0 });
+    scene.joints.push(Joint {
+        kind: JointKind::Ball,
+        a: 0,
+        b: None,
+        anchor: Vec3::zeros(),
+        anchor_b: None,
+        compliance: 0.0,
+    });
     let mut sag = 0.0;
     run(&scene, "soft-step", 120, |_, sim| sag = -(sim.state.rigid[0].x.y + 0.5));
     let omega = 2.0 * std::f64::consts::PI * 60.0;
@@ -345,7 +360,14 @@ fn a_fixed_joint_holds_a_cantilever() {
     for name in ["pgs", "soft-step"] {
         let mut scene = Scene::new("cantilever");
         scene.rigid.push(RigidBody::new(Shape::Box { half: Vec3::new(0.5, 0.1, 0.1) }, 10.0, Vec3::new(0.5, 0.0, 0.0)));
-        scene.joints.push(Joint { kind: JointKind::Fixed, a: 0, b: None, anchor: Vec3::zeros(), compliance: 0.0 });
+        scene.joints.push(Joint {
+            kind: JointKind::Fixed,
+            a: 0,
+            b: None,
+            anchor: Vec3::zeros(),
+            anchor_b: None,
+            compliance: 0.0,
+        });
         let (mut moved, mut turned) = (0.0_f64, 0.0_f64);
         run(&scene, name, 120, |_, sim| {
             let s = &sim.state.rigid[0];
@@ -663,6 +685,7 @@ fn a_compliant_joint_sags_by_m_g_alpha_under_xpbd() {
         a: 0,
         b: None,
         anchor: Vec3::new(0.0, 0.0, 0.0),
+        anchor_b: None,
         compliance: 1e-3,
     });
     // The anchor is the world origin, carried by the sphere 0.5 m above its centre.

@@ -330,6 +330,9 @@ fn joints(s: &Scene) -> Check {
         if !finite3(&j.anchor) {
             return err(f("anchor"), "must be finite".into());
         }
+        if j.anchor_b.is_some_and(|p| !finite3(&p)) {
+            return err(f("anchor_b"), "must be finite".into());
+        }
         if !(j.compliance >= 0.0 && j.compliance.is_finite()) {
             return err(f("compliance"), format!("{} must be ≥ 0 (m/N)", j.compliance));
         }

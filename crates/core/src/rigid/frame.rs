@@ -44,7 +44,7 @@ impl JointFrame {
         let reference = perpendicular(&axis);
         Self {
             anchor_a: a.q.inverse_transform_vector(&(j.anchor - a.x)),
-            anchor_b: qb.inverse_transform_vector(&(j.anchor - xb)),
+            anchor_b: qb.inverse_transform_vector(&(j.anchor_b() - xb)),
             axis_a: a.q.inverse_transform_vector(&axis),
             axis_b: qb.inverse_transform_vector(&axis),
             ref_a: a.q.inverse_transform_vector(&reference),

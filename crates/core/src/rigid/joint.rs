@@ -49,11 +49,20 @@ pub struct Joint {
     pub b: Option<usize>,
     /// The anchor, a world point at the start (m); each body carries it from there.
     pub anchor: Vec3,
+    /// Where `b` (or the world) holds the anchor at the start, when it is not `anchor` (m): a
+    /// joint that starts stretched, with a gap of `anchor_b − anchor` to close (Solver2D's
+    /// stretched chain). `None`: both bodies hold `anchor`.
+    pub anchor_b: Option<Vec3>,
     /// Compliance of the anchor rows (m/N); 0 is rigid.
     pub compliance: f64,
 }
 
 impl Joint {
+    /// Where `b` (or the world) holds the anchor at the start (m): `anchor_b`, or `anchor`.
+    pub fn anchor_b(&self) -> Vec3 {
+        self.anchor_b.unwrap_or(self.anchor)
+    }
+
     /// The joint's position error at `states` (the scene's initial poses define where each body
     /// carries the anchor, the axis and the relative orientation): the anchor gap (m) and the
     /// angular error (rad): the angle between the axes a revolute joint's bodies carry, the
@@ -68,7 +77,7 @@ impl Joint {
         };
         // Each body carries the anchor rigidly from the start.
         let pa = sa.x + sa.q * (a0.q.inverse() * (self.anchor - a0.x));
-        let pb = xb + qb * (qb0.inverse() * (self.anchor - xb0));
+        let pb = xb + qb * (qb0.inverse() * (self.anchor_b() - xb0));
         let gap = (pb - pa).norm();
         let angle = match self.kind {
             JointKind::Ball => 0.0,

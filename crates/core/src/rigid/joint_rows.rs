@@ -416,7 +416,7 @@ mod tests {
     fn joint_rows_gather_the_kinds_rows() {
         let f = frame();
         let (a, b) = poses();
-        let joint = |kind| Joint { kind, a: 0, b: Some(1), anchor: Vec3::zeros(), compliance: 0.0 };
+        let joint = |kind| Joint { kind, a: 0, b: Some(1), anchor: Vec3::zeros(), anchor_b: None, compliance: 0.0 };
         let revolute = JointKind::Revolute { axis: Vec3::y(), lower: f64::NEG_INFINITY, upper: f64::INFINITY };
         let rows = |kind| joint_rows(&joint(kind), &f, a, b, 0.1).iter().map(|r| r.row).collect::<Vec<_>>();
         assert_eq!(rows(JointKind::Ball), [0, 1, 2]);

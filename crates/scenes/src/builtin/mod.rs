@@ -8,6 +8,7 @@ pub mod box_stack;
 pub mod chain;
 pub mod cloth;
 pub mod embedded_box;
+pub mod high_mass_ratio;
 pub mod hinge;
 pub mod incline;
 pub mod particles_in_box;
@@ -15,6 +16,8 @@ pub mod pendulum;
 pub mod plant;
 pub mod ragdoll;
 pub mod rigid;
+pub mod solver2d;
+pub mod solver2d_chains;
 pub mod spring;
 pub mod stick_in_box;
 pub mod tetrahedron;
@@ -71,6 +74,15 @@ pub fn builtins() -> Vec<Builtin> {
         rigid::RAGDOLL,
         rigid::JOINT_GRID,
         rigid::WARM_START_ENERGY,
+        high_mass_ratio::PYRAMIDS,
+        high_mass_ratio::ON_TWO,
+        high_mass_ratio::ON_GROUND_BOX,
+        solver2d_chains::BALL_AND_CHAIN,
+        solver2d_chains::STRETCHED_CHAIN,
+        solver2d::DOUBLE_DOMINO,
+        solver2d::CIRCLE_STACK,
+        solver2d::CONFINED,
+        solver2d::RUSH,
     ]
 }
 

@@ -67,7 +67,8 @@ pub const RAMP: Builtin = Builtin {
 /// The chain entry.
 pub const CHAIN: Builtin = Builtin {
     name: "rigid-chain",
-    summary: "rigid boxes linked by ball joints from a world anchor, released horizontally, optional heavy end",
+    summary:
+        "rigid boxes linked by ball joints from a world anchor, released horizontally or hanging, optional heavy end",
     source: "Ten Minute Physics (body chain with a 100× heavy end); Small Steps 2019, Fig. 3",
     params: chain_params,
     build: build_chain,
@@ -88,27 +89,31 @@ fn chain_params() -> Vec<ParamSpec> {
         ParamSpec::num("length", 0.2, "link length (m); links are boxes of length × 0.05 × 0.05 m"),
         ParamSpec::num("mass", 1.0, "mass of each link (kg)"),
         ParamSpec::num("ratio", 1.0, "mass of the last link divided by the others'"),
+        ParamSpec::word("start", "horizontal", "horizontal (released, swings down) | vertical (hangs at rest)"),
     ]
 }
 
-/// Link `k` spans `[k·L, (k+1)·L]` along x at y = 0; joint `k` sits at `x = k·L` (joint 0 on the
-/// world).
+/// Link `k` spans `[k·L, (k+1)·L]` along x at y = 0 (or, hanging, along −y at x = 0); joint `k`
+/// sits at `k·L` along the chain (joint 0 on the world).
 fn build_chain(p: &Params) -> Result<Scene, ParamError> {
     let n = p.count("links", 1, 100_000)?;
     let len = p.positive("length")?;
     let mass = p.positive("mass")?;
     let ratio = p.positive("ratio")?;
+    let dir = if p.word("start", &["horizontal", "vertical"])? == "horizontal" { Vec3::x() } else { -Vec3::y() };
+    let half = dir.abs() * (len / 2.0) + (Vec3::repeat(1.0) - dir.abs()) * 0.025;
     let mut scene = Scene::new("rigid-chain");
     for k in 0..n {
         let m = if k + 1 == n { mass * ratio } else { mass };
-        let x = Vec3::new((k as f64 + 0.5) * len, 0.0, 0.0);
-        scene.rigid.push(RigidBody::new(Shape::Box { half: Vec3::new(len / 2.0, 0.025, 0.025) }, m, x));
+        let x = dir * ((k as f64 + 0.5) * len);
+        scene.rigid.push(RigidBody::new(Shape::Box { half }, m, x));
         let (a, b) = if k == 0 { (0, None) } else { (k - 1, Some(k)) };
         scene.joints.push(Joint {
             kind: JointKind::Ball,
             a,
             b,
-            anchor: Vec3::new(k as f64 * len, 0.0, 0.0),
+            anchor: dir * (k as f64 * len),
+            anchor_b: None,
             compliance: 0.0,
         });
     }
@@ -137,6 +142,7 @@ fn build_bridge(p: &Params) -> Result<Scene, ParamError> {
         a,
         b,
         anchor: Vec3::new(x, 0.0, 0.0),
+        anchor_b: None,
         compliance: 0.0,
     };
     for k in 0..n {
@@ -450,7 +456,7 @@ fn ragdoll(scene: &mut Scene, origin: Vec3, turn: f64, mu: f64) {
     let head = add(scene, Shape::Sphere { radius: 0.11 }, 5.0, 0.0, 1.75, false);
     let axis = q * Vec3::x();
     let joint = |scene: &mut Scene, kind: JointKind, a: usize, b: usize, x: f64, y: f64| {
-        scene.joints.push(Joint { kind, a, b: Some(b), anchor: at(x, y), compliance: 0.0 });
+        scene.joints.push(Joint { kind, a, b: Some(b), anchor: at(x, y), anchor_b: None, compliance: 0.0 });
     };
     let hinge = |lower: f64, upper: f64| JointKind::Revolute { axis, lower, upper };
     joint(scene, hinge(-0.5, 0.8), pelvis, torso, 0.0, 1.12);
@@ -507,8 +513,14 @@ fn build_joint_grid(p: &Params) -> Result<Scene, ParamError> {
             scene.rigid.push(RigidBody::new(Shape::Sphere { radius: s / 4.0 }, mass, centre(i, j)));
         }
     }
-    let ball =
-        |a: usize, b: Option<usize>, anchor: Vec3| Joint { kind: JointKind::Ball, a, b, anchor, compliance: 0.0 };
+    let ball = |a: usize, b: Option<usize>, anchor: Vec3| Joint {
+        kind: JointKind::Ball,
+        a,
+        b,
+        anchor,
+        anchor_b: None,
+        compliance: 0.0,
+    };
     for i in 0..n {
         for j in 0..n {
             if j + 1 < n {

@@ -71,6 +71,7 @@
 //! a = 0                         # rigid index
 //! b = 1                         # rigid index; leave out to attach a to the world
 //! anchor = [0.5, 1.0, 0.0]      # world point at the start (m)
+//! anchor_b = [0.5, 1.5, 0.0]    # optional: where b (or the world) holds it, if elsewhere (m)
 //! axis = [0.0, 0.0, 1.0]        # revolute: world axis at the start
 //! lower = -0.5                  # revolute: angle limits (rad), default none
 //! upper = 0.5

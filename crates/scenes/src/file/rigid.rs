@@ -28,6 +28,10 @@ pub struct JointFile {
     pub b: Option<i64>,
     /// World anchor at the start (m).
     pub anchor: [f64; 3],
+    /// Where `b` (or the world) holds the anchor at the start, when not at `anchor` (m): a
+    /// joint that starts stretched (Solver2D's stretched chain).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub anchor_b: Option<[f64; 3]>,
     /// Revolute axis (world, at the start).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub axis: Option<[f64; 3]>,
@@ -78,7 +82,7 @@ impl JointFile {
                 }
             }
         };
-        Ok(Joint { kind, a, b, anchor: v3(self.anchor), compliance: self.compliance })
+        Ok(Joint { kind, a, b, anchor: v3(self.anchor), anchor_b: self.anchor_b.map(v3), compliance: self.compliance })
     }
 
     pub(super) fn from_joint(j: &Joint) -> Self {
@@ -97,6 +101,7 @@ impl JointFile {
             a: j.a as i64,
             b: j.b.map(|b| b as i64),
             anchor: a3(&j.anchor),
+            anchor_b: j.anchor_b.as_ref().map(a3),
             axis,
             lower,
             upper,

@@ -49,6 +49,7 @@ fn scene() -> (Scene, Vec<RigidState>) {
         a: 1,
         b: Some(2),
         anchor: Vec3::new(0.6, 0.75, 0.0),
+        anchor_b: None,
         compliance: 0.0,
     });
     scene.joints.push(Joint {
@@ -56,6 +57,7 @@ fn scene() -> (Scene, Vec<RigidState>) {
         a: 2,
         b: None,
         anchor: Vec3::new(1.0, 0.8, 0.0),
+        anchor_b: None,
         compliance: 0.0,
     });
     let mut st: Vec<RigidState> = scene.rigid.iter().map(|b| b.initial_state()).collect();
