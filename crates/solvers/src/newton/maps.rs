@@ -12,7 +12,7 @@ use super::Forcing;
 #[derive(Default)]
 pub(super) struct Work {
     /// The active set's round: the rows' multipliers at its start, the right-hand side `b`, the
-    /// solution `Δλ` (the result of [`Newton::solve_active_set`](super::Newton)), its initial
+    /// solution `Δλ` (the result of `Newton::solve_active_set`), its initial
     /// guess (kept for a captured system), `A·guess`, and which rows pull.
     pub(super) lambda: Vec<f64>,
     pub(super) b: Vec<f64>,

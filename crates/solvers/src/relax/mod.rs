@@ -79,7 +79,7 @@
 //! `tolerance > 0`, the stopping test (`relax/stop.rs`): the common violation visited row by row
 //! only up to the first row above the tolerance, so that a step far from its tolerance pays for
 //! a few rows and the sweep that meets it for one whole pass (on the fast path over the sweep's
-//! own arrays, on every core from [`PARALLEL_ROWS`](crate::common::PARALLEL_ROWS) rows). An observer that asks for the
+//! own arrays, on every core from [`crate::common::PARALLEL_ROWS`] rows). An observer that asks for the
 //! violation (`--violation`) gets the whole pass after every sweep. The stopping decision is the
 //! exact rule's either way (`tests/stopping.rs`). Before, the whole pass over the scene's
 //! constraints ran after every sweep and cost as much as the sweeps: through `simulate` on the
