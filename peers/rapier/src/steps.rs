@@ -1,0 +1,106 @@
+//! `steps.csv` as solverlab writes it (`crates/cli/src/tables.rs`, `STEP_COLUMNS`): the same
+//! columns in the same order, names and units, numbers in the same shortest round-trip form.
+//!
+//! The metrics columns are solverlab's own measurements (`solverlab_core::metrics::measure`) of
+//! Rapier's state, so drift, `in_place`, penetration (solverlab's narrow phase on Rapier's
+//! poses), joint errors and energies are defined exactly as for a solverlab run.
+//! `support_force` is the normal impulse of Rapier's contacts with the world colliders over
+//! the substep (N). The columns a Rapier run cannot fill are left empty: `iterations`,
+//! `outer_iterations`, `residual` and `converged` (Rapier runs a fixed count of sweeps and
+//! reports no residual). `solve_seconds` holds the wall time of the whole Rapier step (broad
+//! phase, narrow phase, solver and integration: solverlab's `solve_seconds` also holds its
+//! contact search, and its `integrate_seconds` the shared prediction), `integrate_seconds` 0.
+
+use solverlab_core::metrics::StepMetrics;
+
+/// The columns of solverlab's `steps.csv`, in its order.
+#[rustfmt::skip]
+pub const STEP_COLUMNS: [&str; 30] = [
+    "frame", "time", "iterations", "outer_iterations", "residual", "converged", "violation", "max_violation",
+    "rms_violation", "max_penetration", "max_stretch", "tear", "kinetic_energy", "potential_energy", "momentum_x",
+    "momentum_y", "momentum_z", "angular_momentum_x", "angular_momentum_y", "angular_momentum_z", "com_x", "com_y",
+    "com_z", "rms_speed", "body_drift", "top_drift", "in_place", "support_force", "solve_seconds",
+    "integrate_seconds",
+];
+
+/// The columns a Rapier run leaves empty.
+pub const EMPTY: [&str; 4] = ["iterations", "outer_iterations", "residual", "converged"];
+
+/// A number as solverlab writes it: the shortest form that reads back to the same `f64`.
+pub fn num(x: f64) -> String {
+    format!("{x:?}")
+}
+
+/// One row of `steps.csv`.
+pub fn row(frame: u64, time: f64, m: &StepMetrics, support_force: f64, step_seconds: f64) -> Vec<String> {
+    let e = String::new;
+    vec![
+        frame.to_string(),
+        num(time),
+        e(),
+        e(),
+        e(),
+        e(),
+        num(m.violation),
+        num(m.max_violation),
+        num(m.rms_violation),
+        num(m.max_penetration),
+        num(m.max_stretch),
+        num(m.tear),
+        num(m.kinetic_energy),
+        num(m.potential_energy),
+        num(m.momentum.x),
+        num(m.momentum.y),
+        num(m.momentum.z),
+        num(m.angular_momentum.x),
+        num(m.angular_momentum.y),
+        num(m.angular_momentum.z),
+        num(m.com.x),
+        num(m.com.y),
+        num(m.com.z),
+        num(m.rms_speed),
+        num(m.body_drift),
+        num(m.top_drift),
+        (m.in_place as u8).to_string(),
+        num(support_force),
+        num(step_seconds),
+        num(0.0),
+    ]
+}
+
+/// Writes `text` to `path` through a temporary file beside it and a rename, so that a reader
+/// never sees half a file.
+pub fn write_atomic(path: &std::path::Path, text: &str) -> std::io::Result<()> {
+    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("out");
+    let tmp = path.with_file_name(format!(".{name}.tmp"));
+    std::fs::write(&tmp, text)?;
+    std::fs::rename(&tmp, path)
+}
+
+/// A CSV line: fields joined by commas (solverlab's fields hold no commas or quotes, and the
+/// peer's own text fields are checked for them).
+pub fn line(fields: &[String]) -> String {
+    debug_assert!(fields.iter().all(|f| !f.contains([',', '"', '\n'])), "{fields:?}");
+    let mut s = fields.join(",");
+    s.push('\n');
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The names are solverlab's own: every column of `STEP_COLUMNS` in solverlab's
+    /// `tables.rs`, in the same order.
+    #[test]
+    fn columns_are_solverlabs() {
+        let tables = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../crates/cli/src/tables.rs"))
+            .expect("solverlab's tables.rs");
+        let start = tables.find("pub const STEP_COLUMNS").expect("STEP_COLUMNS");
+        let block = &tables[start..start + tables[start..].find("];").expect("end of STEP_COLUMNS")];
+        let names: Vec<&str> = block.split('"').skip(1).step_by(2).collect();
+        assert_eq!(names, STEP_COLUMNS);
+        assert!(EMPTY.iter().all(|c| STEP_COLUMNS.contains(c)));
+        assert_eq!(row(1, 0.0, &StepMetrics::default(), 0.0, 0.0).len(), STEP_COLUMNS.len());
+    }
+}
