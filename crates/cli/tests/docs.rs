@@ -67,7 +67,8 @@ fn exists(path: &str) -> bool {
 /// A backtick span that is a repository path: a known top folder, no spaces or wildcards, and a
 /// file extension or a trailing slash.
 fn repo_path(span: &str) -> Option<&str> {
-    const TOPS: [&str; 8] = ["crates/", "experiments/", "docs/", "benches/", "examples/", "tests/", "src/", "results/"];
+    const TOPS: [&str; 9] =
+        ["crates/", "experiments/", "docs/", "benches/", "examples/", "tests/", "src/", "results/", "peers/"];
     let looks = TOPS.iter().any(|t| span.starts_with(t))
         && !span.contains([' ', '*', '<', '>', '{', '…', '$'])
         && !span.contains("NAME")
@@ -122,6 +123,7 @@ fn every_cited_file_exists() {
 #[test]
 fn the_path_check_tells_real_from_made_up() {
     assert!(exists("crates/cli/src/lib.rs") && exists("tests/docs.rs") && exists("experiments/"));
+    assert!(exists("peers/rapier/src/world.rs") && repo_path("peers/rapier/Cargo.toml").is_some());
     assert!(!exists("crates/solvers/src/no_such_file.rs"));
     assert_eq!(repo_path("crates/solvers/src/rigid_rows.rs"), Some("crates/solvers/src/rigid_rows.rs"));
     assert_eq!(repo_path("results/NAME/"), None);
