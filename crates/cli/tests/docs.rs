@@ -53,14 +53,16 @@ fn documents() -> Vec<(PathBuf, String)> {
 }
 
 /// Whether a path written in a document names something the repository has: relative to the
-/// root, or for `src/…` and `tests/…`, in some crate.
+/// root, or for `src/…` and `tests/…`, in some crate (or peer).
 fn exists(path: &str) -> bool {
     let r = root();
     let path = path.trim_end_matches('/');
     if r.join(path).exists() {
         return true;
     }
-    let crates: Vec<PathBuf> = std::fs::read_dir(r.join("crates")).unwrap().flatten().map(|e| e.path()).collect();
+    let mut crates: Vec<PathBuf> = std::fs::read_dir(r.join("crates")).unwrap().flatten().map(|e| e.path()).collect();
+    // The peers (each a crate with its own workspace, `peers/NAME`).
+    crates.extend(std::fs::read_dir(r.join("peers")).into_iter().flatten().flatten().map(|e| e.path()));
     crates.iter().chain([r.join("benches")].iter()).any(|c| c.join(path).exists())
 }
 
