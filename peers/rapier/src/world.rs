@@ -348,19 +348,27 @@ impl<'a> RapierRun<'a> {
 
     /// Advances one frame of `dt` (one Rapier step) and returns the wall time of Rapier's step
     /// alone (s).
+    ///
+    /// Time advances as solverlab's does, by `dt/substeps` per substep, so that the metrics'
+    /// removal test agrees with solverlab's. A body leaves before the frame in whose substeps
+    /// solverlab removes it (Rapier can be changed between frames only).
     pub fn step(&mut self) -> f64 {
+        let h = self.scene.dt / self.substeps() as f64;
+        let mut end = self.time;
+        for _ in 0..self.substeps() {
+            end += h;
+        }
+        for r in &self.scene.removals {
+            if r.rigid && r.time <= end && !self.removed[r.body] {
+                self.removed[r.body] = true;
+                self.world.bodies[self.bodies[r.body]].set_enabled(false);
+            }
+        }
         let t0 = std::time::Instant::now();
         self.world.step();
         let seconds = t0.elapsed().as_secs_f64();
-        self.time += self.scene.dt;
+        self.time = end;
         self.step += self.substeps() as u64;
-        for r in &self.scene.removals {
-            if r.rigid && r.time <= self.time + 1e-12 && !self.removed[r.body] {
-                self.removed[r.body] = true;
-                let body = &mut self.world.bodies[self.bodies[r.body]];
-                body.set_enabled(false);
-            }
-        }
         seconds
     }
 
@@ -532,6 +540,20 @@ mod tests {
         assert!(worst < 0.02, "joint error {worst}");
         // The pair swung down: the far body went well below its start.
         assert!(lowest < -0.3, "{lowest}");
+    }
+
+    /// A removed body leaves when solverlab's would, and the metrics leave it out (they would
+    /// count it 1000 m away, parked, otherwise).
+    #[test]
+    fn removals_follow_solverlab() {
+        let scene = solverlab_scenes::resolve("rigid-warm-start-energy", &[]).expect("a builtin");
+        let mut run = RapierRun::new(&scene, Mode::Matched, Walls::Slabs).expect("a rigid scene");
+        for frame in 1..=150 {
+            run.step();
+            let m = run.metrics();
+            assert!(m.body_drift < 1.0, "frame {frame}: drift {}", m.body_drift);
+            assert_eq!(run.state().rigid[2].asleep, frame > 120, "frame {frame}");
+        }
     }
 
     #[test]
