@@ -367,7 +367,7 @@ pub fn execute(
         }
         match result {
             Ok(r) => {
-                if let (Some(what), true) = (solverlab_core::sim::tear(&r.metrics), out.error.is_empty()) {
+                if let (Some(what), true) = (sim.tear(&r.metrics), out.error.is_empty()) {
                     out.error = format!("the run tore in frame {} under solver `{}`: {what}", r.frame, run.label);
                 }
                 if r.frame % steps_every == 0 {
