@@ -71,8 +71,8 @@ pub fn run_experiment(
             |mut writer| {
                 let summary =
                     runner::execute(run, &recording, exp.file.convergence.as_ref(), &mut writer, &|| bar.inc())?;
-                match summary.status.as_str() {
-                    "interrupted" => Ok(false),
+                match summary.status {
+                    runner::RunStatus::Interrupted => Ok(false),
                     _ => writer.finish_part(run, exp.file.warmup, &summary).map(|_| true),
                 }
             },
@@ -142,7 +142,7 @@ pub fn run_experiment(
         .map(|m| m.runs)
         .unwrap_or_default()
         .iter()
-        .filter(|r| r["status"] != "ok")
+        .filter(|r| r["status"].as_str().and_then(runner::RunStatus::parse) != Some(runner::RunStatus::Ok))
         .map(|r| {
             format!(
                 "run {} ({} on {}): {} {}",

@@ -274,7 +274,7 @@ fn runs_fields(run: &RunConfig, warmup: u64, o: &RunSummary) -> Vec<String> {
         (o.steps.iter().all(|r| r.metrics.in_place) as u8).to_string()
     };
     vec![
-        o.status.clone(),
+        o.status.as_str().to_string(),
         run.scene.particles.len().to_string(),
         run.scene.constraints.len().to_string(),
         done.to_string(),
@@ -372,7 +372,7 @@ struct RunMeta {
     h: f64,
     frames: u64,
     frames_completed: u64,
-    status: String,
+    status: crate::runner::RunStatus,
     error: String,
     unconverged_frames: u64,
     notes: Vec<Note>,
@@ -400,7 +400,7 @@ fn run_meta(r: &RunConfig, o: &RunSummary, scene_file: Option<SceneMeta>) -> ser
         h: r.scene.dt / f64::from(r.substeps),
         frames: r.frames,
         frames_completed: o.steps.last().map_or(0, |s| s.frame),
-        status: o.status.clone(),
+        status: o.status,
         error: o.error.clone(),
         unconverged_frames,
         notes,

@@ -82,11 +82,62 @@ pub trait Sink {
     ) -> std::io::Result<()>;
 }
 
+/// How a run ended: the `status` column of runs.csv and the `status` of its meta.json entry,
+/// written as [`RunStatus::as_str`] gives it and read back by [`RunStatus::parse`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RunStatus {
+    /// It ran every frame (and its study, if any).
+    Ok,
+    /// A stick or joint tore ([`solverlab_core::sim::tear`]) and the run went on to its last
+    /// frame.
+    Torn,
+    /// NaN, or a blow-up bound, in a frame or in the frozen-state study.
+    Diverged,
+    /// The solver could not be built or prepared for the scene.
+    Failed,
+    /// Ctrl-C or SIGTERM stopped it.
+    Interrupted,
+}
+
+impl RunStatus {
+    /// Every status, in the order of the docs.
+    pub const ALL: [RunStatus; 5] =
+        [RunStatus::Ok, RunStatus::Torn, RunStatus::Diverged, RunStatus::Failed, RunStatus::Interrupted];
+
+    /// The word in the tables and in meta.json: `ok`, `torn`, `diverged`, `failed`, `interrupted`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            RunStatus::Ok => "ok",
+            RunStatus::Torn => "torn",
+            RunStatus::Diverged => "diverged",
+            RunStatus::Failed => "failed",
+            RunStatus::Interrupted => "interrupted",
+        }
+    }
+
+    /// The status a table or meta.json wrote as `text`, if it is one.
+    pub fn parse(text: &str) -> Option<RunStatus> {
+        RunStatus::ALL.into_iter().find(|s| s.as_str() == text)
+    }
+
+    /// Whether the run reached its last frame (`ok` or `torn`): the frozen-state study runs after
+    /// these only.
+    pub fn completed(self) -> bool {
+        matches!(self, RunStatus::Ok | RunStatus::Torn)
+    }
+}
+
+impl std::fmt::Display for RunStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// How a run ended, with what its summary needs.
 pub struct RunSummary {
-    /// `ok`, `torn` (a stick or joint tore, [`solverlab_core::sim::tear`], and the run went on
-    /// to its last frame), `diverged` (NaN, or a blow-up bound), `failed` or `interrupted`.
-    pub status: String,
+    /// How it ended.
+    pub status: RunStatus,
     /// Why it diverged, tore or failed.
     pub error: String,
     /// Hash of the final state.
@@ -184,26 +235,26 @@ fn predicted(scene: &Scene, state: &State, h: f64) -> State {
 
 /// The reference trajectory's states at the start of frames F−1 and F, the reference
 /// solver's answer for the first step of frame F from that state, and how that solve ended.
-fn reference_states(run: &RunConfig, spec: &ConvergenceSpec) -> Result<(State, State, State, ReferenceCheck), String> {
+fn reference_states(
+    run: &RunConfig,
+    spec: &ConvergenceSpec,
+) -> Result<(State, State, State, ReferenceCheck), StudyError> {
     let reference = spec.resolved.as_ref().expect("resolved by Experiment::load");
-    let mut solver = reference.build("reference").map_err(|e| e.to_string())?;
-    let mut sim =
-        Simulation::new(&run.scene, solver.as_mut(), run.scene.dt, run.substeps).map_err(|e| e.to_string())?;
+    let mut solver = reference.build("reference")?;
+    let mut sim = Simulation::new(&run.scene, solver.as_mut(), run.scene.dt, run.substeps)?;
     for _ in 1..spec.frame - 1 {
         stop_if_interrupted()?;
-        sim.step_frame(&mut NullObserver).map_err(|e| e.to_string())?;
+        sim.step_frame(&mut NullObserver)?;
     }
     let before = sim.state.clone();
-    sim.step_frame(&mut NullObserver).map_err(|e| e.to_string())?;
+    sim.step_frame(&mut NullObserver)?;
     let at = sim.state.clone();
     let h = sim.h();
     drop(sim);
     let mut exact = predicted(&run.scene, &at, h);
-    let mut exact_solver = reference.build("reference").map_err(|e| e.to_string())?;
-    exact_solver.prepare(&run.scene).map_err(|e| e.to_string())?;
-    let info = exact_solver
-        .solve(&StepContext { scene: &run.scene, h }, &mut exact, &mut NullObserver)
-        .map_err(|e| e.to_string())?;
+    let mut exact_solver = reference.build("reference")?;
+    exact_solver.prepare(&run.scene)?;
+    let info = exact_solver.solve(&StepContext { scene: &run.scene, h }, &mut exact, &mut NullObserver)?;
     let lambda = |j: usize, axis: usize| exact_solver.multiplier(constraint_row_id(j, axis));
     let v = violation(&run.scene, &exact.x, exact.time, h, &lambda).max(solverlab_core::metrics::rigid_violation(
         &run.scene,
@@ -232,11 +283,53 @@ fn errors(scene: &Scene, state: &State, reference: &State) -> Vec<f64> {
     particles.chain(bodies).collect()
 }
 
+/// Why a frozen-state study stopped before its last solve.
+#[derive(Debug)]
+enum StudyError {
+    /// Ctrl-C or SIGTERM, between two solves.
+    Interrupted,
+    /// A solver could not be built for the study.
+    Config(solverlab_solvers::ConfigError),
+    /// The reference trajectory diverged or its solver failed.
+    Sim(solverlab_core::sim::SimError),
+    /// A solver could not prepare the scene or failed in a solve.
+    Solve(solverlab_core::solver::SolveError),
+}
+
+impl std::fmt::Display for StudyError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            StudyError::Interrupted => f.write_str("interrupted"),
+            StudyError::Config(e) => e.fmt(f),
+            StudyError::Sim(e) => e.fmt(f),
+            StudyError::Solve(e) => e.fmt(f),
+        }
+    }
+}
+
+impl From<solverlab_solvers::ConfigError> for StudyError {
+    fn from(e: solverlab_solvers::ConfigError) -> Self {
+        StudyError::Config(e)
+    }
+}
+
+impl From<solverlab_core::sim::SimError> for StudyError {
+    fn from(e: solverlab_core::sim::SimError) -> Self {
+        StudyError::Sim(e)
+    }
+}
+
+impl From<solverlab_core::solver::SolveError> for StudyError {
+    fn from(e: solverlab_core::solver::SolveError) -> Self {
+        StudyError::Solve(e)
+    }
+}
+
 /// Stops the frozen-state study between two solves (or two frames of its reference
 /// trajectory) on Ctrl-C: one study can take many solves.
-fn stop_if_interrupted() -> Result<(), String> {
+fn stop_if_interrupted() -> Result<(), StudyError> {
     match INTERRUPTED.load(std::sync::atomic::Ordering::Relaxed) {
-        true => Err("interrupted".into()),
+        true => Err(StudyError::Interrupted),
         false => Ok(()),
     }
 }
@@ -248,20 +341,20 @@ fn convergence(
     run: &RunConfig,
     spec: &ConvergenceSpec,
     progress: &(dyn Fn() + Sync),
-) -> Result<(Vec<ConvergenceRow>, Vec<IterationReport>, ReferenceCheck), String> {
+) -> Result<(Vec<ConvergenceRow>, Vec<IterationReport>, ReferenceCheck), StudyError> {
     let (before, at, reference, check) = reference_states(run, spec)?;
     let h = run.scene.dt / run.substeps as f64;
     let ctx = StepContext { scene: &run.scene, h };
     let caps = study_caps(spec);
     let solve =
-        |config: &SolverConfig, observer: &mut dyn Observer| -> Result<(State, usize, f64, f64), String> {
-            let mut solver = solverlab_solvers::build(config, &run.label).map_err(|e| e.to_string())?;
-            solver.prepare(&run.scene).map_err(|e| e.to_string())?;
+        |config: &SolverConfig, observer: &mut dyn Observer| -> Result<(State, usize, f64, f64), StudyError> {
+            let mut solver = solverlab_solvers::build(config, &run.label)?;
+            solver.prepare(&run.scene)?;
             let mut prime = predicted(&run.scene, &before, h);
-            solver.solve(&ctx, &mut prime, &mut NullObserver).map_err(|e| e.to_string())?;
+            solver.solve(&ctx, &mut prime, &mut NullObserver)?;
             let mut state = predicted(&run.scene, &at, h);
             let t = Instant::now();
-            let info = solver.solve(&ctx, &mut state, observer).map_err(|e| e.to_string())?;
+            let info = solver.solve(&ctx, &mut state, observer)?;
             let seconds = t.elapsed().as_secs_f64();
             let lambda = |j: usize, axis: usize| solver.multiplier(constraint_row_id(j, axis));
             let v = violation(&run.scene, &state.x, state.time, h, &lambda)
@@ -312,7 +405,7 @@ pub fn execute(
     progress: &(dyn Fn() + Sync),
 ) -> std::io::Result<RunSummary> {
     let mut out = RunSummary {
-        status: "ok".into(),
+        status: RunStatus::Ok,
         error: String::new(),
         hash: String::new(),
         steps: Vec::new(),
@@ -323,7 +416,7 @@ pub fn execute(
     let mut solver = match solverlab_solvers::build(&run.solver, &run.label) {
         Ok(s) => s,
         Err(e) => {
-            out.status = "failed".into();
+            out.status = RunStatus::Failed;
             out.error = e.to_string();
             return Ok(out);
         }
@@ -332,7 +425,7 @@ pub fn execute(
     let mut sim = match Simulation::new(scene, solver.as_mut(), scene.dt, run.substeps) {
         Ok(s) => s,
         Err(e) => {
-            out.status = "failed".into();
+            out.status = RunStatus::Failed;
             out.error = e.to_string();
             return Ok(out);
         }
@@ -349,7 +442,7 @@ pub fn execute(
     let mut joints = Vec::new();
     for _ in 0..run.frames {
         if INTERRUPTED.load(std::sync::atomic::Ordering::Relaxed) {
-            out.status = "interrupted".into();
+            out.status = RunStatus::Interrupted;
             break;
         }
         let mut observer = TraceTo {
@@ -389,7 +482,7 @@ pub fn execute(
                 progress();
             }
             Err(e) => {
-                out.status = "diverged".into();
+                out.status = RunStatus::Diverged;
                 out.error = e.to_string();
                 break;
             }
@@ -397,8 +490,8 @@ pub fn execute(
     }
     // A run that tore and went on to the end ends torn (a divergence or an interruption says
     // more).
-    if out.status == "ok" && !out.error.is_empty() {
-        out.status = "torn".into();
+    if out.status == RunStatus::Ok && !out.error.is_empty() {
+        out.status = RunStatus::Torn;
     }
     // The last frame's row is always written.
     if let Some(last) = out.steps.last().filter(|r| r.frame % steps_every != 0) {
@@ -406,15 +499,32 @@ pub fn execute(
     }
     out.hash = hex(state_hash(&sim.state));
     drop(sim);
-    if let (Some(spec), "ok" | "torn") = (study, out.status.as_str()) {
+    if let Some(spec) = study.filter(|_| out.status.completed()) {
         match convergence(run, spec, progress) {
             Ok((rows, trace, check)) => (out.convergence, out.frozen_trace, out.reference) = (rows, trace, Some(check)),
-            Err(_) if INTERRUPTED.load(std::sync::atomic::Ordering::Relaxed) => out.status = "interrupted".into(),
+            Err(_) if INTERRUPTED.load(std::sync::atomic::Ordering::Relaxed) => out.status = RunStatus::Interrupted,
             Err(e) => {
-                out.status = "diverged".into();
+                out.status = RunStatus::Diverged;
                 out.error = format!("convergence study: {e}");
             }
         }
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::RunStatus;
+
+    /// The word written to runs.csv, the one serde writes to meta.json and the one read back are
+    /// the same for every status.
+    #[test]
+    fn statuses_are_written_and_read_as_the_same_word() {
+        for s in RunStatus::ALL {
+            assert_eq!(serde_json::to_value(s).unwrap(), serde_json::Value::String(s.as_str().into()));
+            assert_eq!(serde_json::from_value::<RunStatus>(s.as_str().into()).unwrap(), s);
+            assert_eq!(RunStatus::parse(&s.to_string()), Some(s));
+        }
+        assert_eq!(RunStatus::parse("OK"), None);
+    }
 }

@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 use solverlab_plot::{Axis, Figure, LineStyle, Panel, Series};
 
 use crate::results::Meta;
+use crate::runner::RunStatus;
 
 /// The stem of the overview figure in a `simulate` folder.
 pub const OVERVIEW: &str = "overview";
@@ -75,8 +76,8 @@ pub struct Overview {
     pub unconverged: usize,
     /// Largest common violation over the run (m): the `violation` column, penetration included.
     pub peak_violation: f64,
-    /// The run's status in meta.json (`ok`, `torn`, `diverged`, …).
-    pub status: String,
+    /// The run's status in meta.json.
+    pub status: RunStatus,
 }
 
 /// Reads the summary of the one run in `dir`.
@@ -84,6 +85,15 @@ pub fn overview(dir: &Path) -> Result<Overview, String> {
     let meta = Meta::read(dir)?;
     let run = meta.runs.first().cloned().unwrap_or_default();
     let text = |k: &str| run[k].as_str().unwrap_or_default().to_string();
+    let status = RunStatus::parse(&text("status")).ok_or_else(|| {
+        let words: Vec<&str> = RunStatus::ALL.iter().map(|s| s.as_str()).collect();
+        format!(
+            "{}: runs[0].status: `{}` is not a run status ({})",
+            dir.join("meta.json").display(),
+            text("status"),
+            words.join(", ")
+        )
+    })?;
     // Read one row at a time: steps.csv has a row per frame, however many.
     let path = dir.join("steps.csv");
     let bad = |e: &dyn std::fmt::Display| format!("{}: {e}", path.display());
@@ -108,7 +118,7 @@ pub fn overview(dir: &Path) -> Result<Overview, String> {
         frames: rows.saturating_sub(1),
         unconverged,
         peak_violation: peak,
-        status: text("status"),
+        status,
     })
 }
 
@@ -183,7 +193,10 @@ pub fn draw(dir: &Path) -> Result<Vec<PathBuf>, String> {
             series: vec![series("", steps.against_time("support_force", true), LineStyle::Line)],
         });
     }
-    let status = if summary.status == "ok" { String::new() } else { format!(" [{}]", summary.status) };
+    let status = match summary.status {
+        RunStatus::Ok => String::new(),
+        other => format!(" [{other}]"),
+    };
     let figure = Figure { title: format!("{}{status}", summary.title), panels, ..Figure::default() };
     solverlab_plot::write_figure(&figure, &dir.join(OVERVIEW)).map_err(|e| format!("{}: {e}", dir.display()))
 }

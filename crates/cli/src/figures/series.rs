@@ -8,6 +8,7 @@ use std::path::Path;
 use solverlab_plot::LineStyle;
 
 use super::line_style;
+use crate::runner::RunStatus;
 use crate::spec::{colour, FigureKind, FigureSpec, OneOrMany};
 use crate::tables::DERIVED_STEP_COLUMNS;
 
@@ -115,7 +116,7 @@ pub(super) fn failed_runs(dir: &Path) -> BTreeMap<usize, String> {
     let (Some(rc), Some(sc)) = (runs.col("run"), runs.col("status")) else { return BTreeMap::new() };
     runs.rows
         .iter()
-        .filter(|r| r[sc] != "ok")
+        .filter(|r| r[sc] != RunStatus::Ok.as_str())
         .filter_map(|r| r[rc].parse().ok().map(|run| (run, r[sc].clone())))
         .collect()
 }

@@ -246,7 +246,7 @@ fn parts(dir: &Path, single: bool, meta: &Meta) -> Result<Parts, CliError> {
                 o.frames.to_string(),
                 o.unconverged.to_string(),
                 format!("{:.3e}", o.peak_violation),
-                o.status.clone(),
+                o.status.to_string(),
                 hash,
             ]],
         };
