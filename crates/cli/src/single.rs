@@ -13,13 +13,16 @@ use solverlab_plot::{Axis, Figure, LineStyle, Panel, Series};
 
 use crate::results::Meta;
 use crate::runner::RunStatus;
+use crate::tables::TableName;
 
 /// The stem of the overview figure in a `simulate` folder.
 pub const OVERVIEW: &str = "overview";
 
 /// `true` when `dir` holds one `simulate` run (meta.json and steps.csv, no experiment.toml).
 pub fn is_single(dir: &Path) -> bool {
-    dir.join("meta.json").exists() && dir.join("steps.csv").exists() && !dir.join("experiment.toml").exists()
+    dir.join("meta.json").exists()
+        && dir.join(TableName::Steps.file()).exists()
+        && !dir.join("experiment.toml").exists()
 }
 
 /// A simulate folder's steps.csv as named columns of numbers.
@@ -30,7 +33,7 @@ struct Steps {
 
 impl Steps {
     fn read(dir: &Path) -> Result<Steps, String> {
-        let path = dir.join("steps.csv");
+        let path = dir.join(TableName::Steps.file());
         let mut r = csv::Reader::from_path(&path).map_err(|e| format!("{}: {e}", path.display()))?;
         let columns: Vec<String> =
             r.headers().map_err(|e| format!("{}: {e}", path.display()))?.iter().map(String::from).collect();
@@ -95,7 +98,7 @@ pub fn overview(dir: &Path) -> Result<Overview, String> {
         )
     })?;
     // Read one row at a time: steps.csv has a row per frame, however many.
-    let path = dir.join("steps.csv");
+    let path = dir.join(TableName::Steps.file());
     let bad = |e: &dyn std::fmt::Display| format!("{}: {e}", path.display());
     let mut reader = csv::Reader::from_path(&path).map_err(|e| bad(&e))?;
     let headers = reader.headers().map_err(|e| bad(&e))?.clone();

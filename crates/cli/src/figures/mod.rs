@@ -33,6 +33,7 @@ use snapshots::snapshots;
 
 use crate::expr::Expr;
 use crate::spec::{colour, ExperimentFile, FigureKind, FigureSpec, LegendPlace, Level, LineKind, OneOrMany, Reduce};
+use crate::tables::TableName;
 
 /// Axis label with unit for a column.
 fn label(column: &str) -> String {
@@ -496,7 +497,7 @@ fn paper_forms(figure: &Figure, kind: FigureKind) -> Vec<(&'static str, Figure)>
 pub fn draw_all(file: &ExperimentFile, dir: &Path, style: Style) -> Result<Vec<PathBuf>, String> {
     let mut written = Vec::new();
     let failed = failed_runs(dir);
-    let mut tables: BTreeMap<String, Table> = BTreeMap::new();
+    let mut tables: BTreeMap<TableName, Table> = BTreeMap::new();
     let paper = dir.join("paper");
     if style == Style::Paper {
         std::fs::create_dir_all(&paper).map_err(|e| format!("cannot create {}: {e}", paper.display()))?;
@@ -515,14 +516,18 @@ pub fn draw_all(file: &ExperimentFile, dir: &Path, style: Style) -> Result<Vec<P
             }
             continue;
         }
-        if !tables.contains_key(&spec.table) {
-            let mut t = Table::read(&dir.join(format!("{}.csv", spec.table)))?;
-            if spec.table == "steps" {
-                t.derive_steps();
+        let source = spec.source().ok_or_else(|| format!("figure {}: no table `{}`", spec.name, spec.table))?;
+        let table = match tables.entry(source) {
+            std::collections::btree_map::Entry::Occupied(read) => read.into_mut(),
+            std::collections::btree_map::Entry::Vacant(slot) => {
+                let mut t = Table::read(&dir.join(source.file()))?;
+                if source == TableName::Steps {
+                    t.derive_steps();
+                }
+                slot.insert(t)
             }
-            tables.insert(spec.table.clone(), t);
-        }
-        let table = &tables[&spec.table];
+        };
+        let table = &*table;
         let figure = match spec.kind {
             FigureKind::Profile => profile(spec, table, file),
             FigureKind::Dots => dots(spec, table, &failed),

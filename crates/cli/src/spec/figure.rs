@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use serde::Deserialize;
 
 use super::{sweep_columns, ExperimentFile};
-use crate::tables::columns_of;
+use crate::tables::{columns_of, TableName, FIGURE_TABLES};
 
 /// Kinds of figure.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
@@ -183,7 +183,8 @@ pub struct FigureSpec {
     /// Kind (default `lines`).
     #[serde(default)]
     pub kind: FigureKind,
-    /// Table: steps, runs, trace, convergence, frozen_trace (default steps).
+    /// Table: steps, runs, trace, convergence, frozen_trace, forces (default steps); see
+    /// [`FigureSpec::source`].
     #[serde(default = "steps")]
     pub table: String,
     /// x column.
@@ -253,10 +254,17 @@ pub struct FigureSpec {
 }
 
 fn steps() -> String {
-    "steps".into()
+    TableName::Steps.name().into()
 }
 
 impl FigureSpec {
+    /// The table the figure draws from: `None` when `table` names no table a figure may draw
+    /// from ([`FIGURE_TABLES`]), which [`FigureSpec::validate`] refuses for every kind but
+    /// `snapshots` (they read positions.csv and sticks.csv).
+    pub fn source(&self) -> Option<TableName> {
+        TableName::figure(&self.table)
+    }
+
     /// Checks names, tables and columns against the experiment.
     pub fn validate(&self, file: &ExperimentFile) -> Result<(), String> {
         super::plain_name(&self.name).map_err(|p| format!("name: {p}: it is the figure files' stem"))?;
@@ -331,10 +339,8 @@ impl FigureSpec {
             }
             FigureKind::Profile => {
                 let metric = self.metric.as_deref().ok_or("metric: a profile needs a metric column")?;
-                if !crate::tables::FIGURE_TABLES.contains(&self.table.as_str())
-                    || !columns_of(&self.table, &sweep_columns(file)).iter().any(|c| c == metric)
-                {
-                    let cols = columns_of(&self.table, &sweep_columns(file));
+                let cols = columns_of(self.source(), &sweep_columns(file));
+                if self.source().is_none() || !cols.iter().any(|c| c == metric) {
                     let hint = solverlab_core::names::did_you_mean(metric, cols.iter().map(String::as_str));
                     return Err(format!("metric: no column `{metric}` in table `{}`{hint}", self.table));
                 }
@@ -342,15 +348,12 @@ impl FigureSpec {
             }
             FigureKind::Lines | FigureKind::Dots => {}
         }
-        if !crate::tables::FIGURE_TABLES.contains(&self.table.as_str()) {
-            let hint = solverlab_core::names::did_you_mean(&self.table, crate::tables::FIGURE_TABLES.iter().copied());
-            return Err(format!(
-                "table: `{}`{hint} is not one of {}",
-                self.table,
-                crate::tables::FIGURE_TABLES.join(", ")
-            ));
+        if self.source().is_none() {
+            let names = FIGURE_TABLES.map(TableName::name);
+            let hint = solverlab_core::names::did_you_mean(&self.table, names.iter().copied());
+            return Err(format!("table: `{}`{hint} is not one of {}", self.table, names.join(", ")));
         }
-        let cols = columns_of(&self.table, &sweep_columns(file));
+        let cols = columns_of(self.source(), &sweep_columns(file));
         let has = |c: &str| cols.iter().any(|x| x == c);
         let hint = |c: &str| solverlab_core::names::did_you_mean(c, cols.iter().map(String::as_str));
         if !has(&self.x) {
