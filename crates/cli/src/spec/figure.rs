@@ -226,10 +226,12 @@ pub struct FigureSpec {
     pub columns: Option<usize>,
     /// PNG pixels per SVG pixel, 1 to 4 (default 1; the SVG is the print version).
     pub png_scale: Option<u32>,
-    /// Adds an analytic series: `incline` draws Coulomb's `a = g·max(0, sin θ − μ cos θ)` against
-    /// x = `scene.angle` (degrees), with μ from the first scene's `friction` (default 0.5);
-    /// `spring` draws the undamped oscillator of the `spring` scene,
-    /// `x(t) = rest + (start − rest)·cos(t/√(m·α))`, from the first scene's parameters.
+    /// Adds an analytic series, its constants read from the first scene as its runs resolve it
+    /// (`set` applied): `incline` draws Coulomb's `a = g·max(0, sin θ − μ cos θ)` against
+    /// x = `scene.angle` (degrees), with `g` the norm of the scene's gravity and μ its plane's
+    /// friction; `spring` draws the undamped oscillator of the `spring` scene,
+    /// `x(t) = rest + (start − rest)·cos(t/√(m·α))`, with the rest length, the starting length,
+    /// the compliance α and the free particle's mass `m` of its stick.
     pub analytic: Option<String>,
     /// x axis title (default: the column's name and unit).
     pub xlabel: Option<String>,
