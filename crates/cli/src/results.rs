@@ -373,7 +373,7 @@ struct RunMeta {
     h: f64,
     frames: u64,
     frames_completed: u64,
-    status: crate::runner::RunStatus,
+    status: crate::tables::RunStatus,
     error: String,
     unconverged_frames: u64,
     notes: Vec<Note>,

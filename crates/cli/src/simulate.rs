@@ -11,8 +11,9 @@ use solverlab_scenes::file::SceneFile;
 use solverlab_solvers::SolverConfig;
 
 use crate::results::{RunWriter, SceneMeta};
-use crate::runner::{execute, Frames, Recording, RunStatus};
+use crate::runner::{execute, Frames, Recording};
 use crate::spec::RunConfig;
+use crate::tables::RunStatus;
 use crate::CliError;
 
 /// Everything a simulate run needs, already validated.

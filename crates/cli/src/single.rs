@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use solverlab_plot::{Axis, Figure, LineStyle, Panel, Series};
 
 use crate::results::Meta;
-use crate::runner::RunStatus;
+use crate::tables::RunStatus;
 use crate::tables::TableName;
 
 /// The stem of the overview figure in a `simulate` folder.

@@ -10,6 +10,58 @@ use solverlab_core::{Scene, Vec3};
 
 use crate::output::num;
 
+/// How a run ended: the `status` column of runs.csv and the `status` of its meta.json entry,
+/// written as [`RunStatus::as_str`] gives it and read back by [`RunStatus::parse`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RunStatus {
+    /// It ran every frame (and its study, if any).
+    Ok,
+    /// A stick or joint tore ([`solverlab_core::sim::tear`]) and the run went on to its last
+    /// frame.
+    Torn,
+    /// NaN, or a blow-up bound, in a frame or in the frozen-state study.
+    Diverged,
+    /// The solver could not be built or prepared for the scene.
+    Failed,
+    /// Ctrl-C or SIGTERM stopped it.
+    Interrupted,
+}
+
+impl RunStatus {
+    /// Every status, in the order of the docs.
+    pub const ALL: [RunStatus; 5] =
+        [RunStatus::Ok, RunStatus::Torn, RunStatus::Diverged, RunStatus::Failed, RunStatus::Interrupted];
+
+    /// The word in the tables and in meta.json: `ok`, `torn`, `diverged`, `failed`, `interrupted`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            RunStatus::Ok => "ok",
+            RunStatus::Torn => "torn",
+            RunStatus::Diverged => "diverged",
+            RunStatus::Failed => "failed",
+            RunStatus::Interrupted => "interrupted",
+        }
+    }
+
+    /// The status a table or meta.json wrote as `text`, if it is one.
+    pub fn parse(text: &str) -> Option<RunStatus> {
+        RunStatus::ALL.into_iter().find(|s| s.as_str() == text)
+    }
+
+    /// Whether the run reached its last frame (`ok` or `torn`): the frozen-state study runs after
+    /// these only.
+    pub fn completed(self) -> bool {
+        matches!(self, RunStatus::Ok | RunStatus::Torn)
+    }
+}
+
+impl std::fmt::Display for RunStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// Every table solverlab writes: its name (as a figure's `table` gives it), its file and its
 /// own columns (after the run and sweep columns of an experiment's tables).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -475,5 +527,22 @@ mod documented {
             .flat_map(|(t, cols)| cols.iter().filter(|c| !words.contains(**c)).map(move |c| format!("{t}: {c}")))
             .collect();
         assert!(missing.is_empty(), "columns not documented in docs/*.md: {missing:?}");
+    }
+}
+
+#[cfg(test)]
+mod status {
+    use super::RunStatus;
+
+    /// The word written to runs.csv, the one serde writes to meta.json and the one read back are
+    /// the same for every status.
+    #[test]
+    fn statuses_are_written_and_read_as_the_same_word() {
+        for s in RunStatus::ALL {
+            assert_eq!(serde_json::to_value(s).unwrap(), serde_json::Value::String(s.as_str().into()));
+            assert_eq!(serde_json::from_value::<RunStatus>(s.as_str().into()).unwrap(), s);
+            assert_eq!(RunStatus::parse(&s.to_string()), Some(s));
+        }
+        assert_eq!(RunStatus::parse("OK"), None);
     }
 }

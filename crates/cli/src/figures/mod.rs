@@ -363,7 +363,7 @@ fn dots(spec: &FigureSpec, table: &Table, failed: &BTreeMap<usize, String>) -> R
         groups.sort_by(|a, b| a.parse::<f64>().unwrap_or(0.0).total_cmp(&b.parse::<f64>().unwrap_or(0.0)));
     }
     let failed_row = |row: &[String]| match (status_col, run_col) {
-        (Some(c), _) => row[c] != crate::runner::RunStatus::Ok.as_str(),
+        (Some(c), _) => row[c] != crate::tables::RunStatus::Ok.as_str(),
         (None, Some(c)) => row[c].parse().is_ok_and(|r: usize| failed.contains_key(&r)),
         _ => false,
     };

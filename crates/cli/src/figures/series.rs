@@ -8,8 +8,8 @@ use std::path::Path;
 use solverlab_plot::LineStyle;
 
 use super::line_style;
-use crate::runner::RunStatus;
 use crate::spec::{colour, FigureKind, FigureSpec, OneOrMany};
+use crate::tables::RunStatus;
 use crate::tables::{TableName, DERIVED_STEP_COLUMNS};
 
 /// A CSV table with derived columns.
