@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use std::sync::atomic::Ordering;
 
 use crate::interrupt::{self, Temporary};
+use crate::tables::RunStatus;
 use crate::{
     assemble, figures, output, output_dir, progress, results, runner, spec, CliError, Registry, Style, INTERRUPTED,
 };
@@ -71,8 +72,8 @@ pub fn run_experiment(
             |mut writer| {
                 let summary =
                     runner::execute(run, &recording, exp.file.convergence.as_ref(), &mut writer, &|| bar.inc())?;
-                match summary.status.as_str() {
-                    "interrupted" => Ok(false),
+                match summary.status {
+                    RunStatus::Interrupted => Ok(false),
                     _ => writer.finish_part(run, exp.file.warmup, &summary).map(|_| true),
                 }
             },
@@ -142,7 +143,7 @@ pub fn run_experiment(
         .map(|m| m.runs)
         .unwrap_or_default()
         .iter()
-        .filter(|r| r["status"] != "ok")
+        .filter(|r| r["status"].as_str().and_then(RunStatus::parse) != Some(RunStatus::Ok))
         .map(|r| {
             format!(
                 "run {} ({} on {}): {} {}",

@@ -84,15 +84,15 @@ impl<'a> RunWriter<'a> {
         forces: bool,
     ) -> std::io::Result<Self> {
         std::fs::create_dir_all(dir)?;
-        let table = |name: &str, rest: &[&str]| {
-            let cols: Vec<&str> = prefix.0.iter().map(String::as_str).chain(rest.iter().copied()).collect();
-            CsvOut::create(&dir.join(name), &cols)
+        let table = |name: TableName| {
+            let cols: Vec<&str> = prefix.0.iter().map(String::as_str).chain(name.columns().iter().copied()).collect();
+            CsvOut::create(&dir.join(name.file()), &cols)
         };
         Ok(Self {
-            steps: table("steps.csv", &STEP_COLUMNS)?,
-            trace: table("trace.csv", &TRACE_COLUMNS)?,
-            positions: table("positions.csv", &POSITION_COLUMNS)?,
-            forces: if forces { Some(table("forces.csv", &FORCE_COLUMNS)?) } else { None },
+            steps: table(TableName::Steps)?,
+            trace: table(TableName::Trace)?,
+            positions: table(TableName::Positions)?,
+            forces: if forces { Some(table(TableName::Forces)?) } else { None },
             bodies: None,
             contacts: None,
             dir: dir.to_path_buf(),
@@ -101,9 +101,10 @@ impl<'a> RunWriter<'a> {
         })
     }
 
-    fn table(&self, name: &str, rest: &[&str]) -> std::io::Result<CsvOut> {
-        let cols: Vec<&str> = self.prefix.0.iter().map(String::as_str).chain(rest.iter().copied()).collect();
-        CsvOut::create(&self.dir.join(name), &cols)
+    /// Starts table `name` in the run's folder: the run columns, then the table's own.
+    fn table(&self, name: TableName) -> std::io::Result<CsvOut> {
+        let cols: Vec<&str> = self.prefix.0.iter().map(String::as_str).chain(name.columns().iter().copied()).collect();
+        CsvOut::create(&self.dir.join(name.file()), &cols)
     }
 
     fn row(prefix: &[String], rest: impl IntoIterator<Item = String>) -> Vec<String> {
@@ -114,7 +115,7 @@ impl<'a> RunWriter<'a> {
     /// shapes.csv when bodies were recorded.
     fn commit_streams(self) -> std::io::Result<()> {
         if self.bodies.is_some() && self.scene.has_rigid() {
-            let mut shapes = self.table("shapes.csv", &SHAPE_COLUMNS)?;
+            let mut shapes = self.table(TableName::Shapes)?;
             for row in shape_rows(self.scene) {
                 shapes.row(Self::row(&self.prefix.1, row))?;
             }
@@ -135,22 +136,22 @@ impl<'a> RunWriter<'a> {
     /// and sticks.csv, every table committed, then `run.json` (its meta.json entry) last.
     pub fn finish_part(self, run: &RunConfig, warmup: u64, s: &RunSummary) -> std::io::Result<()> {
         let p = self.prefix.1.clone();
-        let mut runs = self.table("runs.csv", &RUNS_COLUMNS)?;
+        let mut runs = self.table(TableName::Runs)?;
         runs.row(Self::row(&p, runs_fields(run, warmup, s)))?;
-        let mut conv = self.table("convergence.csv", &CONVERGENCE_COLUMNS)?;
+        let mut conv = self.table(TableName::Convergence)?;
         for c in &s.convergence {
             let f = [c.cap.to_string(), c.iterations.to_string(), num(c.error_rms), num(c.error_max)];
             conv.row(Self::row(&p, f.into_iter().chain([num(c.violation), num(c.seconds)])))?;
         }
-        let mut frozen = self.table("frozen_trace.csv", &FROZEN_COLUMNS)?;
+        let mut frozen = self.table(TableName::FrozenTrace)?;
         let opt = |x: Option<f64>| x.map(num).unwrap_or_default();
         for r in &s.frozen_trace {
             let f =
                 [r.outer.to_string(), r.iteration.to_string(), num(r.residual), opt(r.residual_rms), opt(r.violation)];
             frozen.row(Self::row(&p, f))?;
         }
-        let mut sticks = CsvOut::create(&self.dir.join("sticks.csv"), &STICK_COLUMNS)?;
-        let mut colliders = CsvOut::create(&self.dir.join("colliders.csv"), &COLLIDER_COLUMNS)?;
+        let mut sticks = CsvOut::create(&self.dir.join(TableName::Sticks.file()), &STICK_COLUMNS)?;
+        let mut colliders = CsvOut::create(&self.dir.join(TableName::Colliders.file()), &COLLIDER_COLUMNS)?;
         if self.positions_recorded() {
             let index = run.index.to_string();
             for row in stick_rows(&run.scene) {
@@ -178,11 +179,11 @@ impl<'a> RunWriter<'a> {
         let dir = self.dir.clone();
         let mut replay = Vec::new();
         if self.positions_recorded() {
-            let mut sticks = CsvOut::create(&dir.join("sticks.csv"), &STICK_COLUMNS[1..])?;
+            let mut sticks = CsvOut::create(&dir.join(TableName::Sticks.file()), &STICK_COLUMNS[1..])?;
             for row in stick_rows(&run.scene) {
                 sticks.row(row)?;
             }
-            let mut colliders = CsvOut::create(&dir.join("colliders.csv"), &COLLIDER_COLUMNS[1..])?;
+            let mut colliders = CsvOut::create(&dir.join(TableName::Colliders.file()), &COLLIDER_COLUMNS[1..])?;
             for row in collider_rows(&run.scene) {
                 colliders.row(row)?;
             }
@@ -217,7 +218,7 @@ impl Sink for RunWriter<'_> {
         }
         if !self.scene.bodies.is_empty() || self.scene.has_rigid() {
             if self.bodies.is_none() {
-                self.bodies = Some(self.table("bodies.csv", &BODY_COLUMNS)?);
+                self.bodies = Some(self.table(TableName::Bodies)?);
             }
             let table = self.bodies.as_mut().expect("created");
             for r in body_rows(self.scene, frame, x, rigid) {
@@ -228,7 +229,7 @@ impl Sink for RunWriter<'_> {
     }
     fn contacts(&mut self, frame: u64, contacts: &[ContactForce]) -> std::io::Result<()> {
         if self.contacts.is_none() {
-            self.contacts = Some(self.table("contacts.csv", &CONTACT_COLUMNS)?);
+            self.contacts = Some(self.table(TableName::Contacts)?);
         }
         let table = self.contacts.as_mut().expect("created");
         for r in contact_rows(self.scene, frame, contacts) {
@@ -244,7 +245,7 @@ impl Sink for RunWriter<'_> {
         h: f64,
     ) -> std::io::Result<()> {
         if self.forces.is_none() {
-            self.forces = Some(self.table("forces.csv", &FORCE_COLUMNS)?);
+            self.forces = Some(self.table(TableName::Forces)?);
         }
         let table = self.forces.as_mut().expect("created");
         for f in force_rows(self.scene, frame, multipliers, joints, h) {
@@ -274,7 +275,7 @@ fn runs_fields(run: &RunConfig, warmup: u64, o: &RunSummary) -> Vec<String> {
         (o.steps.iter().all(|r| r.metrics.in_place) as u8).to_string()
     };
     vec![
-        o.status.clone(),
+        o.status.as_str().to_string(),
         run.scene.particles.len().to_string(),
         run.scene.constraints.len().to_string(),
         done.to_string(),
@@ -372,7 +373,7 @@ struct RunMeta {
     h: f64,
     frames: u64,
     frames_completed: u64,
-    status: String,
+    status: crate::tables::RunStatus,
     error: String,
     unconverged_frames: u64,
     notes: Vec<Note>,
@@ -400,7 +401,7 @@ fn run_meta(r: &RunConfig, o: &RunSummary, scene_file: Option<SceneMeta>) -> ser
         h: r.scene.dt / f64::from(r.substeps),
         frames: r.frames,
         frames_completed: o.steps.last().map_or(0, |s| s.frame),
-        status: o.status.clone(),
+        status: o.status,
         error: o.error.clone(),
         unconverged_frames,
         notes,
@@ -502,15 +503,17 @@ mod tests {
             }
             let exp = Experiment::load(&path, &solverlab_solvers::Registry::builtin()).unwrap();
             let dir = root.join("results").join(&exp.file.name);
-            for (name, rest) in [("steps.csv", &STEP_COLUMNS[..]), ("runs.csv", &RUNS_COLUMNS[..])] {
+            for name in [TableName::Steps, TableName::Runs] {
+                let (name, rest) = (name.file(), name.columns());
                 let Ok(text) = std::fs::read_to_string(dir.join(name)) else { continue };
                 let committed = text.lines().next().unwrap_or_default();
                 assert_eq!(committed, header(&exp, rest).join(","), "{}: {name} is stale", exp.file.name);
                 checked += 1;
             }
             // The replay's tables have their own header (a `run` column, no sweep columns).
-            for (name, cols) in [("sticks.csv", &STICK_COLUMNS[..]), ("colliders.csv", &COLLIDER_COLUMNS[..])] {
-                if dir.join("runs.csv").exists() {
+            for name in [TableName::Sticks, TableName::Colliders] {
+                let (name, cols) = (name.file(), name.columns());
+                if dir.join(TableName::Runs.file()).exists() {
                     let text = std::fs::read_to_string(dir.join(name)).unwrap_or_default();
                     assert_eq!(
                         text.lines().next(),

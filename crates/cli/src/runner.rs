@@ -17,6 +17,7 @@ use solverlab_core::{NullObserver, Scene, State, StepContext, Vec3};
 use solverlab_solvers::SolverConfig;
 
 use crate::spec::{ConvergenceSpec, RunConfig};
+use crate::tables::RunStatus;
 use crate::INTERRUPTED;
 
 /// What a run records besides its frame reports.
@@ -84,9 +85,8 @@ pub trait Sink {
 
 /// How a run ended, with what its summary needs.
 pub struct RunSummary {
-    /// `ok`, `torn` (a stick or joint tore, [`solverlab_core::sim::tear`], and the run went on
-    /// to its last frame), `diverged` (NaN, or a blow-up bound), `failed` or `interrupted`.
-    pub status: String,
+    /// How it ended.
+    pub status: RunStatus,
     /// Why it diverged, tore or failed.
     pub error: String,
     /// Hash of the final state.
@@ -184,26 +184,26 @@ fn predicted(scene: &Scene, state: &State, h: f64) -> State {
 
 /// The reference trajectory's states at the start of frames F−1 and F, the reference
 /// solver's answer for the first step of frame F from that state, and how that solve ended.
-fn reference_states(run: &RunConfig, spec: &ConvergenceSpec) -> Result<(State, State, State, ReferenceCheck), String> {
+fn reference_states(
+    run: &RunConfig,
+    spec: &ConvergenceSpec,
+) -> Result<(State, State, State, ReferenceCheck), StudyError> {
     let reference = spec.resolved.as_ref().expect("resolved by Experiment::load");
-    let mut solver = reference.build("reference").map_err(|e| e.to_string())?;
-    let mut sim =
-        Simulation::new(&run.scene, solver.as_mut(), run.scene.dt, run.substeps).map_err(|e| e.to_string())?;
+    let mut solver = reference.build("reference")?;
+    let mut sim = Simulation::new(&run.scene, solver.as_mut(), run.scene.dt, run.substeps)?;
     for _ in 1..spec.frame - 1 {
         stop_if_interrupted()?;
-        sim.step_frame(&mut NullObserver).map_err(|e| e.to_string())?;
+        sim.step_frame(&mut NullObserver)?;
     }
     let before = sim.state.clone();
-    sim.step_frame(&mut NullObserver).map_err(|e| e.to_string())?;
+    sim.step_frame(&mut NullObserver)?;
     let at = sim.state.clone();
     let h = sim.h();
     drop(sim);
     let mut exact = predicted(&run.scene, &at, h);
-    let mut exact_solver = reference.build("reference").map_err(|e| e.to_string())?;
-    exact_solver.prepare(&run.scene).map_err(|e| e.to_string())?;
-    let info = exact_solver
-        .solve(&StepContext { scene: &run.scene, h }, &mut exact, &mut NullObserver)
-        .map_err(|e| e.to_string())?;
+    let mut exact_solver = reference.build("reference")?;
+    exact_solver.prepare(&run.scene)?;
+    let info = exact_solver.solve(&StepContext { scene: &run.scene, h }, &mut exact, &mut NullObserver)?;
     let lambda = |j: usize, axis: usize| exact_solver.multiplier(constraint_row_id(j, axis));
     let v = violation(&run.scene, &exact.x, exact.time, h, &lambda).max(solverlab_core::metrics::rigid_violation(
         &run.scene,
@@ -232,11 +232,53 @@ fn errors(scene: &Scene, state: &State, reference: &State) -> Vec<f64> {
     particles.chain(bodies).collect()
 }
 
+/// Why a frozen-state study stopped before its last solve.
+#[derive(Debug)]
+enum StudyError {
+    /// Ctrl-C or SIGTERM, between two solves.
+    Interrupted,
+    /// A solver could not be built for the study.
+    Config(solverlab_solvers::ConfigError),
+    /// The reference trajectory diverged or its solver failed.
+    Sim(solverlab_core::sim::SimError),
+    /// A solver could not prepare the scene or failed in a solve.
+    Solve(solverlab_core::solver::SolveError),
+}
+
+impl std::fmt::Display for StudyError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            StudyError::Interrupted => f.write_str("interrupted"),
+            StudyError::Config(e) => e.fmt(f),
+            StudyError::Sim(e) => e.fmt(f),
+            StudyError::Solve(e) => e.fmt(f),
+        }
+    }
+}
+
+impl From<solverlab_solvers::ConfigError> for StudyError {
+    fn from(e: solverlab_solvers::ConfigError) -> Self {
+        StudyError::Config(e)
+    }
+}
+
+impl From<solverlab_core::sim::SimError> for StudyError {
+    fn from(e: solverlab_core::sim::SimError) -> Self {
+        StudyError::Sim(e)
+    }
+}
+
+impl From<solverlab_core::solver::SolveError> for StudyError {
+    fn from(e: solverlab_core::solver::SolveError) -> Self {
+        StudyError::Solve(e)
+    }
+}
+
 /// Stops the frozen-state study between two solves (or two frames of its reference
 /// trajectory) on Ctrl-C: one study can take many solves.
-fn stop_if_interrupted() -> Result<(), String> {
+fn stop_if_interrupted() -> Result<(), StudyError> {
     match INTERRUPTED.load(std::sync::atomic::Ordering::Relaxed) {
-        true => Err("interrupted".into()),
+        true => Err(StudyError::Interrupted),
         false => Ok(()),
     }
 }
@@ -248,20 +290,20 @@ fn convergence(
     run: &RunConfig,
     spec: &ConvergenceSpec,
     progress: &(dyn Fn() + Sync),
-) -> Result<(Vec<ConvergenceRow>, Vec<IterationReport>, ReferenceCheck), String> {
+) -> Result<(Vec<ConvergenceRow>, Vec<IterationReport>, ReferenceCheck), StudyError> {
     let (before, at, reference, check) = reference_states(run, spec)?;
     let h = run.scene.dt / run.substeps as f64;
     let ctx = StepContext { scene: &run.scene, h };
     let caps = study_caps(spec);
     let solve =
-        |config: &SolverConfig, observer: &mut dyn Observer| -> Result<(State, usize, f64, f64), String> {
-            let mut solver = solverlab_solvers::build(config, &run.label).map_err(|e| e.to_string())?;
-            solver.prepare(&run.scene).map_err(|e| e.to_string())?;
+        |config: &SolverConfig, observer: &mut dyn Observer| -> Result<(State, usize, f64, f64), StudyError> {
+            let mut solver = solverlab_solvers::build(config, &run.label)?;
+            solver.prepare(&run.scene)?;
             let mut prime = predicted(&run.scene, &before, h);
-            solver.solve(&ctx, &mut prime, &mut NullObserver).map_err(|e| e.to_string())?;
+            solver.solve(&ctx, &mut prime, &mut NullObserver)?;
             let mut state = predicted(&run.scene, &at, h);
             let t = Instant::now();
-            let info = solver.solve(&ctx, &mut state, observer).map_err(|e| e.to_string())?;
+            let info = solver.solve(&ctx, &mut state, observer)?;
             let seconds = t.elapsed().as_secs_f64();
             let lambda = |j: usize, axis: usize| solver.multiplier(constraint_row_id(j, axis));
             let v = violation(&run.scene, &state.x, state.time, h, &lambda)
@@ -312,7 +354,7 @@ pub fn execute(
     progress: &(dyn Fn() + Sync),
 ) -> std::io::Result<RunSummary> {
     let mut out = RunSummary {
-        status: "ok".into(),
+        status: RunStatus::Ok,
         error: String::new(),
         hash: String::new(),
         steps: Vec::new(),
@@ -323,7 +365,7 @@ pub fn execute(
     let mut solver = match solverlab_solvers::build(&run.solver, &run.label) {
         Ok(s) => s,
         Err(e) => {
-            out.status = "failed".into();
+            out.status = RunStatus::Failed;
             out.error = e.to_string();
             return Ok(out);
         }
@@ -332,7 +374,7 @@ pub fn execute(
     let mut sim = match Simulation::new(scene, solver.as_mut(), scene.dt, run.substeps) {
         Ok(s) => s,
         Err(e) => {
-            out.status = "failed".into();
+            out.status = RunStatus::Failed;
             out.error = e.to_string();
             return Ok(out);
         }
@@ -349,7 +391,7 @@ pub fn execute(
     let mut joints = Vec::new();
     for _ in 0..run.frames {
         if INTERRUPTED.load(std::sync::atomic::Ordering::Relaxed) {
-            out.status = "interrupted".into();
+            out.status = RunStatus::Interrupted;
             break;
         }
         let mut observer = TraceTo {
@@ -367,7 +409,7 @@ pub fn execute(
         }
         match result {
             Ok(r) => {
-                if let (Some(what), true) = (solverlab_core::sim::tear(&r.metrics), out.error.is_empty()) {
+                if let (Some(what), true) = (sim.tear(&r.metrics), out.error.is_empty()) {
                     out.error = format!("the run tore in frame {} under solver `{}`: {what}", r.frame, run.label);
                 }
                 if r.frame % steps_every == 0 {
@@ -389,7 +431,7 @@ pub fn execute(
                 progress();
             }
             Err(e) => {
-                out.status = "diverged".into();
+                out.status = RunStatus::Diverged;
                 out.error = e.to_string();
                 break;
             }
@@ -397,8 +439,8 @@ pub fn execute(
     }
     // A run that tore and went on to the end ends torn (a divergence or an interruption says
     // more).
-    if out.status == "ok" && !out.error.is_empty() {
-        out.status = "torn".into();
+    if out.status == RunStatus::Ok && !out.error.is_empty() {
+        out.status = RunStatus::Torn;
     }
     // The last frame's row is always written.
     if let Some(last) = out.steps.last().filter(|r| r.frame % steps_every != 0) {
@@ -406,12 +448,12 @@ pub fn execute(
     }
     out.hash = hex(state_hash(&sim.state));
     drop(sim);
-    if let (Some(spec), "ok" | "torn") = (study, out.status.as_str()) {
+    if let Some(spec) = study.filter(|_| out.status.completed()) {
         match convergence(run, spec, progress) {
             Ok((rows, trace, check)) => (out.convergence, out.frozen_trace, out.reference) = (rows, trace, Some(check)),
-            Err(_) if INTERRUPTED.load(std::sync::atomic::Ordering::Relaxed) => out.status = "interrupted".into(),
+            Err(_) if INTERRUPTED.load(std::sync::atomic::Ordering::Relaxed) => out.status = RunStatus::Interrupted,
             Err(e) => {
-                out.status = "diverged".into();
+                out.status = RunStatus::Diverged;
                 out.error = format!("convergence study: {e}");
             }
         }

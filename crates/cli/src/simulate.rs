@@ -13,6 +13,7 @@ use solverlab_solvers::SolverConfig;
 use crate::results::{RunWriter, SceneMeta};
 use crate::runner::{execute, Frames, Recording};
 use crate::spec::RunConfig;
+use crate::tables::RunStatus;
 use crate::CliError;
 
 /// Everything a simulate run needs, already validated.
@@ -86,13 +87,13 @@ pub fn run(spec: &RunSpec) -> Result<String, CliError> {
     let summary = execute(&run, &recording, None, &mut writer, &|| bar.inc()).map_err(io)?;
     bar.finish();
     let completed = summary.steps.last().map_or(0, |r| r.frame);
-    match summary.status.as_str() {
-        "failed" => {
+    match summary.status {
+        RunStatus::Failed => {
             drop(writer);
             let _ = std::fs::remove_dir_all(&staging);
             return Err(CliError::Input(format!("--solver: {}", summary.error)));
         }
-        "interrupted" => {
+        RunStatus::Interrupted => {
             drop(writer);
             let _ = std::fs::remove_dir_all(&staging);
             return Err(CliError::Interrupted(format!(
@@ -115,8 +116,8 @@ pub fn run(spec: &RunSpec) -> Result<String, CliError> {
     };
     writer.finish_single(&run, &summary, scene_meta).map_err(io)?;
     crate::assemble::swap_in(&staging, out)?;
-    match summary.status.as_str() {
-        "ok" => Ok(summary.hash),
+    match summary.status {
+        RunStatus::Ok => Ok(summary.hash),
         _ => Err(CliError::Diverged(format!(
             "{}; the rows of frames 0..={completed} are kept in {}",
             summary.error,

@@ -12,13 +12,17 @@ use std::path::{Path, PathBuf};
 use solverlab_plot::{Axis, Figure, LineStyle, Panel, Series};
 
 use crate::results::Meta;
+use crate::tables::RunStatus;
+use crate::tables::TableName;
 
 /// The stem of the overview figure in a `simulate` folder.
 pub const OVERVIEW: &str = "overview";
 
 /// `true` when `dir` holds one `simulate` run (meta.json and steps.csv, no experiment.toml).
 pub fn is_single(dir: &Path) -> bool {
-    dir.join("meta.json").exists() && dir.join("steps.csv").exists() && !dir.join("experiment.toml").exists()
+    dir.join("meta.json").exists()
+        && dir.join(TableName::Steps.file()).exists()
+        && !dir.join("experiment.toml").exists()
 }
 
 /// A simulate folder's steps.csv as named columns of numbers.
@@ -29,7 +33,7 @@ struct Steps {
 
 impl Steps {
     fn read(dir: &Path) -> Result<Steps, String> {
-        let path = dir.join("steps.csv");
+        let path = dir.join(TableName::Steps.file());
         let mut r = csv::Reader::from_path(&path).map_err(|e| format!("{}: {e}", path.display()))?;
         let columns: Vec<String> =
             r.headers().map_err(|e| format!("{}: {e}", path.display()))?.iter().map(String::from).collect();
@@ -75,8 +79,8 @@ pub struct Overview {
     pub unconverged: usize,
     /// Largest common violation over the run (m): the `violation` column, penetration included.
     pub peak_violation: f64,
-    /// The run's status in meta.json (`ok`, `torn`, `diverged`, …).
-    pub status: String,
+    /// The run's status in meta.json.
+    pub status: RunStatus,
 }
 
 /// Reads the summary of the one run in `dir`.
@@ -84,8 +88,17 @@ pub fn overview(dir: &Path) -> Result<Overview, String> {
     let meta = Meta::read(dir)?;
     let run = meta.runs.first().cloned().unwrap_or_default();
     let text = |k: &str| run[k].as_str().unwrap_or_default().to_string();
+    let status = RunStatus::parse(&text("status")).ok_or_else(|| {
+        let words: Vec<&str> = RunStatus::ALL.iter().map(|s| s.as_str()).collect();
+        format!(
+            "{}: runs[0].status: `{}` is not a run status ({})",
+            dir.join("meta.json").display(),
+            text("status"),
+            words.join(", ")
+        )
+    })?;
     // Read one row at a time: steps.csv has a row per frame, however many.
-    let path = dir.join("steps.csv");
+    let path = dir.join(TableName::Steps.file());
     let bad = |e: &dyn std::fmt::Display| format!("{}: {e}", path.display());
     let mut reader = csv::Reader::from_path(&path).map_err(|e| bad(&e))?;
     let headers = reader.headers().map_err(|e| bad(&e))?.clone();
@@ -108,7 +121,7 @@ pub fn overview(dir: &Path) -> Result<Overview, String> {
         frames: rows.saturating_sub(1),
         unconverged,
         peak_violation: peak,
-        status: text("status"),
+        status,
     })
 }
 
@@ -183,7 +196,10 @@ pub fn draw(dir: &Path) -> Result<Vec<PathBuf>, String> {
             series: vec![series("", steps.against_time("support_force", true), LineStyle::Line)],
         });
     }
-    let status = if summary.status == "ok" { String::new() } else { format!(" [{}]", summary.status) };
+    let status = match summary.status {
+        RunStatus::Ok => String::new(),
+        other => format!(" [{other}]"),
+    };
     let figure = Figure { title: format!("{}{status}", summary.title), panels, ..Figure::default() };
     solverlab_plot::write_figure(&figure, &dir.join(OVERVIEW)).map_err(|e| format!("{}: {e}", dir.display()))
 }

@@ -10,6 +10,174 @@ use solverlab_core::{Scene, Vec3};
 
 use crate::output::num;
 
+/// How a run ended: the `status` column of runs.csv and the `status` of its meta.json entry,
+/// written as [`RunStatus::as_str`] gives it and read back by [`RunStatus::parse`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RunStatus {
+    /// It ran every frame (and its study, if any).
+    Ok,
+    /// A stick or joint tore ([`solverlab_core::sim::tear`]) and the run went on to its last
+    /// frame.
+    Torn,
+    /// NaN, or a blow-up bound, in a frame or in the frozen-state study.
+    Diverged,
+    /// The solver could not be built or prepared for the scene.
+    Failed,
+    /// Ctrl-C or SIGTERM stopped it.
+    Interrupted,
+}
+
+impl RunStatus {
+    /// Every status, in the order of the docs.
+    pub const ALL: [RunStatus; 5] =
+        [RunStatus::Ok, RunStatus::Torn, RunStatus::Diverged, RunStatus::Failed, RunStatus::Interrupted];
+
+    /// The word in the tables and in meta.json: `ok`, `torn`, `diverged`, `failed`, `interrupted`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            RunStatus::Ok => "ok",
+            RunStatus::Torn => "torn",
+            RunStatus::Diverged => "diverged",
+            RunStatus::Failed => "failed",
+            RunStatus::Interrupted => "interrupted",
+        }
+    }
+
+    /// The status a table or meta.json wrote as `text`, if it is one.
+    pub fn parse(text: &str) -> Option<RunStatus> {
+        RunStatus::ALL.into_iter().find(|s| s.as_str() == text)
+    }
+
+    /// Whether the run reached its last frame (`ok` or `torn`): the frozen-state study runs after
+    /// these only.
+    pub fn completed(self) -> bool {
+        matches!(self, RunStatus::Ok | RunStatus::Torn)
+    }
+}
+
+impl std::fmt::Display for RunStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Every table solverlab writes: its name (as a figure's `table` gives it), its file and its
+/// own columns (after the run and sweep columns of an experiment's tables).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum TableName {
+    /// `steps.csv`: one row per frame.
+    Steps,
+    /// `trace.csv`: one row per inner iteration.
+    Trace,
+    /// `runs.csv`: one row per run.
+    Runs,
+    /// `convergence.csv`: the frozen-state study, one row per iteration cap.
+    Convergence,
+    /// `frozen_trace.csv`: the frozen step's iterations under the solver's own settings.
+    FrozenTrace,
+    /// `positions.csv`: the particles at the recorded frames.
+    Positions,
+    /// `sticks.csv`: each recorded run's sticks (with a `run` column of its own).
+    Sticks,
+    /// `shapes.csv`: the rigid bodies' shapes.
+    Shapes,
+    /// `colliders.csv`: each recorded run's world colliders (with a `run` column of its own).
+    Colliders,
+    /// `forces.csv`: the constraint forces at the recorded frames.
+    Forces,
+    /// `bodies.csv`: the bodies' poses at the recorded frames.
+    Bodies,
+    /// `contacts.csv`: the rigid contacts at the recorded frames.
+    Contacts,
+}
+
+impl TableName {
+    /// Every table, in the order of the user guide (the documentation test checks each one's
+    /// columns).
+    #[cfg(test)]
+    pub const ALL: [TableName; 12] = [
+        TableName::Steps,
+        TableName::Trace,
+        TableName::Runs,
+        TableName::Convergence,
+        TableName::FrozenTrace,
+        TableName::Positions,
+        TableName::Sticks,
+        TableName::Shapes,
+        TableName::Colliders,
+        TableName::Forces,
+        TableName::Bodies,
+        TableName::Contacts,
+    ];
+
+    /// The name: the file's stem, and a figure's `table`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            TableName::Steps => "steps",
+            TableName::Trace => "trace",
+            TableName::Runs => "runs",
+            TableName::Convergence => "convergence",
+            TableName::FrozenTrace => "frozen_trace",
+            TableName::Positions => "positions",
+            TableName::Sticks => "sticks",
+            TableName::Shapes => "shapes",
+            TableName::Colliders => "colliders",
+            TableName::Forces => "forces",
+            TableName::Bodies => "bodies",
+            TableName::Contacts => "contacts",
+        }
+    }
+
+    /// The file in a results folder.
+    pub const fn file(self) -> &'static str {
+        match self {
+            TableName::Steps => "steps.csv",
+            TableName::Trace => "trace.csv",
+            TableName::Runs => "runs.csv",
+            TableName::Convergence => "convergence.csv",
+            TableName::FrozenTrace => "frozen_trace.csv",
+            TableName::Positions => "positions.csv",
+            TableName::Sticks => "sticks.csv",
+            TableName::Shapes => "shapes.csv",
+            TableName::Colliders => "colliders.csv",
+            TableName::Forces => "forces.csv",
+            TableName::Bodies => "bodies.csv",
+            TableName::Contacts => "contacts.csv",
+        }
+    }
+
+    /// Its own columns: after the run and sweep columns in an experiment's tables, alone in
+    /// `simulate`'s (`sticks.csv` and `colliders.csv` start with their own `run` column instead).
+    pub const fn columns(self) -> &'static [&'static str] {
+        match self {
+            TableName::Steps => &STEP_COLUMNS,
+            TableName::Trace => &TRACE_COLUMNS,
+            TableName::Runs => &RUNS_COLUMNS,
+            TableName::Convergence => &CONVERGENCE_COLUMNS,
+            TableName::FrozenTrace => &FROZEN_COLUMNS,
+            TableName::Positions => &POSITION_COLUMNS,
+            TableName::Sticks => &STICK_COLUMNS,
+            TableName::Shapes => &SHAPE_COLUMNS,
+            TableName::Colliders => &COLLIDER_COLUMNS,
+            TableName::Forces => &FORCE_COLUMNS,
+            TableName::Bodies => &BODY_COLUMNS,
+            TableName::Contacts => &CONTACT_COLUMNS,
+        }
+    }
+
+    /// The table a `[[figure]]` names, if it is one a figure may draw from ([`FIGURE_TABLES`]).
+    pub fn figure(name: &str) -> Option<TableName> {
+        FIGURE_TABLES.into_iter().find(|t| t.name() == name)
+    }
+}
+
+impl std::fmt::Display for TableName {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 /// Columns of `steps.csv`. `violation` is the common yardstick of every family
 /// (`solverlab_core::metrics::violation`, m); `residual` is each family's own (relax: m,
 /// PGS: m/s, CG and direct: relative, dimensionless); `max_violation` and `rms_violation` are the
@@ -184,8 +352,15 @@ pub fn shape_rows(scene: &Scene) -> Vec<Vec<String>> {
         .collect()
 }
 
-/// The tables a `[[figure]]` may draw from.
-pub const FIGURE_TABLES: [&str; 6] = ["steps", "runs", "trace", "convergence", "frozen_trace", "forces"];
+/// The tables a `[[figure]]` may draw from, in the order its error message lists them.
+pub const FIGURE_TABLES: [TableName; 6] = [
+    TableName::Steps,
+    TableName::Runs,
+    TableName::Trace,
+    TableName::Convergence,
+    TableName::FrozenTrace,
+    TableName::Forces,
+];
 
 /// Columns the figures add to the steps table (`figures::Table::derive_steps`).
 /// `slide_acceleration` is `2 (x_com − x_com,0)/t²`, the constant acceleration that carries the
@@ -194,20 +369,14 @@ pub const DERIVED_STEP_COLUMNS: [&str; 6] =
     ["energy", "energy_ratio", "energy_change", "step_ms", "solve_ms", "slide_acceleration"];
 
 /// The columns of an experiment table a figure can use: the run columns, the sweep columns, the
-/// table's own (and, for steps, the derived ones).
-pub fn columns_of(table: &str, sweep_columns: &[String]) -> Vec<String> {
+/// table's own (and, for steps, the derived ones); for `None` (a name that is no table a figure
+/// draws from), the run and sweep columns alone.
+pub fn columns_of(table: Option<TableName>, sweep_columns: &[String]) -> Vec<String> {
     let mut c: Vec<String> = RUN_COLUMNS.iter().map(|s| s.to_string()).collect();
     c.extend(sweep_columns.iter().cloned());
-    let rest: Vec<&str> = match table {
-        "steps" => STEP_COLUMNS.iter().chain(&DERIVED_STEP_COLUMNS).copied().collect(),
-        "trace" => TRACE_COLUMNS.to_vec(),
-        "runs" => RUNS_COLUMNS.to_vec(),
-        "convergence" => CONVERGENCE_COLUMNS.to_vec(),
-        "frozen_trace" => FROZEN_COLUMNS.to_vec(),
-        "forces" => FORCE_COLUMNS.to_vec(),
-        _ => Vec::new(),
-    };
-    c.extend(rest.iter().map(|s| s.to_string()));
+    let own = table.map_or(&[][..], TableName::columns);
+    let derived: &[&str] = if table == Some(TableName::Steps) { &DERIVED_STEP_COLUMNS } else { &[] };
+    c.extend(own.iter().chain(derived).map(|s| s.to_string()));
     c
 }
 
@@ -348,26 +517,32 @@ mod documented {
     #[test]
     fn every_column_the_code_writes_is_documented() {
         let words = documented_words();
-        let tables: [(&str, &[&str]); 14] = [
-            ("steps.csv", &STEP_COLUMNS),
-            ("trace.csv", &TRACE_COLUMNS),
-            ("run columns", &RUN_COLUMNS),
-            ("runs.csv", &RUNS_COLUMNS),
-            ("convergence.csv", &CONVERGENCE_COLUMNS),
-            ("frozen_trace.csv", &FROZEN_COLUMNS),
-            ("positions.csv", &POSITION_COLUMNS),
-            ("sticks.csv", &STICK_COLUMNS),
-            ("shapes.csv", &SHAPE_COLUMNS),
-            ("colliders.csv", &COLLIDER_COLUMNS),
-            ("forces.csv", &FORCE_COLUMNS),
-            ("bodies.csv", &BODY_COLUMNS),
-            ("contacts.csv", &CONTACT_COLUMNS),
-            ("derived figure columns", &DERIVED_STEP_COLUMNS),
-        ];
+        let tables: Vec<(&str, &[&str])> = TableName::ALL
+            .iter()
+            .map(|t| (t.file(), t.columns()))
+            .chain([("run columns", &RUN_COLUMNS[..]), ("derived figure columns", &DERIVED_STEP_COLUMNS[..])])
+            .collect();
         let missing: Vec<String> = tables
             .iter()
             .flat_map(|(t, cols)| cols.iter().filter(|c| !words.contains(**c)).map(move |c| format!("{t}: {c}")))
             .collect();
         assert!(missing.is_empty(), "columns not documented in docs/*.md: {missing:?}");
+    }
+}
+
+#[cfg(test)]
+mod status {
+    use super::RunStatus;
+
+    /// The word written to runs.csv, the one serde writes to meta.json and the one read back are
+    /// the same for every status.
+    #[test]
+    fn statuses_are_written_and_read_as_the_same_word() {
+        for s in RunStatus::ALL {
+            assert_eq!(serde_json::to_value(s).unwrap(), serde_json::Value::String(s.as_str().into()));
+            assert_eq!(serde_json::from_value::<RunStatus>(s.as_str().into()).unwrap(), s);
+            assert_eq!(RunStatus::parse(&s.to_string()), Some(s));
+        }
+        assert_eq!(RunStatus::parse("OK"), None);
     }
 }

@@ -74,10 +74,10 @@ pub fn predict(scene: &Scene, kinematic: &[KinematicPin], state: &mut State, h: 
             state.x_prev[i] = parked;
         }
     }
-    for r in scene.removals.iter().filter(|r| r.rigid && r.time <= state.time) {
+    for k in scene.removals.iter().filter_map(|r| r.rigid_body_by(state.time)) {
         // Parked far away at rest and asleep: no solver moves it, nothing touches it.
-        let b = &scene.rigid[r.body];
-        state.rigid[r.body] =
+        let b = &scene.rigid[k];
+        state.rigid[k] =
             crate::rigid::RigidState { x: b.x + crate::model::PARK_OFFSET, asleep: true, ..b.initial_state() };
     }
     for pin in kinematic {

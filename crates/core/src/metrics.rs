@@ -102,7 +102,7 @@ fn movable_rigid<'a>(
 }
 
 fn removed(scene: &Scene, body: usize, time: f64) -> bool {
-    scene.removals.iter().any(|r| !r.rigid && r.body == body && r.time <= time)
+    scene.removals.iter().any(|r| r.box_body_by(time) == Some(body))
 }
 
 /// Body drift from the scene's initial positions, over the particle box bodies still in the

@@ -16,47 +16,21 @@ use solverlab_solvers::{build, presets};
 /// The runs the simulation's blow-up check stops within the twenty frames (energy gained with
 /// none put in, never a NaN), listed so that a change either way fails the test: block descent
 /// on rigid scenes with stiff rows from the first sweep, the fixed penalty of `avbd-fixed` and
-/// the springs of `vbd` (see the health list in `tests/health.rs` and docs/findings.md); and
-/// Solver2D's two scenes that start far from their constraints: the stretched chain (every
-/// joint 1 m apart), whose closing the solvers that turn a position correction into velocity
-/// make into kinetic energy, and the confined spheres (every neighbour 0.28 m inside the next,
-/// in a scene whose energy scale is 1 J), which only the split impulses of `pgs`, `pgs-bullet`
-/// and `pgs-ngs` push apart without speed.
+/// the springs of `vbd` (see the health list in `tests/health.rs` and docs/findings.md).
+/// Solver2D's two scenes that start far from their constraints, the stretched chain and the
+/// confined spheres, start violated: the energy a solver turns their gaps and overlaps into is
+/// theirs to measure, not a blow-up (`solverlab_core::sim::starts_violated`); the kinetic-energy
+/// bound still stops `cg` on the confined spheres (its inner iterations stop at their cap from
+/// the second frame and the kinetic energy reaches 4.9 MJ, where `direct` keeps it near 2 kJ)
+/// and `avbd-fixed` (1.1 MJ).
 const BLOWS_UP: &[(&str, &str)] = &[
     ("rigid-pyramid", "avbd-fixed"),
     ("rigid-card-house", "vbd"),
     ("rigid-card-house", "avbd-fixed"),
     ("rigid-arch", "avbd-fixed"),
-    ("stretched-chain", "gs"),
-    ("stretched-chain", "jacobi"),
-    ("stretched-chain", "jacobi-split"),
-    ("stretched-chain", "jacobi-cheb"),
-    ("stretched-chain", "sor"),
-    ("stretched-chain", "xpbd"),
-    ("stretched-chain", "cg"),
-    ("stretched-chain", "cg-cold"),
-    ("stretched-chain", "direct"),
-    ("stretched-chain", "pgs"),
-    ("stretched-chain", "pgs-bullet"),
-    ("stretched-chain", "soft-step"),
-    ("stretched-chain", "tgs-soft"),
-    ("stretched-chain", "vbd"),
-    ("confined", "gs"),
-    ("confined", "jacobi"),
-    ("confined", "jacobi-split"),
-    ("confined", "jacobi-cheb"),
-    ("confined", "sor"),
-    ("confined", "xpbd"),
-    ("confined", "cg"),
-    ("confined", "cg-cold"),
-    ("confined", "direct"),
-    ("confined", "soft-step"),
-    ("confined", "tgs-soft"),
-    ("confined", "vbd"),
-    ("confined", "avbd"),
-    ("confined", "avbd-fixed"),
-    ("confined", "avbd-alm"),
     ("high-mass-ratio-1", "avbd-fixed"),
+    ("confined", "cg"),
+    ("confined", "avbd-fixed"),
 ];
 
 #[test]

@@ -134,7 +134,6 @@ const FAILING: &[(&str, &[&str])] = &[
             "sor",
             "xpbd",
             "cg",
-            "cg-cold",
             "direct",
             "pgs",
             "pgs-bullet",
@@ -148,6 +147,24 @@ const FAILING: &[(&str, &[&str])] = &[
         ],
     ),
     ("double-domino", &["vbd", "avbd-fixed"]),
+    (
+        "stack-ratio",
+        &[
+            "gs",
+            "jacobi",
+            "jacobi-split",
+            "jacobi-cheb",
+            "sor",
+            "xpbd",
+            "cg",
+            "pgs",
+            "pgs-bullet",
+            "pgs-ngs",
+            "soft-step",
+            "tgs-soft",
+            "avbd-alm",
+        ],
+    ),
     (
         "circle-stack",
         &[

@@ -3,7 +3,7 @@
 //! nor flung. Before, the partner of a removed link was pulled 1 km away at about 1 km/s under
 //! `pgs`, and the run ended `ok`.
 
-use solverlab_core::model::Removal;
+use solverlab_core::model::{Removal, RemovedBody};
 use solverlab_core::sim::{tear, Simulation};
 use solverlab_core::NullObserver;
 use solverlab_solvers::{build, presets};
@@ -12,7 +12,7 @@ use solverlab_solvers::{build, presets};
 fn a_removed_link_takes_its_joints_with_it_under_every_preset_rigid_chain() {
     let mut scene = solverlab_scenes::resolve("rigid-chain", &["links=6".to_string()]).unwrap();
     let last = scene.rigid.len() - 1;
-    scene.removals.push(Removal { body: last, rigid: true, time: 0.5 });
+    scene.removals.push(Removal { body: RemovedBody::Rigid(last), time: 0.5 });
     for p in presets().into_iter().filter(|p| p.config.kind() != "block_descent") {
         let mut solver = build(&p.config, p.name).unwrap();
         let mut sim = Simulation::new(&scene, solver.as_mut(), scene.dt, p.config.default_substeps()).unwrap();

@@ -358,10 +358,10 @@ impl<'a> RapierRun<'a> {
         for _ in 0..self.substeps() {
             end += h;
         }
-        for r in &self.scene.removals {
-            if r.rigid && r.time <= end && !self.removed[r.body] {
-                self.removed[r.body] = true;
-                self.world.bodies[self.bodies[r.body]].set_enabled(false);
+        for k in self.scene.removals.iter().filter_map(|r| r.rigid_body_by(end)) {
+            if !self.removed[k] {
+                self.removed[k] = true;
+                self.world.bodies[self.bodies[k]].set_enabled(false);
             }
         }
         let t0 = std::time::Instant::now();

@@ -20,10 +20,12 @@ use std::path::{Path, PathBuf};
 
 use solverlab_plot::{Axis, Figure, Font, Legend, LineStyle, Panel, Series};
 
+mod analytic;
 mod profile;
 mod series;
 mod snapshots;
 
+use analytic::Analytic;
 use profile::profile;
 
 pub use series::series_runs;
@@ -33,6 +35,7 @@ use snapshots::snapshots;
 
 use crate::expr::Expr;
 use crate::spec::{colour, ExperimentFile, FigureKind, FigureSpec, LegendPlace, Level, LineKind, OneOrMany, Reduce};
+use crate::tables::TableName;
 
 /// Axis label with unit for a column.
 fn label(column: &str) -> String {
@@ -111,29 +114,6 @@ fn loglog_slope(points: &[(f64, f64)]) -> Option<f64> {
     let sxx: f64 = p.iter().map(|q| (q.0 - mx).powi(2)).sum();
     let sxy: f64 = p.iter().map(|q| (q.0 - mx) * (q.1 - my)).sum();
     (sxx > 0.0).then(|| sxy / sxx)
-}
-
-/// The undamped oscillator of the `spring` scene, sampled like the data.
-fn analytic_spring(file: &ExperimentFile, t_max: f64) -> Series {
-    let set = file.scenes.first().map(|s| s.set.clone()).unwrap_or_default();
-    let get = |k: &str, d: f64| set.get(k).and_then(|v| v.as_float().or(v.as_integer().map(|i| i as f64))).unwrap_or(d);
-    let (alpha, rest, start, mass) = (get("compliance", 1e-3), get("rest", 1.0), get("start", 1.5), get("mass", 1.0));
-    let omega = 1.0 / (mass * alpha).sqrt();
-    let points =
-        (0..=800).map(|i| t_max * i as f64 / 800.0).map(|t| (t, rest + (start - rest) * (omega * t).cos())).collect();
-    Series { label: "analytic".into(), points, style: LineStyle::Dashed, ..Series::default() }
-}
-
-/// Coulomb's acceleration down an incline of θ degrees, `g·max(0, sin θ − μ cos θ)`, from 0° to
-/// the largest angle plotted.
-fn analytic_incline(file: &ExperimentFile, theta_max: f64) -> Series {
-    let set = file.scenes.first().map(|s| s.set.clone()).unwrap_or_default();
-    let mu = set.get("friction").and_then(|v| v.as_float().or(v.as_integer().map(|i| i as f64))).unwrap_or(0.5);
-    let points = (0..=400)
-        .map(|i| theta_max * i as f64 / 400.0)
-        .map(|deg: f64| (deg, 9.81 * (deg.to_radians().sin() - mu * deg.to_radians().cos()).max(0.0)))
-        .collect();
-    Series { label: "Coulomb".into(), points, style: LineStyle::Dashed, ..Series::default() }
 }
 
 /// The plot crate's line style for a figure file's `line`.
@@ -262,6 +242,7 @@ fn lines(
     let sc: Vec<usize> = series_cols.iter().filter_map(|c| table.col(c)).collect();
     let frame_col = table.col("frame");
     let run_col = table.col("run");
+    let analytic = spec.analytic.as_deref().map(|kind| Analytic::of(kind, file)).transpose()?;
     let mut panels = Vec::new();
     for pv in &panel_values(spec, table) {
         for y in &ys {
@@ -326,11 +307,7 @@ fn lines(
                 let colour = colour.or(Some(solverlab_plot::PALETTE[index % solverlab_plot::PALETTE.len()]));
                 series.push(Series { label, points, style: line.unwrap_or(default), colour });
             }
-            match spec.analytic.as_deref() {
-                Some("spring") => series.push(analytic_spring(file, t_max)),
-                Some("incline") => series.push(analytic_incline(file, t_max)),
-                _ => {}
-            }
+            series.extend(analytic.map(|a| a.series(t_max)));
             let all = || series.iter().flat_map(|s| s.points.iter());
             let (xs, ysp) = (span(all().map(|p| p.0), spec.logx), span(all().map(|p| p.1), spec.logy));
             series.extend(references(spec, xs, ysp));
@@ -386,7 +363,7 @@ fn dots(spec: &FigureSpec, table: &Table, failed: &BTreeMap<usize, String>) -> R
         groups.sort_by(|a, b| a.parse::<f64>().unwrap_or(0.0).total_cmp(&b.parse::<f64>().unwrap_or(0.0)));
     }
     let failed_row = |row: &[String]| match (status_col, run_col) {
-        (Some(c), _) => row[c] != "ok",
+        (Some(c), _) => row[c] != crate::tables::RunStatus::Ok.as_str(),
         (None, Some(c)) => row[c].parse().is_ok_and(|r: usize| failed.contains_key(&r)),
         _ => false,
     };
@@ -496,7 +473,7 @@ fn paper_forms(figure: &Figure, kind: FigureKind) -> Vec<(&'static str, Figure)>
 pub fn draw_all(file: &ExperimentFile, dir: &Path, style: Style) -> Result<Vec<PathBuf>, String> {
     let mut written = Vec::new();
     let failed = failed_runs(dir);
-    let mut tables: BTreeMap<String, Table> = BTreeMap::new();
+    let mut tables: BTreeMap<TableName, Table> = BTreeMap::new();
     let paper = dir.join("paper");
     if style == Style::Paper {
         std::fs::create_dir_all(&paper).map_err(|e| format!("cannot create {}: {e}", paper.display()))?;
@@ -515,14 +492,18 @@ pub fn draw_all(file: &ExperimentFile, dir: &Path, style: Style) -> Result<Vec<P
             }
             continue;
         }
-        if !tables.contains_key(&spec.table) {
-            let mut t = Table::read(&dir.join(format!("{}.csv", spec.table)))?;
-            if spec.table == "steps" {
-                t.derive_steps();
+        let source = spec.source().ok_or_else(|| format!("figure {}: no table `{}`", spec.name, spec.table))?;
+        let table = match tables.entry(source) {
+            std::collections::btree_map::Entry::Occupied(read) => read.into_mut(),
+            std::collections::btree_map::Entry::Vacant(slot) => {
+                let mut t = Table::read(&dir.join(source.file()))?;
+                if source == TableName::Steps {
+                    t.derive_steps();
+                }
+                slot.insert(t)
             }
-            tables.insert(spec.table.clone(), t);
-        }
-        let table = &tables[&spec.table];
+        };
+        let table = &*table;
         let figure = match spec.kind {
             FigureKind::Profile => profile(spec, table, file),
             FigureKind::Dots => dots(spec, table, &failed),

@@ -22,7 +22,7 @@ pub(super) fn profile(spec: &FigureSpec, table: &Table, file: &ExperimentFile) -
     let mut solvers: Vec<String> = Vec::new();
     for row in table.rows.iter().filter(|r| keep(table, spec, r)) {
         let problem = pcols.iter().map(|&c| row[c].clone()).collect::<Vec<_>>().join(" / ");
-        let ok = status.is_none_or(|c| row[c] == "ok");
+        let ok = status.is_none_or(|c| row[c] == crate::tables::RunStatus::Ok.as_str());
         let v = table.num(row, metric);
         let v = if ok && v.is_finite() && v > 0.0 { v } else { f64::INFINITY };
         if !solvers.contains(&row[scol]) {

@@ -9,7 +9,8 @@ use solverlab_plot::LineStyle;
 
 use super::line_style;
 use crate::spec::{colour, FigureKind, FigureSpec, OneOrMany};
-use crate::tables::DERIVED_STEP_COLUMNS;
+use crate::tables::RunStatus;
+use crate::tables::{TableName, DERIVED_STEP_COLUMNS};
 
 /// A CSV table with derived columns.
 pub(super) struct Table {
@@ -111,11 +112,11 @@ pub(super) fn series_name(row: &[String], sc: &[usize], series_cols: &[String]) 
 /// Each run's status from `runs.csv` in `dir`, for the runs that did not end `ok` (empty when
 /// there is no runs.csv).
 pub(super) fn failed_runs(dir: &Path) -> BTreeMap<usize, String> {
-    let Ok(runs) = Table::read(&dir.join("runs.csv")) else { return BTreeMap::new() };
+    let Ok(runs) = Table::read(&dir.join(TableName::Runs.file())) else { return BTreeMap::new() };
     let (Some(rc), Some(sc)) = (runs.col("run"), runs.col("status")) else { return BTreeMap::new() };
     runs.rows
         .iter()
-        .filter(|r| r[sc] != "ok")
+        .filter(|r| r[sc] != RunStatus::Ok.as_str())
         .filter_map(|r| r[rc].parse().ok().map(|run| (run, r[sc].clone())))
         .collect()
 }
@@ -148,12 +149,13 @@ pub fn series_runs(spec: &FigureSpec, dir: &Path) -> Result<Vec<SeriesRuns>, Str
     if spec.kind == FigureKind::Snapshots {
         return Ok(Vec::new());
     }
-    let path = dir.join(format!("{}.csv", spec.table));
+    let table = spec.source().ok_or_else(|| format!("figure {}: no table `{}`", spec.name, spec.table))?;
+    let path = dir.join(table.file());
     let bad = |e: &dyn std::fmt::Display| format!("{}: {e}", path.display());
     let mut reader = csv::Reader::from_path(&path).map_err(|e| bad(&e))?;
     let mut head =
         Table { columns: reader.headers().map_err(|e| bad(&e))?.iter().map(String::from).collect(), rows: Vec::new() };
-    let mut derive = if spec.table == "steps" { Derive::new(&head.columns) } else { None };
+    let mut derive = if table == TableName::Steps { Derive::new(&head.columns) } else { None };
     if derive.is_some() {
         head.columns.extend(DERIVED_STEP_COLUMNS.map(String::from));
     }

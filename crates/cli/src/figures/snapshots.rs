@@ -8,10 +8,11 @@ use solverlab_plot::{Snapshot, View};
 
 use super::{keep, Table};
 use crate::spec::{ExperimentFile, FigureKind, FigureSpec};
+use crate::tables::TableName;
 
 pub(super) fn snapshots(spec: &FigureSpec, dir: &Path, out: &Path) -> Result<Vec<PathBuf>, String> {
-    let pos = Table::read(&dir.join("positions.csv"))?;
-    let sticks = Table::read(&dir.join("sticks.csv"))?;
+    let pos = Table::read(&dir.join(TableName::Positions.file()))?;
+    let sticks = Table::read(&dir.join(TableName::Sticks.file()))?;
     let (rc, fc, pc) = (pos.col("run").unwrap(), pos.col("frame").unwrap(), pos.col("particle").unwrap());
     let (xc, yc, zc, lc) =
         (pos.col("x").unwrap(), pos.col("y").unwrap(), pos.col("z").unwrap(), pos.col("label").unwrap());

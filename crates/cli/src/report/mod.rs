@@ -25,6 +25,7 @@ use serde_json::json;
 
 use crate::results::Meta;
 use crate::spec::ExperimentFile;
+use crate::tables::TableName;
 use crate::CliError;
 
 /// The default size budget of the page, in MB (10⁶ bytes).
@@ -246,7 +247,7 @@ fn parts(dir: &Path, single: bool, meta: &Meta) -> Result<Parts, CliError> {
                 o.frames.to_string(),
                 o.unconverged.to_string(),
                 format!("{:.3e}", o.peak_violation),
-                o.status.clone(),
+                o.status.to_string(),
                 hash,
             ]],
         };
@@ -272,7 +273,7 @@ fn parts(dir: &Path, single: bool, meta: &Meta) -> Result<Parts, CliError> {
                 add_svg(&spec.name, &svg_name, caption);
             }
         }
-        (text, Csv::read(&dir.join("runs.csv")).map_err(bad)?)
+        (text, Csv::read(&dir.join(TableName::Runs.file())).map_err(bad)?)
     };
     let run_list: Vec<serde_json::Value> =
         meta.runs.iter().map(|e| json!({"run": e["run"], "label": e["label"], "scene": e["scene"]})).collect();
@@ -338,24 +339,27 @@ pub fn write(dir: &Path, out: &Path, budget_mb: f64) -> Result<usize, CliError> 
     let bad = |m: String| CliError::Input(format!("report: {m}"));
     let single = crate::single::is_single(dir);
     if !single
-        && (!dir.join("meta.json").exists() || !dir.join("experiment.toml").exists() || !dir.join("runs.csv").exists())
+        && (!dir.join("meta.json").exists()
+            || !dir.join("experiment.toml").exists()
+            || !dir.join(TableName::Runs.file()).exists())
     {
         return Err(bad(format!(
             "{here} is not a results folder (it needs meta.json, experiment.toml and runs.csv, as `solverlab run` \
              writes them, or meta.json and steps.csv, as `solverlab simulate` writes them)"
         )));
     }
-    if !dir.join("positions.csv").exists() {
+    if !dir.join(TableName::Positions.file()).exists() {
         return Err(bad(format!("{here} has no positions.csv; re-run with positions recorded")));
     }
     let meta = Meta::read(dir).map_err(bad)?;
     let parts = parts(dir, single, &meta)?;
     let budget = (budget_mb * 1e6).floor() as usize;
-    let tables: u64 = ["positions.csv", "bodies.csv", "contacts.csv", "steps.csv"]
-        .iter()
-        .filter_map(|t| std::fs::metadata(dir.join(t)).ok())
-        .map(|m| m.len() / 1_000_000)
-        .sum();
+    let tables: u64 =
+        [TableName::Positions.file(), TableName::Bodies.file(), TableName::Contacts.file(), TableName::Steps.file()]
+            .iter()
+            .filter_map(|t| std::fs::metadata(dir.join(t)).ok())
+            .map(|m| m.len() / 1_000_000)
+            .sum();
     let progress = crate::progress::Progress::new(2 * tables, "MB read", &format!("report {}", meta.experiment));
     let survey = replay::survey(dir, &progress).map_err(failed)?;
     let no_replay = "<p class=\"note\">No positions were recorded, so there is no replay. Add <code>positions_every = \

@@ -14,6 +14,7 @@ use serde_json::json;
 
 use crate::progress::Progress;
 use crate::results::Meta;
+use crate::tables::TableName;
 
 /// Rows between two looks at the interrupt flag.
 const CHECK_EVERY: u64 = 65_536;
@@ -153,7 +154,7 @@ fn count_frame(state: &mut (u64, Option<u64>), frame: u64) -> bool {
 pub fn survey(dir: &Path, progress: &Progress) -> Result<Option<Survey>, String> {
     let mut runs: BTreeMap<usize, RunSurvey> = BTreeMap::new();
     let mut seen: BTreeMap<usize, (u64, Option<u64>)> = BTreeMap::new();
-    if let Some(mut t) = Rows::open(&dir.join("positions.csv"), progress)? {
+    if let Some(mut t) = Rows::open(&dir.join(TableName::Positions.file()), progress)? {
         let c = t.columns(&["run", "frame", "particle"])?;
         while let Some(row) = t.next()? {
             let run = run_of(row, c[0]);
@@ -164,7 +165,7 @@ pub fn survey(dir: &Path, progress: &Progress) -> Result<Option<Survey>, String>
             r.particles = r.particles.max(int(row, c[2]) as usize + 1);
         }
     }
-    if let Some(mut t) = Rows::open(&dir.join("shapes.csv"), progress)? {
+    if let Some(mut t) = Rows::open(&dir.join(TableName::Shapes.file()), progress)? {
         let c = t.columns(&["run", "body", "shape", "hx", "hy", "hz", "radius", "half_height"])?;
         while let Some(row) = t.next()? {
             let r = runs.entry(run_of(row, c[0])).or_default();
@@ -181,7 +182,7 @@ pub fn survey(dir: &Path, progress: &Progress) -> Result<Option<Survey>, String>
     // drawn by their particles and sticks already).
     let mut body_frames: BTreeMap<usize, (u64, Option<u64>)> = BTreeMap::new();
     let mut any_body = false;
-    if let Some(mut t) = Rows::open(&dir.join("bodies.csv"), progress)? {
+    if let Some(mut t) = Rows::open(&dir.join(TableName::Bodies.file()), progress)? {
         let c = t.columns(&["run", "frame", "body"])?;
         while let Some(row) = t.next()? {
             any_body = true;
@@ -202,7 +203,7 @@ pub fn survey(dir: &Path, progress: &Progress) -> Result<Option<Survey>, String>
     if runs.values().all(|r| r.frames == 0) && !any_body {
         return Ok(None);
     }
-    if let Some(mut t) = Rows::open(&dir.join("contacts.csv"), progress)? {
+    if let Some(mut t) = Rows::open(&dir.join(TableName::Contacts.file()), progress)? {
         let c = t.columns(&["run"])?;
         while let Some(row) = t.next()? {
             if let Some(r) = runs.get_mut(&run_of(row, c[0])) {
@@ -210,7 +211,7 @@ pub fn survey(dir: &Path, progress: &Progress) -> Result<Option<Survey>, String>
             }
         }
     }
-    if let Some(mut t) = Rows::open(&dir.join("sticks.csv"), progress)? {
+    if let Some(mut t) = Rows::open(&dir.join(TableName::Sticks.file()), progress)? {
         let c = t.columns(&["run", "a", "b", "rest"])?;
         // Folders written before the `sense` column have equality sticks only.
         let sense = t.column("sense");
@@ -225,7 +226,7 @@ pub fn survey(dir: &Path, progress: &Progress) -> Result<Option<Survey>, String>
             }
         }
     }
-    if let Some(mut t) = Rows::open(&dir.join("colliders.csv"), progress)? {
+    if let Some(mut t) = Rows::open(&dir.join(TableName::Colliders.file()), progress)? {
         let c = t.columns(&["run", "kind", "ax", "ay", "az", "bx", "by", "bz"])?;
         while let Some(row) = t.next()? {
             if let Some(r) = runs.get_mut(&run_of(row, c[0])) {
@@ -305,7 +306,7 @@ pub fn collect(
     let step = step.max(1);
     let mut kept: BTreeMap<usize, Kept> = survey.runs.keys().map(|&r| (r, Kept::default())).collect();
     let mut ordinal: BTreeMap<usize, (u64, Option<u64>)> = BTreeMap::new();
-    if let Some(mut t) = Rows::open(&dir.join("positions.csv"), progress)? {
+    if let Some(mut t) = Rows::open(&dir.join(TableName::Positions.file()), progress)? {
         let c = t.columns(&["run", "frame", "particle", "x", "y", "z"])?;
         while let Some(row) = t.next()? {
             let run = run_of(row, c[0]);
@@ -324,7 +325,7 @@ pub fn collect(
             }
         }
     }
-    if let Some(mut t) = Rows::open(&dir.join("bodies.csv"), progress)? {
+    if let Some(mut t) = Rows::open(&dir.join(TableName::Bodies.file()), progress)? {
         let c = t.columns(&["run", "frame", "body", "cx", "cy", "cz", "qw", "qx", "qy", "qz"])?;
         let mut body_ordinal: BTreeMap<usize, (u64, Option<u64>)> = BTreeMap::new();
         while let Some(row) = t.next()? {
@@ -344,7 +345,7 @@ pub fn collect(
             }
         }
     }
-    if let Some(mut t) = Rows::open(&dir.join("contacts.csv"), progress)? {
+    if let Some(mut t) = Rows::open(&dir.join(TableName::Contacts.file()), progress)? {
         let c = t.columns(&["run", "frame", "x", "y", "z", "nx", "ny", "nz"])?;
         while let Some(row) = t.next()? {
             let Some(k) = kept.get_mut(&run_of(row, c[0])) else { continue };
@@ -360,7 +361,7 @@ pub fn collect(
         k.stats = vec![None; k.frames.len()];
     }
     let mut next: BTreeMap<usize, (usize, Option<[f32; 3]>)> = BTreeMap::new();
-    if let Some(mut t) = Rows::open(&dir.join("steps.csv"), progress)? {
+    if let Some(mut t) = Rows::open(&dir.join(TableName::Steps.file()), progress)? {
         let c = t.columns(&["run", "frame", "violation", "kinetic_energy", "potential_energy", "iterations"])?;
         while let Some(row) = t.next()? {
             let run = run_of(row, c[0]);

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use serde::Deserialize;
 
 use super::{sweep_columns, ExperimentFile};
-use crate::tables::columns_of;
+use crate::tables::{columns_of, TableName, FIGURE_TABLES};
 
 /// Kinds of figure.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
@@ -183,7 +183,8 @@ pub struct FigureSpec {
     /// Kind (default `lines`).
     #[serde(default)]
     pub kind: FigureKind,
-    /// Table: steps, runs, trace, convergence, frozen_trace (default steps).
+    /// Table: steps, runs, trace, convergence, frozen_trace, forces (default steps); see
+    /// [`FigureSpec::source`].
     #[serde(default = "steps")]
     pub table: String,
     /// x column.
@@ -225,10 +226,12 @@ pub struct FigureSpec {
     pub columns: Option<usize>,
     /// PNG pixels per SVG pixel, 1 to 4 (default 1; the SVG is the print version).
     pub png_scale: Option<u32>,
-    /// Adds an analytic series: `incline` draws Coulomb's `a = g·max(0, sin θ − μ cos θ)` against
-    /// x = `scene.angle` (degrees), with μ from the first scene's `friction` (default 0.5);
-    /// `spring` draws the undamped oscillator of the `spring` scene,
-    /// `x(t) = rest + (start − rest)·cos(t/√(m·α))`, from the first scene's parameters.
+    /// Adds an analytic series, its constants read from the first scene as its runs resolve it
+    /// (`set` applied): `incline` draws Coulomb's `a = g·max(0, sin θ − μ cos θ)` against
+    /// x = `scene.angle` (degrees), with `g` the norm of the scene's gravity and μ its plane's
+    /// friction; `spring` draws the undamped oscillator of the `spring` scene,
+    /// `x(t) = rest + (start − rest)·cos(t/√(m·α))`, with the rest length, the starting length,
+    /// the compliance α and the free particle's mass `m` of its stick.
     pub analytic: Option<String>,
     /// x axis title (default: the column's name and unit).
     pub xlabel: Option<String>,
@@ -253,10 +256,17 @@ pub struct FigureSpec {
 }
 
 fn steps() -> String {
-    "steps".into()
+    TableName::Steps.name().into()
 }
 
 impl FigureSpec {
+    /// The table the figure draws from: `None` when `table` names no table a figure may draw
+    /// from ([`FIGURE_TABLES`]), which [`FigureSpec::validate`] refuses for every kind but
+    /// `snapshots` (they read positions.csv and sticks.csv).
+    pub fn source(&self) -> Option<TableName> {
+        TableName::figure(&self.table)
+    }
+
     /// Checks names, tables and columns against the experiment.
     pub fn validate(&self, file: &ExperimentFile) -> Result<(), String> {
         super::plain_name(&self.name).map_err(|p| format!("name: {p}: it is the figure files' stem"))?;
@@ -331,10 +341,8 @@ impl FigureSpec {
             }
             FigureKind::Profile => {
                 let metric = self.metric.as_deref().ok_or("metric: a profile needs a metric column")?;
-                if !crate::tables::FIGURE_TABLES.contains(&self.table.as_str())
-                    || !columns_of(&self.table, &sweep_columns(file)).iter().any(|c| c == metric)
-                {
-                    let cols = columns_of(&self.table, &sweep_columns(file));
+                let cols = columns_of(self.source(), &sweep_columns(file));
+                if self.source().is_none() || !cols.iter().any(|c| c == metric) {
                     let hint = solverlab_core::names::did_you_mean(metric, cols.iter().map(String::as_str));
                     return Err(format!("metric: no column `{metric}` in table `{}`{hint}", self.table));
                 }
@@ -342,15 +350,12 @@ impl FigureSpec {
             }
             FigureKind::Lines | FigureKind::Dots => {}
         }
-        if !crate::tables::FIGURE_TABLES.contains(&self.table.as_str()) {
-            let hint = solverlab_core::names::did_you_mean(&self.table, crate::tables::FIGURE_TABLES.iter().copied());
-            return Err(format!(
-                "table: `{}`{hint} is not one of {}",
-                self.table,
-                crate::tables::FIGURE_TABLES.join(", ")
-            ));
+        if self.source().is_none() {
+            let names = FIGURE_TABLES.map(TableName::name);
+            let hint = solverlab_core::names::did_you_mean(&self.table, names.iter().copied());
+            return Err(format!("table: `{}`{hint} is not one of {}", self.table, names.join(", ")));
         }
-        let cols = columns_of(&self.table, &sweep_columns(file));
+        let cols = columns_of(self.source(), &sweep_columns(file));
         let has = |c: &str| cols.iter().any(|x| x == c);
         let hint = |c: &str| solverlab_core::names::did_you_mean(c, cols.iter().map(String::as_str));
         if !has(&self.x) {

@@ -87,6 +87,18 @@ pub struct SceneSpec {
     pub label: Option<String>,
 }
 
+impl SceneSpec {
+    /// The `set` overrides as `--set` gives them, `key=value`, in key order.
+    pub fn sets(&self) -> Vec<String> {
+        self.set.iter().map(|(k, v)| format!("{k}={v}")).collect()
+    }
+
+    /// The scene as a run without a `scene.KEY` sweep resolves it (`dt` from `set` included).
+    pub fn resolve(&self) -> Result<Scene, solverlab_scenes::SceneError> {
+        solverlab_scenes::resolve(&self.name, &self.sets())
+    }
+}
+
 /// One `[[solver]]`: a preset, or a full table, plus overrides.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -425,7 +437,7 @@ impl Experiment {
                 merged.extend(solver.sweep.iter().map(|(k, v)| (k.clone(), v.clone())));
                 for combo in &product(&merged) {
                     let mut table = base.clone();
-                    let mut sets: Vec<String> = scene.set.iter().map(|(k, v)| format!("{k}={v}")).collect();
+                    let mut sets = scene.sets();
                     let (mut frames, mut dt, mut substeps) = (file.frames, file.dt, file.substeps);
                     for (key, value) in combo {
                         if let Some(k) = key.strip_prefix("solver.") {

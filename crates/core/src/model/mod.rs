@@ -176,19 +176,44 @@ pub struct Block {
     pub restitution: f64,
 }
 
-/// A scene event: box body `body` leaves the scene at `time` (s), for example the heavy top of
-/// a stack (Solver2D's warm-start energy test). From the first step that ends at or after
-/// `time`, its particles are parked at rest at their initial positions plus [`PARK_OFFSET`], far
-/// from everything, and the metrics leave them out; a removed rigid body is parked the same way,
-/// at rest and asleep, so that no solver moves it.
+/// A scene event: `body` leaves the scene at `time` (s), for example the heavy top of a stack
+/// (Solver2D's warm-start energy test). From the first step that ends at or after `time`, a box
+/// body's particles are parked at rest at their initial positions plus [`PARK_OFFSET`], far from
+/// everything, and the metrics leave them out; a removed rigid body is parked the same way, at
+/// rest and asleep, so that no solver moves it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Removal {
-    /// Index into [`Scene::bodies`], or into [`Scene::rigid`] when `rigid`.
-    pub body: usize,
-    /// Whether `body` names a 6-DoF rigid body.
-    pub rigid: bool,
+    /// The body that leaves, named by the array it indexes.
+    pub body: RemovedBody,
     /// When it leaves (s).
     pub time: f64,
+}
+
+/// The body a [`Removal`] takes out, by the array its index refers to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RemovedBody {
+    /// A box body carried by particles: an index into [`Scene::bodies`].
+    BoxBody(usize),
+    /// A 6-DoF rigid body: an index into [`Scene::rigid`].
+    Rigid(usize),
+}
+
+impl Removal {
+    /// The index into [`Scene::bodies`] of the box body that leaves by `time`, if it is one.
+    pub fn box_body_by(&self, time: f64) -> Option<usize> {
+        match self.body {
+            RemovedBody::BoxBody(k) if self.time <= time => Some(k),
+            _ => None,
+        }
+    }
+
+    /// The index into [`Scene::rigid`] of the rigid body that leaves by `time`, if it is one.
+    pub fn rigid_body_by(&self, time: f64) -> Option<usize> {
+        match self.body {
+            RemovedBody::Rigid(k) if self.time <= time => Some(k),
+            _ => None,
+        }
+    }
 }
 
 /// Where removed bodies wait, relative to their initial positions (m).
@@ -277,9 +302,9 @@ impl Scene {
     /// body has been removed by then.
     pub fn removed_particles(&self, time: f64) -> Option<Vec<bool>> {
         let mut gone: Option<Vec<bool>> = None;
-        for r in self.removals.iter().filter(|r| !r.rigid && r.time <= time) {
+        for body in self.removals.iter().filter_map(|r| r.box_body_by(time)) {
             let g = gone.get_or_insert_with(|| vec![false; self.particles.len()]);
-            for &i in &self.bodies[r.body].particles {
+            for &i in &self.bodies[body].particles {
                 g[i] = true;
             }
         }
@@ -288,7 +313,7 @@ impl Scene {
 
     /// Whether rigid body `k` has left the scene at or before `time`.
     pub fn rigid_removed(&self, k: usize, time: f64) -> bool {
-        self.removals.iter().any(|r| r.rigid && r.body == k && r.time <= time)
+        self.removals.iter().any(|r| r.rigid_body_by(time) == Some(k))
     }
 
     /// Whether joint `j` still holds at `time`: a joint leaves the scene with either of its

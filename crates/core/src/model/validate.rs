@@ -1,7 +1,7 @@
 //! A scene's own invariants ([`Scene::validate`]): one function per kind of item, in the order
 //! the checks run (the first error found is the one reported).
 
-use super::{Kind, ModelError, Scene, MASS, MAX_COORDINATE, MAX_SPEED, MAX_SPIN, SIZE};
+use super::{Kind, ModelError, RemovedBody, Scene, MASS, MAX_COORDINATE, MAX_SPEED, MAX_SPIN, SIZE};
 use crate::rigid::{JointKind, Shape};
 use crate::Vec3;
 
@@ -193,17 +193,20 @@ fn blocks(s: &Scene) -> Check {
 
 fn removals(s: &Scene) -> Check {
     for (k, r) in s.removals.iter().enumerate() {
-        if r.rigid && r.body >= s.rigid.len() {
-            return err(
-                format!("removal[{k}].rigid"),
-                format!("rigid index {} out of range (the scene has {} rigid bodies)", r.body, s.rigid.len()),
-            );
-        }
-        if !r.rigid && r.body >= s.bodies.len() {
-            return err(
-                format!("removal[{k}].body"),
-                format!("body index {} out of range (the scene has {} bodies)", r.body, s.bodies.len()),
-            );
+        match r.body {
+            RemovedBody::Rigid(i) if i >= s.rigid.len() => {
+                return err(
+                    format!("removal[{k}].rigid"),
+                    format!("rigid index {i} out of range (the scene has {} rigid bodies)", s.rigid.len()),
+                );
+            }
+            RemovedBody::BoxBody(i) if i >= s.bodies.len() => {
+                return err(
+                    format!("removal[{k}].body"),
+                    format!("body index {i} out of range (the scene has {} bodies)", s.bodies.len()),
+                );
+            }
+            _ => {}
         }
         if !(r.time >= 0.0 && r.time.is_finite()) {
             return err(format!("removal[{k}].time"), format!("{} must be a time ≥ 0 in seconds", r.time));

@@ -6,7 +6,7 @@
 //! heavier than the others.
 
 use solverlab_core::bodies::{weights, BoxBody};
-use solverlab_core::model::Removal;
+use solverlab_core::model::{Removal, RemovedBody};
 use solverlab_core::{EmbeddedPoint, Particle, Plane, Scene, Vec3};
 
 use super::Builtin;
@@ -59,7 +59,7 @@ fn build_energy(p: &Params) -> Result<Scene, ParamError> {
         add_box(&mut scene, centre, l.size, m, l.friction);
     }
     scene.planes.push(Plane { normal: Vec3::y(), offset: 0.0, friction: l.friction, restitution: 0.0 });
-    scene.removals.push(Removal { body: 2, rigid: false, time: remove_at });
+    scene.removals.push(Removal { body: RemovedBody::BoxBody(2), time: remove_at });
     Ok(scene)
 }
 

@@ -3,6 +3,7 @@
 //! Units are SI throughout. Jakobsen's examples use a box of 1000 units and a stick of 100; the
 //! builtins scale these to a 10 m box and 1 m stick, which keeps the ratios.
 
+pub mod avbd_demo;
 pub mod balls;
 pub mod box_stack;
 pub mod chain;
@@ -83,6 +84,7 @@ pub fn builtins() -> Vec<Builtin> {
         solver2d::CIRCLE_STACK,
         solver2d::CONFINED,
         solver2d::RUSH,
+        avbd_demo::STACK_RATIO,
     ]
 }
 

@@ -543,6 +543,7 @@ fn build_joint_grid(p: &Params) -> Result<Scene, ParamError> {
 fn build_energy(p: &Params) -> Result<Scene, ParamError> {
     let (l, remove_at) = super::box_stack::energy_layout(p)?;
     let mut scene = rigid_boxes("rigid-warm-start-energy", l);
-    scene.removals.push(solverlab_core::model::Removal { body: 2, rigid: true, time: remove_at });
+    let body = solverlab_core::model::RemovedBody::Rigid(2);
+    scene.removals.push(solverlab_core::model::Removal { body, time: remove_at });
     Ok(scene)
 }

@@ -88,7 +88,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 use solverlab_core::bodies::BoxBody;
-use solverlab_core::model::Removal;
+use solverlab_core::model::{Removal, RemovedBody};
 use solverlab_core::rigid::{Joint, JointKind, RigidBody, Shape, DEFAULT_FRICTION};
 use solverlab_core::{
     Block, BoxCollider, Constraint, EmbeddedPoint, Kind, Particle, Plane, Scene, Sense, Sphere, Vec3,
@@ -328,9 +328,9 @@ impl SceneFile {
             scene.bodies.push(BoxBody { particles, half: v3(b.half), friction: b.friction });
         }
         for (k, r) in self.removals.iter().enumerate() {
-            let (field, index, rigid) = match (r.body, r.rigid) {
-                (Some(b), None) => ("body", b, false),
-                (None, Some(b)) => ("rigid", b, true),
+            let (field, index, body): (_, _, fn(usize) -> RemovedBody) = match (r.body, r.rigid) {
+                (Some(b), None) => ("body", b, RemovedBody::BoxBody),
+                (None, Some(b)) => ("rigid", b, RemovedBody::Rigid),
                 _ => {
                     return Err(err(
                         format!("removal[{k}]"),
@@ -341,7 +341,7 @@ impl SceneFile {
             if index < 0 {
                 return Err(err(format!("removal[{k}].{field}"), format!("index {index} is negative")));
             }
-            scene.removals.push(Removal { body: index as usize, rigid, time: r.time });
+            scene.removals.push(Removal { body: body(index as usize), time: r.time });
         }
         for b in &self.blocks {
             scene.blocks.push(Block {
@@ -446,10 +446,12 @@ impl SceneFile {
             removals: scene
                 .removals
                 .iter()
-                .map(|r| RemovalFile {
-                    body: (!r.rigid).then_some(r.body as i64),
-                    rigid: r.rigid.then_some(r.body as i64),
-                    time: r.time,
+                .map(|r| {
+                    let (body, rigid) = match r.body {
+                        RemovedBody::BoxBody(k) => (Some(k as i64), None),
+                        RemovedBody::Rigid(k) => (None, Some(k as i64)),
+                    };
+                    RemovalFile { body, rigid, time: r.time }
                 })
                 .collect(),
             blocks: scene

@@ -91,7 +91,8 @@ fn rigid_bodies_round_trip_with_their_mass_properties() {
     assert_eq!(s, again);
     // A rigid body's removal round-trips as `rigid = k`.
     let s = parse(&format!("{PENDULUM}{RIGID}\n[[removal]]\nrigid = 1\ntime = 2.0\n"), "r.toml").unwrap();
-    assert_eq!(s.removals, vec![solverlab_core::model::Removal { body: 1, rigid: true, time: 2.0 }]);
+    let body = solverlab_core::model::RemovedBody::Rigid(1);
+    assert_eq!(s.removals, vec![solverlab_core::model::Removal { body, time: 2.0 }]);
     let text = SceneFile::from_scene(&s).to_toml();
     assert!(text.contains("rigid = 1") && !text.contains("body = 1"), "{text}");
     assert_eq!(parse(&text, "again").unwrap(), s);

@@ -1,6 +1,6 @@
 //! The shared floor: what more than one solver family uses, so that no family imports another.
 //!
-//! * [`check`]: the range checks of every family's settings (the same message for the same kind
+//! * `check`: the range checks of every family's settings (the same message for the same kind
 //!   of parameter);
 //! * [`order`]: visiting orders and the particle blocks of the parallel coloured sweeps;
 //! * `stop`: the stopping test and the report of each iteration, which every family's loop
@@ -9,7 +9,7 @@
 //!   velocities and forces): the relaxation family's rigid step, whose prediction, contacts,
 //!   friction passes and velocities the Newton family shares;
 //! * the parallel threshold [`PARALLEL_ROWS`] of the particle sweeps (relaxation and PGS), the
-//!   one-instruction maximum [`larger`] of the residuals and [`on_worker`], which runs an
+//!   one-instruction maximum `larger` of the residuals and `on_worker`, which runs an
 //!   iteration with parallel passes on a pool worker.
 
 pub(crate) mod check;

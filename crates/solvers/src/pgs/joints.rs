@@ -39,7 +39,7 @@ use solverlab_core::rigid::joint_rows::{hinge, relative_rotation, Hinge};
 use solverlab_core::rigid::{Joint, JointFrame, JointKind, RigidState};
 use solverlab_core::Vec3;
 
-use super::rows::soft;
+use super::rows::{soft, Pass};
 use super::{Feedback, PgsConfig};
 
 /// One row: its coefficients on `(v_a, ω_a, v_b, ω_b)`.
@@ -328,16 +328,18 @@ impl JointRows {
     }
 
     /// One visit of the velocity rows; returns the largest velocity residual and `Σ Δλ²`.
-    /// `biased = false` (the relax pass) drops the bias of the rigid rows (the limit row keeps
-    /// its speculative part); compliant rows keep their spring (physics, not stabilisation).
+    /// [`Pass::Relax`] drops the bias of the rigid rows (the limit row keeps its speculative
+    /// part); compliant rows keep their spring (physics, not stabilisation). The split rows are
+    /// the contacts' only: [`Pass::Split`] is taken as [`Pass::Relax`] here.
     pub(super) fn solve<V: Velocities + ?Sized>(
         &mut self,
         vel: &mut V,
         inv_m: &[f64],
         inv_i: &[Matrix3<f64>],
         omega: f64,
-        biased: bool,
+        pass: Pass,
     ) -> (f64, f64) {
+        let biased = pass == Pass::Biased;
         let cdot = self.cdot(vel);
         let spring = self.gamma.component_mul(&self.lambda);
         let mut residual = cdot + spring;

@@ -145,7 +145,7 @@ use solverlab_core::Vec3;
 
 use crate::common::order::{greedy_coloring, Order, Ordering};
 use crate::common::stop::{Residuals, Stopping};
-use crate::common::xpbd::RigidXpbd;
+use crate::common::xpbd::{RigidXpbd, Update};
 use crate::ConfigError;
 
 /// One row group the sweep visits: a stick (one row) or a pin on a movable particle (three).

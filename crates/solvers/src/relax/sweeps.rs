@@ -83,8 +83,11 @@ impl RelaxSolver {
             (_, None) => self.jacobi_sweep(state, ctx.h, k),
         });
         if ctx.scene.has_rigid() {
-            let jacobi = self.cfg.mode != Mode::GaussSeidel;
-            residual = residual.max(self.rigid.sweep(ctx.scene, &mut state.rigid, jacobi, scale, ctx.h));
+            let update = match self.cfg.mode {
+                Mode::GaussSeidel => Update::GaussSeidel,
+                _ => Update::Jacobi,
+            };
+            residual = residual.max(self.rigid.sweep(ctx.scene, &mut state.rigid, update, scale, ctx.h));
         }
         if cheb.on && cheb.estimate {
             let change = kernel::change_norm2(&state.x, &self.cheb_cur.0, &self.w).sqrt();

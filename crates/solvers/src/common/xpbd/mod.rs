@@ -101,8 +101,8 @@ pub(crate) struct RigidXpbd {
     /// Jacobi: the poses at the start of the sweep (kept between sweeps, so that the iteration
     /// loop allocates nothing for them).
     frozen: Vec<RigidState>,
-    /// Whether the current sweep is a Jacobi sweep.
-    jacobi: bool,
+    /// How the current sweep applies its rows.
+    update: Update,
     forces: Vec<ContactForce>,
     /// Per joint, whether it holds this step (a joint leaves with a removed body).
     active: Vec<bool>,
@@ -111,6 +111,17 @@ pub(crate) struct RigidXpbd {
     joint_push: Vec<(Vec3, Vec3)>,
     /// The step (s).
     h: f64,
+}
+
+/// How a sweep ([`RigidXpbd::sweep`]) applies its rows.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) enum Update {
+    /// Each row at the poses the rows before it left, its correction applied at once.
+    #[default]
+    GaussSeidel,
+    /// Every row at the poses of the sweep's start; the corrections averaged per body and applied
+    /// at the sweep's end.
+    Jacobi,
 }
 
 /// Which multiplier a pending Jacobi change belongs to.
@@ -170,7 +181,7 @@ impl RigidXpbd {
     /// contacts' normal multipliers as they are: the Newton family's friction (its normal rows
     /// are solved as one system, its friction as the relaxation family's).
     pub(crate) fn friction_passes(&mut self, st: &mut [RigidState], passes: usize) {
-        self.jacobi = false;
+        self.update = Update::GaussSeidel;
         let mut rows = Vec::with_capacity(1);
         let count = self.contacts.len();
         for c in (0..passes).flat_map(|_| 0..count) {

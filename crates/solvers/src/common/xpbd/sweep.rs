@@ -6,13 +6,14 @@ use solverlab_core::rigid::joint_rows::{anchors, hinge, relative_rotation, Ancho
 use solverlab_core::rigid::{rotate, JointKind, RigidState};
 use solverlab_core::{Scene, Vec3};
 
-use super::{Fix, Pending, RigidXpbd};
+use super::{Fix, Pending, RigidXpbd, Update};
 
 impl RigidXpbd {
     /// One sweep (step 3); returns the largest correction asked for (m or rad).
-    pub(crate) fn sweep(&mut self, scene: &Scene, st: &mut [RigidState], jacobi: bool, omega: f64, h: f64) -> f64 {
+    pub(crate) fn sweep(&mut self, scene: &Scene, st: &mut [RigidState], update: Update, omega: f64, h: f64) -> f64 {
         let mut residual = 0.0_f64;
-        self.jacobi = jacobi;
+        self.update = update;
+        let jacobi = update == Update::Jacobi;
         self.pending.clear();
         // Jacobi reads every row at the sweep's start: a copy of the poses, and sums per body.
         let mut frozen = std::mem::take(&mut self.frozen);
@@ -114,7 +115,7 @@ impl RigidXpbd {
             let w = self.w(a, &ra, &n) + b.map_or(0.0, |k| self.w(Some(k), &rb, &n));
             if w + alpha > 0.0 {
                 let dl = omega * (c - alpha * self.joint_lambda[j]) / (w + alpha);
-                if self.jacobi {
+                if self.update == Update::Jacobi {
                     self.pending.push((Pending::Joint(j), dl, n * dl));
                 } else {
                     self.joint_lambda[j] += dl;
@@ -151,7 +152,7 @@ impl RigidXpbd {
             let w = self.w_rot(a, &n) + self.w_rot(b, &n);
             if w > 0.0 {
                 let turn = n * (omega * theta / w);
-                if self.jacobi {
+                if self.update == Update::Jacobi {
                     self.pending.push((Pending::JointTurn(j), 0.0, turn));
                 } else {
                     self.joint_push[j].1 += turn;
@@ -175,7 +176,7 @@ impl RigidXpbd {
         let w = self.w(a, &(pa - st[k.a].x), &k.n) + b.map_or(0.0, |j| self.w(Some(j), &(pb - st[j].x), &k.n));
         if w > 0.0 {
             let dl = (k.floor - depth) / w;
-            if self.jacobi {
+            if self.update == Update::Jacobi {
                 self.pending.push((Pending::Normal(c), dl, Vec3::zeros()));
             } else {
                 self.contacts[c].ln += dl;
@@ -215,7 +216,7 @@ impl RigidXpbd {
             lt *= limit / lt.norm();
         }
         let change = lt - k.lt;
-        if self.jacobi {
+        if self.update == Update::Jacobi {
             self.pending.push((Pending::Tangent(c), 0.0, change));
         } else {
             self.contacts[c].lt = lt;

@@ -8,7 +8,7 @@ impl RigidSi {
     pub(in crate::pgs) fn finish(&mut self, scene: &Scene, st: &mut [RigidState], cfg: &PgsConfig, h: f64) {
         for k in 0..self.points.len() {
             let p = self.points[k];
-            let vn = p.n.dot(&(self.vrel(st, &p, false) + self.vrel(st, &p, true)));
+            let vn = p.n.dot(&(self.vrel(st, &p, Velocity::Real) + self.vrel(st, &p, Velocity::Pseudo)));
             self.points[k].s_end = p.s + h * vn;
         }
         for (k, (b, s)) in scene.rigid.iter().zip(st.iter_mut()).enumerate() {
@@ -26,7 +26,7 @@ impl RigidSi {
         }
         for _ in 0..cfg.relax_iterations {
             for g in 0..self.groups.len() {
-                self.sweep(g, st, cfg.omega, false, h);
+                self.sweep(g, st, cfg.omega, Pass::Relax, h);
             }
         }
         self.joint_forces.clear();
@@ -41,10 +41,10 @@ impl RigidSi {
             for k in start..end {
                 let p = self.points[k];
                 if p.e > 0.0 && p.vn0 < -cfg.restitution_threshold && p.ln > 0.0 {
-                    let vn = p.n.dot(&self.vrel(st, &p, false));
+                    let vn = p.n.dot(&self.vrel(st, &p, Velocity::Real));
                     let new = (p.ln - p.mn * (vn + p.e * p.vn0)).max(0.0);
                     self.points[k].ln = new;
-                    self.apply(st, &p, p.n * (new - p.ln), false);
+                    self.apply(st, &p, p.n * (new - p.ln), Velocity::Real);
                 }
             }
         }

@@ -77,7 +77,7 @@ mod finish;
 mod prepare;
 mod sweep;
 
-use super::rows::soft;
+use super::rows::{soft, Pass};
 use super::{Feedback, FrictionCone, PgsConfig};
 use sweep::pseudo_inverse;
 
@@ -195,6 +195,16 @@ pub(super) struct RigidSi {
     block: bool,
 }
 
+/// Which velocities an impulse reads and changes: the bodies' own, or the pseudo velocities of
+/// the split rows (`split_impulse`), which move the positions in this step only.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Velocity {
+    /// The bodies' velocities `v`, `ω`.
+    Real,
+    /// The pseudo velocities `v_p`, `ω_p`.
+    Pseudo,
+}
+
 /// A contact point's normal impulse kept for the next step: (feature id, world point, impulse).
 type WarmPoint = (u32, Vec3, f64);
 
@@ -220,13 +230,16 @@ impl RigidSi {
         &self.joint_forces
     }
 
-    fn vrel(&self, st: &[RigidState], p: &Point, pseudo: bool) -> Vec3 {
-        self.vrel_at(st, p.a, p.b, &p.ra, &p.rb, pseudo)
+    fn vrel(&self, st: &[RigidState], p: &Point, which: Velocity) -> Vec3 {
+        self.vrel_at(st, p.a, p.b, &p.ra, &p.rb, which)
     }
 
     /// The velocity of the point with arms `ra`, `rb` on body `a` relative to `b`.
-    fn vrel_at(&self, st: &[RigidState], a: usize, b: Option<usize>, ra: &Vec3, rb: &Vec3, pseudo: bool) -> Vec3 {
-        let v = |k: usize| if pseudo { (self.vp[k], self.wp[k]) } else { (st[k].v, st[k].w) };
+    fn vrel_at(&self, st: &[RigidState], a: usize, b: Option<usize>, ra: &Vec3, rb: &Vec3, which: Velocity) -> Vec3 {
+        let v = |k: usize| match which {
+            Velocity::Pseudo => (self.vp[k], self.wp[k]),
+            Velocity::Real => (st[k].v, st[k].w),
+        };
         let (va, wa) = v(a);
         let mut rel = va + wa.cross(ra);
         if let Some(b) = b {
@@ -236,8 +249,8 @@ impl RigidSi {
         rel
     }
 
-    fn apply(&mut self, st: &mut [RigidState], p: &Point, impulse: Vec3, pseudo: bool) {
-        self.apply_at(st, p.a, p.b, &p.ra, &p.rb, impulse, Vec3::zeros(), pseudo);
+    fn apply(&mut self, st: &mut [RigidState], p: &Point, impulse: Vec3, which: Velocity) {
+        self.apply_at(st, p.a, p.b, &p.ra, &p.rb, impulse, Vec3::zeros(), which);
     }
 
     /// Applies `impulse` (N·s) at the point with arms `ra`, `rb` and an angular impulse `spin`
@@ -252,26 +265,32 @@ impl RigidSi {
         rb: &Vec3,
         impulse: Vec3,
         spin: Vec3,
-        pseudo: bool,
+        which: Velocity,
     ) {
         let dva = impulse * self.inv_m[a];
         let dwa = self.inv_i[a] * (ra.cross(&impulse) + spin);
-        if pseudo {
-            self.vp[a] += dva;
-            self.wp[a] += dwa;
-        } else {
-            st[a].v += dva;
-            st[a].w += dwa;
+        match which {
+            Velocity::Pseudo => {
+                self.vp[a] += dva;
+                self.wp[a] += dwa;
+            }
+            Velocity::Real => {
+                st[a].v += dva;
+                st[a].w += dwa;
+            }
         }
         if let Some(b) = b {
             let dvb = impulse * self.inv_m[b];
             let dwb = self.inv_i[b] * (rb.cross(&impulse) + spin);
-            if pseudo {
-                self.vp[b] -= dvb;
-                self.wp[b] -= dwb;
-            } else {
-                st[b].v -= dvb;
-                st[b].w -= dwb;
+            match which {
+                Velocity::Pseudo => {
+                    self.vp[b] -= dvb;
+                    self.wp[b] -= dwb;
+                }
+                Velocity::Real => {
+                    st[b].v -= dvb;
+                    st[b].w -= dwb;
+                }
             }
         }
     }

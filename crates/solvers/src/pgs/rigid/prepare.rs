@@ -125,7 +125,7 @@ impl RigidSi {
                     }
                 }
             }
-            p.vn0 = p.n.dot(&self.vrel(st, &p, false));
+            p.vn0 = p.n.dot(&self.vrel(st, &p, Velocity::Real));
             p.p0 = c.point.point;
             p.la = st[c.a].q.inverse_transform_vector(&p.ra);
             p.x0a = st[c.a].x;
@@ -274,7 +274,7 @@ impl RigidSi {
                     p.ln = ln * ws;
                     self.points[k] = p;
                     if awake {
-                        self.apply(st, &p, p.n * p.ln, false);
+                        self.apply(st, &p, p.n * p.ln, Velocity::Real);
                     }
                 }
             }
@@ -288,7 +288,7 @@ impl RigidSi {
                 if awake {
                     let p = &self.points[m.start];
                     let (a, b) = (p.a, p.b);
-                    self.apply_at(st, a, b, &m.ra, &m.rb, m.t1 * m.lt1 + m.t2 * m.lt2, m.n * m.l_twist, false);
+                    self.apply_at(st, a, b, &m.ra, &m.rb, m.t1 * m.lt1 + m.t2 * m.lt2, m.n * m.l_twist, Velocity::Real);
                 }
             }
         }

@@ -4,21 +4,26 @@
 use super::*;
 
 impl RigidSi {
-    /// One sweep over the points: `biased` uses the position feedback, otherwise only the
-    /// speculative part (from `s_end`) with plain masses (the relax pass).
+    /// One sweep of group `g`: [`Pass::Biased`] over the joints and the points with the position
+    /// feedback; [`Pass::Relax`] with only the speculative part (from `s_end`) and plain masses;
+    /// [`Pass::Split`] over the split rows on the pseudo velocities.
     pub(in crate::pgs) fn sweep(
         &mut self,
         g: usize,
         st: &mut [RigidState],
         omega: f64,
-        biased: bool,
+        pass: Pass,
         h: f64,
     ) -> SweepStats {
+        if pass == Pass::Split {
+            return self.split_sweep(g, st, omega);
+        }
+        let biased = pass == Pass::Biased;
         let (mut max, mut sum2, mut count, mut dl2) = (0.0_f64, 0.0, 0usize, 0.0);
         let group = self.groups[g];
         for o in group.j.0..group.j.1 {
             let k = self.joint_order[o];
-            let (r, d) = self.joints[k].solve(st, &self.inv_m, &self.inv_i, omega, biased);
+            let (r, d) = self.joints[k].solve(st, &self.inv_m, &self.inv_i, omega, pass);
             max = max.max(r);
             sum2 += r * r;
             count += 1;
@@ -31,7 +36,7 @@ impl RigidSi {
             let mut total = 0.0;
             let mut solved = false;
             if self.block && (2..=4).contains(&(m.end - m.start)) {
-                if let Some((t, stats)) = self.block_normals(st, &m, omega, biased, h) {
+                if let Some((t, stats)) = self.block_normals(st, &m, omega, pass, h) {
                     (total, solved) = (t, true);
                     max = max.max(stats.0);
                     sum2 += stats.1;
@@ -46,7 +51,7 @@ impl RigidSi {
                 let mut p = self.points[k];
                 let (bias, ms, is) =
                     if biased { (p.bias, p.mass_scale, p.impulse_scale) } else { ((p.s_end / h).max(0.0), 1.0, 0.0) };
-                let vn = p.n.dot(&self.vrel(st, &p, false));
+                let vn = p.n.dot(&self.vrel(st, &p, Velocity::Real));
                 let raw = -p.mn * ms * (vn + bias) - is * p.ln;
                 let new = (p.ln + omega * raw).max(0.0);
                 let d = new - p.ln;
@@ -59,7 +64,7 @@ impl RigidSi {
                     count += 1;
                 }
                 dl2 += d * d;
-                self.apply(st, &p, p.n * d, false);
+                self.apply(st, &p, p.n * d, Velocity::Real);
                 self.points[k] = p;
             }
             if m.mu == 0.0 {
@@ -67,7 +72,7 @@ impl RigidSi {
             }
             let (a, b) = (self.points[m.start].a, self.points[m.start].b);
             // Tangent block at the centre, clamped to the disk μ·Σλₙ.
-            let rel = self.vrel_at(st, a, b, &m.ra, &m.rb, false);
+            let rel = self.vrel_at(st, a, b, &m.ra, &m.rb, Velocity::Real);
             let (v1, v2) = (rel.dot(&m.t1), rel.dot(&m.t2));
             let (o1, o2) = (m.lt1, m.lt2);
             let mut l1 = o1 - omega * (m.mt[0] * v1 + m.mt[1] * v2);
@@ -84,7 +89,7 @@ impl RigidSi {
             }
             (m.lt1, m.lt2) = (l1, l2);
             dl2 += (l1 - o1).powi(2) + (l2 - o2).powi(2);
-            self.apply_at(st, a, b, &m.ra, &m.rb, m.t1 * (l1 - o1) + m.t2 * (l2 - o2), Vec3::zeros(), false);
+            self.apply_at(st, a, b, &m.ra, &m.rb, m.t1 * (l1 - o1) + m.t2 * (l2 - o2), Vec3::zeros(), Velocity::Real);
             // Twist: the relative spin about the normal, clamped to μ·radius·Σλₙ.
             if m.end - m.start > 1 {
                 let spin = st[a].w - b.map_or(Vec3::zeros(), |k| st[k].w);
@@ -93,7 +98,7 @@ impl RigidSi {
                 // (max/min, not clamp: a NaN limit from a diverged step must not panic.)
                 m.l_twist = (old - omega * m.m_twist * m.n.dot(&spin)).max(-limit).min(limit);
                 dl2 += (m.l_twist - old).powi(2);
-                self.apply_at(st, a, b, &m.ra, &m.rb, Vec3::zeros(), m.n * (m.l_twist - old), false);
+                self.apply_at(st, a, b, &m.ra, &m.rb, Vec3::zeros(), m.n * (m.l_twist - old), Velocity::Real);
             }
             self.manifolds[i] = m;
         }
@@ -109,15 +114,17 @@ impl RigidSi {
     /// a body that has three degrees of freedom against them, so the split of the load among them
     /// is not unique, and the minimum change keeps the part the warm start brought. The result
     /// is scaled by `omega` and clamped to `x ≥ 0`. `None` (the caller goes point by point)
-    /// when no set qualifies or the rows are soft.
+    /// when no set qualifies or the rows are soft. `pass` is [`Pass::Biased`] or
+    /// [`Pass::Relax`], as in [`RigidSi::sweep`].
     fn block_normals(
         &mut self,
         st: &mut [RigidState],
         m: &Manifold,
         omega: f64,
-        biased: bool,
+        pass: Pass,
         h: f64,
     ) -> Option<(f64, SweepStats)> {
+        let biased = pass == Pass::Biased;
         let c = m.end - m.start;
         let (mut v, mut lam) = ([0.0; 4], [0.0; 4]);
         let (mut max, mut sum2, mut count) = (0.0_f64, 0.0, 0usize);
@@ -127,7 +134,7 @@ impl RigidSi {
                 return None;
             }
             let bias = if biased { p.bias } else { (p.s_end / h).max(0.0) };
-            v[i] = p.n.dot(&self.vrel(st, p, false)) + bias;
+            v[i] = p.n.dot(&self.vrel(st, p, Velocity::Real)) + bias;
             lam[i] = p.ln;
             if p.mn > 0.0 {
                 // The residual the point-by-point rule reports (see the module docs).
@@ -215,7 +222,7 @@ impl RigidSi {
                 p.ln = new;
                 total += new;
                 dl2 += change * change;
-                self.apply(st, &p, p.n * change, false);
+                self.apply(st, &p, p.n * change, Velocity::Real);
                 self.points[k] = p;
             }
             return Some((total, (max, sum2, count, dl2)));
@@ -223,8 +230,8 @@ impl RigidSi {
         None
     }
 
-    /// One sweep of the split rows on the pseudo velocities.
-    pub(in crate::pgs) fn split_sweep(&mut self, g: usize, st: &mut [RigidState], omega: f64) -> SweepStats {
+    /// One sweep of the split rows on the pseudo velocities ([`Pass::Split`]).
+    fn split_sweep(&mut self, g: usize, st: &mut [RigidState], omega: f64) -> SweepStats {
         let (mut max, mut sum2, mut count, mut dl2) = (0.0_f64, 0.0, 0usize, 0.0);
         let group = self.groups[g];
         let (first, last) = group.m;
@@ -235,7 +242,7 @@ impl RigidSi {
                 if p.split_bias == 0.0 {
                     continue;
                 }
-                let vn = p.n.dot(&self.vrel(st, &p, true));
+                let vn = p.n.dot(&self.vrel(st, &p, Velocity::Pseudo));
                 let raw = -p.mn * (vn + p.split_bias);
                 let new = (p.lp + omega * raw).max(0.0);
                 let d = new - p.lp;
@@ -247,7 +254,7 @@ impl RigidSi {
                     count += 1;
                 }
                 dl2 += d * d;
-                self.apply(st, &p, p.n * d, true);
+                self.apply(st, &p, p.n * d, Velocity::Pseudo);
                 self.points[k] = p;
             }
         }
@@ -274,7 +281,7 @@ impl RigidSi {
                 .flat_map(|&i| self.manifolds[i].start..self.manifolds[i].end)
                 .map(|k| {
                     let p = &self.points[k];
-                    -(p.s + h * p.n.dot(&(self.vrel(st, p, false) + self.vrel(st, p, true))))
+                    -(p.s + h * p.n.dot(&(self.vrel(st, p, Velocity::Real) + self.vrel(st, p, Velocity::Pseudo))))
                 })
                 .fold(0.0, f64::max),
         );

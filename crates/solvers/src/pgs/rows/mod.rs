@@ -94,12 +94,14 @@ pub(super) enum Item {
     Friction { t1: usize, normal: usize, mu: f64 },
 }
 
-/// Which sweep.
+/// Which sweep: of the particle rows ([`Rows::sweep`]), and of the rigid bodies' joints and
+/// contacts (`RigidSi::sweep`, `JointRows::solve`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Pass {
     /// Biased: the feedback of the config.
     Biased,
-    /// Relax: rigid rows unbiased, compliant rows as in the biased pass.
+    /// Relax: rigid rows unbiased (a contact keeps its speculative part), compliant rows as in
+    /// the biased pass.
     Relax,
     /// Split: the Baumgarte rows on the pseudo velocities.
     Split,
