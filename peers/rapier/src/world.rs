@@ -11,18 +11,18 @@
 //!   bodies are fixed.
 //! * Friction μ and restitution e sit on every collider, combined as solverlab combines them:
 //!   friction by the geometric mean `√(μa·μb)`, restitution by the larger.
-//! * World colliders live on one fixed body at the origin: each plane a half-space
-//!   (`normal·x ≥ offset`), the box of `bounds` six half-spaces, each sphere collider a fixed
-//!   ball, each block a fixed cuboid.
+//! * World colliders live on one fixed body at the origin: each plane (`normal·x ≥ offset`) a
+//!   slab under it, or a half-space ([`Walls`]), the box of `bounds` six of them, each sphere
+//!   collider a fixed ball, each block a fixed cuboid.
 //! * Joints: ball → Rapier's spherical axes, revolute → the revolute axes about the scene's axis,
 //!   with its limits (the angle of b relative to a, right-handed about the axis, 0 at the start,
 //!   as in solverlab), fixed → all six axes. Each body carries the anchor from its start pose
 //!   (`anchor_b` where the scene gives one). A joint to the world is held by the world body.
 //!   Jointed bodies do not collide (solverlab's rule); a body jointed to the world still touches
 //!   the world colliders.
-//! * Removals: from the first step that ends at or after its time, a removed body is disabled
-//!   in Rapier and reported parked at rest at its start plus `PARK_OFFSET`, as solverlab parks
-//!   it.
+//! * Removals: before the frame in whose substeps solverlab removes it, a removed body is
+//!   disabled in Rapier and reported parked at rest at its start plus `PARK_OFFSET`, as
+//!   solverlab parks it.
 //! * `damping` (solverlab's `v ← (1 − d)·v` per substep) becomes Rapier's linear and angular
 //!   damping `c = d/((1 − d)·h)`, which scales velocities by `1/(1 + c·h)` per substep.
 //!
