@@ -38,6 +38,9 @@ pub use figures::Style;
 use solverlab_scenes::file::SceneFile;
 pub use solverlab_solvers::Registry;
 use solverlab_solvers::SolverConfig;
+/// `steps.csv`'s columns and one frame's fields, for tools that write the same table (the
+/// Rapier peer).
+pub use tables::{step_fields, STEP_COLUMNS};
 
 /// Set by the Ctrl-C handler (or by a caller of the library, such as the Python package): every
 /// command stops at its next frame, solve, run, table or figure (see `interrupt.rs`).

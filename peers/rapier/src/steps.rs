@@ -12,16 +12,10 @@
 //! contact search, and its `integrate_seconds` the shared prediction), `integrate_seconds` 0.
 
 use solverlab_core::metrics::StepMetrics;
+use solverlab_core::sim::FrameReport;
 
 /// The columns of solverlab's `steps.csv`, in its order.
-#[rustfmt::skip]
-pub const STEP_COLUMNS: [&str; 30] = [
-    "frame", "time", "iterations", "outer_iterations", "residual", "converged", "violation", "max_violation",
-    "rms_violation", "max_penetration", "max_stretch", "tear", "kinetic_energy", "potential_energy", "momentum_x",
-    "momentum_y", "momentum_z", "angular_momentum_x", "angular_momentum_y", "angular_momentum_z", "com_x", "com_y",
-    "com_z", "rms_speed", "body_drift", "top_drift", "in_place", "support_force", "solve_seconds",
-    "integrate_seconds",
-];
+pub use solverlab_cli::STEP_COLUMNS;
 
 /// The columns a Rapier run leaves empty.
 pub const EMPTY: [&str; 4] = ["iterations", "outer_iterations", "residual", "converged"];
@@ -31,41 +25,29 @@ pub fn num(x: f64) -> String {
     format!("{x:?}")
 }
 
-/// One row of `steps.csv`.
+/// One row of `steps.csv`: solverlab's own fields of a frame report
+/// ([`solverlab_cli::step_fields`]), with the columns Rapier cannot fill ([`EMPTY`]) left empty.
 pub fn row(frame: u64, time: f64, m: &StepMetrics, support_force: f64, step_seconds: f64) -> Vec<String> {
-    let e = String::new;
-    vec![
-        frame.to_string(),
-        num(time),
-        e(),
-        e(),
-        e(),
-        e(),
-        num(m.violation),
-        num(m.max_violation),
-        num(m.rms_violation),
-        num(m.max_penetration),
-        num(m.max_stretch),
-        num(m.tear),
-        num(m.kinetic_energy),
-        num(m.potential_energy),
-        num(m.momentum.x),
-        num(m.momentum.y),
-        num(m.momentum.z),
-        num(m.angular_momentum.x),
-        num(m.angular_momentum.y),
-        num(m.angular_momentum.z),
-        num(m.com.x),
-        num(m.com.y),
-        num(m.com.z),
-        num(m.rms_speed),
-        num(m.body_drift),
-        num(m.top_drift),
-        (m.in_place as u8).to_string(),
-        num(support_force),
-        num(step_seconds),
-        num(0.0),
-    ]
+    let report = FrameReport {
+        frame,
+        time,
+        iterations: 0,
+        outer_iterations: 0,
+        support_force,
+        note: None,
+        residual: 0.0,
+        converged: false,
+        solve_seconds: step_seconds,
+        integrate_seconds: 0.0,
+        metrics: *m,
+    };
+    let mut fields = solverlab_cli::step_fields(&report);
+    for (field, column) in fields.iter_mut().zip(STEP_COLUMNS) {
+        if EMPTY.contains(&column) {
+            field.clear();
+        }
+    }
+    fields
 }
 
 /// Writes `text` to `path` through a temporary file beside it and a rename, so that a reader
