@@ -1,4 +1,5 @@
-//! A uniform-grid broadphase for particle-particle contact.
+//! A uniform-grid broadphase for particle-particle contact, and its mixed-size variant for
+//! rigid bodies' bounding spheres ([`sphere_pairs`]).
 //!
 //! Particles with a positive radius collide with each other. The grid's cell is the largest
 //! contact distance (`2·r_max + margin`), so two particles can only touch if their cells are
@@ -68,6 +69,60 @@ pub fn pairs(x: &[Vec3], radius: &[f64], margin: f64, skip: impl Fn(usize, usize
     out
 }
 
+/// Finds every pair `i < j` of spheres (centre `x`, radius `radius > 0`) with
+/// `|x_i − x_j| ≤ r_i + r_j + margin`, sorted, for any spread of sizes: the bounding spheres
+/// of rigid bodies, where one large body (a floor slab, a heavy box) would make the uniform
+/// grid's cell as large as itself. Spheres up to four times the median radius go into the grid
+/// of [`pairs`] (its cell sized by the largest of them); each larger sphere is tested against
+/// every other. The cost is `O(n log n + n·L)` for `L` large spheres, against the `n²/2` of
+/// the all-pairs loop; the pairs are exactly the all-pairs loop's (`tests` below).
+pub fn sphere_pairs(x: &[Vec3], radius: &[f64], margin: f64) -> Vec<(usize, usize)> {
+    let n = x.len();
+    if n < 2 {
+        return Vec::new();
+    }
+    let mut sorted: Vec<f64> = radius.to_vec();
+    sorted.sort_unstable_by(f64::total_cmp);
+    let limit = 4.0 * sorted[n / 2];
+    let large: Vec<usize> = (0..n).filter(|&i| !(radius[i] <= limit)).collect();
+    let small_radius: Vec<f64> = (0..n).map(|i| if radius[i] <= limit { radius[i] } else { 0.0 }).collect();
+    // The grid keeps pairs strictly below its reach; a slightly wider reach, then the exact
+    // test, keeps the pairs that touch it exactly (as the all-pairs loop does).
+    let wide = margin.max(0.0) * (1.0 + 1e-9) + 1e-12 * limit.max(f64::MIN_POSITIVE);
+    let touch = |i: usize, j: usize| {
+        let reach = radius[i] + radius[j] + margin;
+        (x[i] - x[j]).norm_squared() <= reach * reach
+    };
+    let mut out: Vec<(usize, usize)> =
+        pairs(x, &small_radius, wide, |_, _| false).into_iter().filter(|&(i, j)| touch(i, j)).collect();
+    for &l in &large {
+        for k in 0..n {
+            // A pair of two large spheres is found once, from the lower index.
+            if k != l && !(large.binary_search(&k).is_ok() && k < l) && touch(l, k) {
+                out.push((l.min(k), l.max(k)));
+            }
+        }
+    }
+    if !large.is_empty() {
+        out.sort_unstable();
+    }
+    out
+}
+
+/// The all-pairs reference of [`sphere_pairs`], for tests: `|x_i − x_j| ≤ r_i + r_j + margin`.
+pub fn sphere_pairs_brute_force(x: &[Vec3], radius: &[f64], margin: f64) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    for i in 0..x.len() {
+        for j in i + 1..x.len() {
+            let reach = radius[i] + radius[j] + margin;
+            if (x[i] - x[j]).norm_squared() <= reach * reach {
+                out.push((i, j));
+            }
+        }
+    }
+    out
+}
+
 /// The all-pairs reference, for tests.
 pub fn pairs_brute_force(x: &[Vec3], radius: &[f64], margin: f64) -> Vec<(usize, usize)> {
     let mut out = Vec::new();
@@ -106,6 +161,38 @@ mod tests {
             let margin = 0.05 * rng.next_f64();
             assert_eq!(pairs(&x, &radius, margin, |_, _| false), pairs_brute_force(&x, &radius, margin), "case {case}");
         }
+    }
+
+    /// Property: bounding spheres of mixed sizes (a few up to 100 times the others, as a slab
+    /// or a heavy box among small bodies; some exactly touching) give exactly the all-pairs
+    /// loop's pairs.
+    #[test]
+    fn mixed_sizes_give_the_all_pairs_loops_pairs() {
+        let mut rng = Rng::new(7);
+        for case in 0..200 {
+            let n = 1 + rng.below(200);
+            let extent = 0.5 + 5.0 * rng.next_f64();
+            let x: Vec<Vec3> = (0..n)
+                .map(|_| Vec3::new(rng.next_f64() - 0.5, rng.next_f64() - 0.5, rng.next_f64() - 0.5) * extent)
+                .collect();
+            let radius: Vec<f64> = (0..n)
+                .map(|_| {
+                    let r = 0.02 + 0.1 * rng.next_f64();
+                    if rng.next_f64() < 0.05 {
+                        r * (5.0 + 95.0 * rng.next_f64())
+                    } else {
+                        r
+                    }
+                })
+                .collect();
+            let margin = if case % 3 == 0 { 0.0 } else { 0.05 * rng.next_f64() };
+            assert_eq!(sphere_pairs(&x, &radius, margin), sphere_pairs_brute_force(&x, &radius, margin), "case {case}");
+        }
+        // Exactly touching spheres count, as in the all-pairs loop.
+        let x = vec![Vec3::zeros(), Vec3::new(0.5, 0.0, 0.0), Vec3::new(0.0, 10.0, 0.0)];
+        let r = vec![0.25, 0.25, 9.75];
+        assert_eq!(sphere_pairs(&x, &r, 0.0), vec![(0, 1), (0, 2)]);
+        assert_eq!(sphere_pairs_brute_force(&x, &r, 0.0), vec![(0, 1), (0, 2)]);
     }
 
     /// Particles at the ends of the f64 range (found by the fuzz test): no overflow, no pair

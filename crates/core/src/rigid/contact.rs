@@ -5,7 +5,7 @@
 
 use nalgebra::UnitQuaternion;
 
-use super::{capsule, collide, joined, ContactPoint, Pose, RigidBody, RigidState, Shape};
+use super::{capsule, collide, ContactPoint, Pose, RigidBody, RigidState, Shape};
 use crate::constraint::ColliderRef;
 use crate::Vec3;
 
@@ -57,6 +57,15 @@ pub fn rigid_contacts(scene: &crate::Scene, states: &[RigidState], margin: f64, 
     out.clear();
     let bodies = &scene.rigid;
     let mut points = Vec::new();
+    // Body pairs whose bounding spheres come within `margin` (the broadphase), grouped by their
+    // first body; the joined pairs, sorted for lookup.
+    let centres: Vec<Vec3> = states.iter().map(|s| s.x).collect();
+    let radii: Vec<f64> = bodies.iter().map(|b| b.shape.bounding_radius()).collect();
+    let candidates = crate::broadphase::sphere_pairs(&centres, &radii, margin);
+    let mut joined: Vec<(usize, usize)> =
+        scene.joints.iter().filter_map(|j| j.b.map(|b| (j.a.min(b), j.a.max(b)))).collect();
+    joined.sort_unstable();
+    let mut next = 0;
     for (a, (ba, sa)) in bodies.iter().zip(states).enumerate() {
         let pose = sa.pose();
         let mut push = |b: Other, points: &mut Vec<ContactPoint>, mu: f64, e: f64| {
@@ -118,13 +127,13 @@ pub fn rigid_contacts(scene: &crate::Scene, states: &[RigidState], margin: f64, 
             shape_contacts(&ba.shape, &pose, &Shape::Box { half }, &block_pose, margin, &mut points);
             push(Other::Collider(ColliderRef::Block(k as u32).code()), &mut points, blk.friction, blk.restitution);
         }
-        for (b, (bb, sb)) in bodies.iter().zip(states).enumerate().skip(a + 1) {
-            if ba.is_fixed() && bb.is_fixed() {
-                continue;
-            }
-            let r = ba.shape.bounding_radius() + bb.shape.bounding_radius() + margin;
-            // The bounding-sphere test first: the joint lookup scans the joints.
-            if (sb.x - sa.x).norm_squared() > r * r || joined(&scene.joints, a, b) {
+        let first = next;
+        while next < candidates.len() && candidates[next].0 == a {
+            next += 1;
+        }
+        for &(_, b) in &candidates[first..next] {
+            let (bb, sb) = (&bodies[b], &states[b]);
+            if (ba.is_fixed() && bb.is_fixed()) || joined.binary_search(&(a, b)).is_ok() {
                 continue;
             }
             shape_contacts(&ba.shape, &pose, &bb.shape, &sb.pose(), margin, &mut points);

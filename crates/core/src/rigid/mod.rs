@@ -34,9 +34,10 @@
 //! [`rigid_contacts`] finds every contact point of the rigid bodies with each other and with the
 //! world colliders (planes, spheres, blocks and the box's six walls), within a speculative
 //! `margin`, through the narrow phase of [`collide`] and [`capsule`] ([`shape_contacts`]); bodies
-//! joined by a joint do not collide. Pairs are tested all against all after a
-//! bounding-sphere check: O(n²) in the number of rigid bodies, which is fine for the few hundred
-//! bodies of the benchmark stacks. Friction is combined as `√(μa·μb)` and restitution as the
+//! joined by a joint do not collide. Body pairs come from the broadphase over bounding spheres
+//! ([`crate::broadphase::sphere_pairs`]: a uniform grid, with bodies over four times the median
+//! size tested against all), so the cost grows as `n log n`, not `n²`; the pairs and their
+//! order are those of the all-pairs loop. Friction is combined as `√(μa·μb)` and restitution as the
 //! larger of the two (Box2D's mixing rules).
 
 pub mod capsule;
