@@ -42,7 +42,7 @@ fn sweeps(c: &mut Criterion) {
     let scene = cloth(128);
     let sticks = PlainSticks::from_scene(&scene);
     let state = predicted(&scene);
-    let ctx = StepContext { scene: &scene, h: scene.dt };
+    let ctx = StepContext::new(&scene, scene.dt);
     let mut group = c.benchmark_group("relax_cloth128");
     group.throughput(Throughput::Elements((sticks.len() * ITERATIONS) as u64));
     group.sample_size(20);
@@ -117,7 +117,7 @@ fn print_ratios(scene: &Scene, sticks: &PlainSticks, state: &State) {
         let cfg = RelaxConfig { iterations: ITERATIONS as u32, tolerance: 0.0, ..cfg };
         let mut solver = RelaxSolver::new(cfg, "bench").unwrap();
         solver.prepare(scene).unwrap();
-        let ctx = StepContext { scene, h: scene.dt };
+        let ctx = StepContext::new(scene, scene.dt);
         let (mut a, mut b) = (Vec::new(), Vec::new());
         let (mut dx, mut count) = (vec![[0.0; 3]; plain0.len()], vec![0u32; plain0.len()]);
         one_thread.install(|| {
@@ -144,7 +144,7 @@ fn print_ratios(scene: &Scene, sticks: &PlainSticks, state: &State) {
     }
     let big = cloth(256);
     let big_state = predicted(&big);
-    let ctx = StepContext { scene: &big, h: big.dt };
+    let ctx = StepContext::new(&big, big.dt);
     for (name, cfg) in [
         ("coloured Gauss-Seidel", RelaxConfig { order: Order::Colored, ..Default::default() }),
         ("Jacobi", RelaxConfig { mode: Mode::Jacobi, omega: 1.5, ..Default::default() }),
@@ -201,7 +201,7 @@ fn pgs(c: &mut Criterion) {
         let rows = scene.constraints.len();
         group.throughput(Throughput::Elements((rows * ITERATIONS) as u64));
         let mut solver = pgs_solver(&scene, ITERATIONS);
-        let ctx = StepContext { scene: &scene, h: scene.dt };
+        let ctx = StepContext::new(&scene, scene.dt);
         group.bench_function(name, |b| {
             b.iter_batched_ref(
                 || state.clone(),
@@ -213,7 +213,7 @@ fn pgs(c: &mut Criterion) {
     group.finish();
     for (name, scene) in [("cloth 128×128", cloth(128)), ("chain of 1000", chain(1000))] {
         let state = predicted(&scene);
-        let ctx = StepContext { scene: &scene, h: scene.dt };
+        let ctx = StepContext::new(&scene, scene.dt);
         // The fastest of 11 solves (other work on a shared machine only adds time), one and 30
         // iterations taken in turn three times: one iteration is the marginal cost
         // (t(30) − t(1)) / 29, the work done once a step t(1) less one iteration.

@@ -179,7 +179,7 @@ mod tests {
                 RelaxSolver::new(RelaxConfig { mode, omega, iterations: 3, ..Default::default() }, "t").unwrap();
             solver.prepare(&scene).unwrap();
             let mut st = state.clone();
-            solver.solve(&StepContext { scene: &scene, h: 0.01 }, &mut st, &mut NullObserver).unwrap();
+            solver.solve(&StepContext::new(&scene, 0.01), &mut st, &mut NullObserver).unwrap();
             let worst =
                 st.x.iter()
                     .zip(&plain)

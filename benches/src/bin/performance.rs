@@ -58,7 +58,7 @@ fn solve_time(scene: &Scene, state: &State, config: &SolverConfig, threads: usiz
     pool.install(|| {
         let mut solver = build(config, "performance").expect("valid settings");
         solver.prepare(scene).expect("prepares");
-        let ctx = StepContext { scene, h: scene.dt };
+        let ctx = StepContext::new(scene, scene.dt);
         fastest_seconds_with(
             || state.clone(),
             |mut st| {

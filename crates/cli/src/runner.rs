@@ -203,7 +203,7 @@ fn reference_states(
     let mut exact = predicted(&run.scene, &at, h);
     let mut exact_solver = reference.build("reference")?;
     exact_solver.prepare(&run.scene)?;
-    let info = exact_solver.solve(&StepContext { scene: &run.scene, h }, &mut exact, &mut NullObserver)?;
+    let info = exact_solver.solve(&StepContext::new(&run.scene, h), &mut exact, &mut NullObserver)?;
     let lambda = |j: usize, axis: usize| exact_solver.multiplier(constraint_row_id(j, axis));
     let v = violation(&run.scene, &exact.x, exact.time, h, &lambda).max(solverlab_core::metrics::rigid_violation(
         &run.scene,
@@ -293,7 +293,7 @@ fn convergence(
 ) -> Result<(Vec<ConvergenceRow>, Vec<IterationReport>, ReferenceCheck), StudyError> {
     let (before, at, reference, check) = reference_states(run, spec)?;
     let h = run.scene.dt / run.substeps as f64;
-    let ctx = StepContext { scene: &run.scene, h };
+    let ctx = StepContext::new(&run.scene, h);
     let caps = study_caps(spec);
     let solve =
         |config: &SolverConfig, observer: &mut dyn Observer| -> Result<(State, usize, f64, f64), StudyError> {

@@ -29,7 +29,7 @@ fn kernel(scene: &Scene, config: &SolverConfig) -> String {
     let pins = kinematic_pins(scene);
     for _ in 0..FRAMES * substeps as u64 {
         predict(scene, &pins, &mut state, h);
-        solver.solve(&StepContext { scene, h }, &mut state, &mut NullObserver).unwrap();
+        solver.solve(&StepContext::new(scene, h), &mut state, &mut NullObserver).unwrap();
     }
     hex(state_hash(&state))
 }

@@ -298,7 +298,6 @@ impl<'a> Simulation<'a> {
     /// Advances one frame.
     pub fn step_frame(&mut self, observer: &mut dyn Observer) -> Result<FrameReport, SimError> {
         let frame = self.frame + 1;
-        let ctx = StepContext { scene: self.scene, h: self.h };
         let mut report = FrameReport {
             frame,
             time: 0.0,
@@ -317,6 +316,7 @@ impl<'a> Simulation<'a> {
             let t0 = Instant::now();
             predict(self.scene, &self.kinematic, &mut self.state, self.h);
             let t1 = Instant::now();
+            let ctx = StepContext { scene: self.scene, h: self.h, substep, substeps: self.substeps };
             let info: SolveInfo = match self.solver.solve(&ctx, &mut self.state, observer) {
                 Ok(info) => info,
                 // A solver that fails on a NaN it was handed (a factorisation that meets it, say)

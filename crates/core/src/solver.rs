@@ -14,6 +14,18 @@ pub struct StepContext<'a> {
     pub scene: &'a Scene,
     /// Step length (s): the frame `dt` divided by the number of substeps.
     pub h: f64,
+    /// Which substep of its frame this step is, from 1 to `substeps`.
+    pub substep: u32,
+    /// The frame's number of substeps. A solver may do per-frame work (finding contacts) in
+    /// the first substep and carry it through the others, as engines with substeps do.
+    pub substeps: u32,
+}
+
+impl<'a> StepContext<'a> {
+    /// A step of `h` seconds that is a whole frame (substep 1 of 1).
+    pub fn new(scene: &'a Scene, h: f64) -> Self {
+        Self { scene, h, substep: 1, substeps: 1 }
+    }
 }
 
 /// What a solver did in one step.

@@ -30,7 +30,7 @@ fn an_embedded_point_is_pushed_out_of_a_plane_exactly_in_one_projection_for_unev
     let mut state = s.initial_state(0.01);
     let mut solver = RelaxSolver::new(RelaxConfig { iterations: 1, ..Default::default() }, "t").unwrap();
     solver.prepare(&s).unwrap();
-    solver.solve(&StepContext { scene: &s, h: 0.01 }, &mut state, &mut NullObserver).unwrap();
+    solver.solve(&StepContext::new(&s, 0.01), &mut state, &mut NullObserver).unwrap();
     let after = point.position(&state.x);
     assert!((after.y - floor).abs() < 1e-14, "p ends on the plane: {}", after.y);
     assert!((after.x - before.x).abs() < 1e-14 && (after.z - before.z).abs() < 1e-14, "only along the normal");

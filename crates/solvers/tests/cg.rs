@@ -115,7 +115,7 @@ fn cg_and_direct_agree_to_1e_8_on_a_cloth_frame() {
     }
     let mut state = sim.state.clone();
     solverlab_core::integrate::predict(&s, &[], &mut state, s.dt);
-    let ctx = StepContext { scene: &s, h: s.dt };
+    let ctx = StepContext::new(&s, s.dt);
     // The same damping ε as the direct solver: ε shapes each Gauss-Newton step, and the
     // constraint manifold has many points, so different steps end at different points.
     let cfg = CgConfig {
@@ -207,7 +207,7 @@ fn contacts_never_pull_in_the_newton_solvers() {
     cg.prepare(&s).unwrap();
     for _ in 0..200 {
         solverlab_core::integrate::predict(&s, &[], &mut sim_state, s.dt);
-        cg.solve(&StepContext { scene: &s, h: s.dt }, &mut sim_state, &mut NullObserver).unwrap();
+        cg.solve(&StepContext::new(&s, s.dt), &mut sim_state, &mut NullObserver).unwrap();
         let mut m = Vec::new();
         cg.multipliers(&mut m);
         for &(id, l) in &m {

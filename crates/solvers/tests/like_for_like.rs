@@ -126,7 +126,7 @@ fn cg_reaches_the_direct_accuracy_from_a_frozen_frame() {
     solverlab_core::integrate::predict(&s, &[], &mut state, s.dt);
     let mut cg = cg_solver(&CgConfig { tolerance: 1e-10, ..Default::default() }, "cg").unwrap();
     cg.prepare(&s).unwrap();
-    let info = cg.solve(&StepContext { scene: &s, h: s.dt }, &mut state, &mut NullObserver).unwrap();
+    let info = cg.solve(&StepContext::new(&s, s.dt), &mut state, &mut NullObserver).unwrap();
     let v = solverlab_core::metrics::max_violation(&s, &state.x, state.time);
     assert!(info.converged && v <= 1e-8, "violation {v}");
 }

@@ -264,7 +264,7 @@ fn rows_stored_in_colour_order_give_the_same_step_cloth() {
         pool.install(|| {
             let mut solver = pgs(cfg.clone());
             solver.prepare(&s).unwrap();
-            let ctx = solverlab_core::StepContext { scene: &s, h: s.dt };
+            let ctx = solverlab_core::StepContext::new(&s, s.dt);
             let mut solve = || {
                 let mut st = start.clone();
                 solver.solve(&ctx, &mut st, &mut NullObserver).unwrap();

@@ -19,7 +19,7 @@ fn scene(name: &str, sets: &[&str]) -> Scene {
 /// Solves one step from `state` (already predicted) and returns the iterations used.
 fn solve_from(solver: &mut dyn Solver, scene: &Scene, state: &mut State, h: f64) -> usize {
     solver.prepare(scene).unwrap();
-    solver.solve(&StepContext { scene, h }, state, &mut NullObserver).unwrap().iterations
+    solver.solve(&StepContext::new(scene, h), state, &mut NullObserver).unwrap().iterations
 }
 
 #[test]
@@ -270,7 +270,7 @@ fn contacts_never_pull_a_particle_into_a_collider() {
     for _ in 0..300 {
         solverlab_core::integrate::predict(&s, &[], &mut state, s.dt);
         let predicted = state.x.clone();
-        solver.solve(&StepContext { scene: &s, h: s.dt }, &mut state, &mut NullObserver).unwrap();
+        solver.solve(&StepContext::new(&s, s.dt), &mut state, &mut NullObserver).unwrap();
         let b = s.bounds.as_ref().unwrap();
         for (p, x) in predicted.iter().zip(&state.x) {
             for k in 0..3 {
@@ -342,7 +342,7 @@ fn tolerance_stops_early_and_reports_convergence() {
     let (s, mut state) = perturbed_chain(10);
     let mut solver = relax(RelaxConfig { iterations: 100_000, tolerance: 1e-8, ..Default::default() });
     solver.prepare(&s).unwrap();
-    let info = solver.solve(&StepContext { scene: &s, h: 0.01 }, &mut state, &mut NullObserver).unwrap();
+    let info = solver.solve(&StepContext::new(&s, 0.01), &mut state, &mut NullObserver).unwrap();
     assert!(info.converged);
     assert!(max_violation(&s, &state.x, 0.0) <= 1e-8, "the common violation is the stopping test");
     assert!(info.iterations < 100_000);

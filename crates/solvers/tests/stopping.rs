@@ -46,7 +46,7 @@ fn solve(scene: &Scene, config: &SolverConfig, state: &State, observer: &mut dyn
     let mut solver: Box<dyn Solver> = config.build("test").unwrap();
     solver.prepare(scene).unwrap();
     let mut st = state.clone();
-    let info = solver.solve(&StepContext { scene, h: scene.dt }, &mut st, observer).unwrap();
+    let info = solver.solve(&StepContext::new(scene, scene.dt), &mut st, observer).unwrap();
     (st, info.iterations, info.converged)
 }
 

@@ -103,6 +103,13 @@ pub struct PgsConfig {
     pub sleep_speed: f64,
     /// Rigid bodies: the sleep threshold on angular speed (rad/s) (default: 0.035, 2°/s).
     pub sleep_spin: f64,
+    /// Rigid bodies with substeps: find the contacts and prepare their rows once per frame, in
+    /// its first substep, with a speculative margin covering the whole frame, and carry them
+    /// through the other substeps, each point's separation updated from how far the bodies
+    /// moved its two ends (the normal, arms and effective masses held at the frame's start),
+    /// as Box2D v3's soft step and Rapier's TGS-soft do. Needs `feedback = "soft"` and no
+    /// `position_iterations` (default: false; true in `soft-step` and `tgs-soft`).
+    pub contacts_per_frame: bool,
 }
 
 impl Default for PgsConfig {
@@ -134,6 +141,7 @@ impl Default for PgsConfig {
             sleep_time: 0.0,
             sleep_speed: 0.05,
             sleep_spin: 2f64.to_radians(),
+            contacts_per_frame: false,
         }
     }
 }
@@ -181,7 +189,15 @@ fn pgs_presets() -> Vec<(&'static str, &'static str, PgsConfig)> {
         (
             "soft-step",
             "Box2D v3 soft step: 4 substeps × (1 biased, 1 relax); contacts 30 Hz ζ 10, joints 60 Hz ζ 2",
-            PgsConfig { iterations: 1, relax_iterations: 1, feedback: Feedback::Soft, substeps: 4, block: false, ..pgs },
+            PgsConfig {
+                iterations: 1,
+                relax_iterations: 1,
+                feedback: Feedback::Soft,
+                substeps: 4,
+                block: false,
+                contacts_per_frame: true,
+                ..pgs
+            },
         ),
         (
             "tgs-soft",
@@ -212,6 +228,7 @@ fn tgs_soft() -> PgsConfig {
         joint_damping_ratio: 1.0,
         max_push: 10.0,
         block: false,
+        contacts_per_frame: true,
         ..PgsConfig::default()
     }
 }
@@ -252,6 +269,12 @@ impl PgsConfig {
         }
         if self.feedback == Feedback::Soft && (self.contact_hertz == 0.0 || self.joint_hertz == 0.0) {
             return Err(ConfigError::new("contact_hertz", "soft feedback needs positive frequencies"));
+        }
+        if self.contacts_per_frame && (self.feedback != Feedback::Soft || self.position_iterations > 0) {
+            return Err(ConfigError::new(
+                "contacts_per_frame",
+                "carrying contacts through the substeps needs feedback = \"soft\" and position_iterations = 0",
+            ));
         }
         Ok(())
     }

@@ -275,7 +275,7 @@ impl Solver for PgsSolver {
         };
         if scene.has_rigid() {
             self.h = ctx.h;
-            let r = self.solve_rigid(scene, state, ctx.h, observer, !particles);
+            let r = self.solve_rigid(ctx, state, observer, !particles);
             info.iterations = info.iterations.max(r.iterations);
             info.outer = info.outer.max(r.outer);
             info.residual = info.residual.max(r.residual);
@@ -311,16 +311,22 @@ impl PgsSolver {
     /// `report` (the scene has no particles whose sweeps already reported).
     fn solve_rigid(
         &mut self,
-        scene: &Scene,
+        ctx: &StepContext,
         state: &mut State,
-        h: f64,
         observer: &mut dyn Observer,
         report: bool,
     ) -> SolveInfo {
+        let (scene, h) = (ctx.scene, ctx.h);
         let time = state.time;
         let st = &mut state.rigid;
         let cfg = &self.cfg;
-        self.rigid.prepare(scene, st, cfg, h, time);
+        let (substep, substeps) = (ctx.substep, ctx.substeps);
+        if cfg.contacts_per_frame && substep > 1 && self.rigid.carried(substeps) {
+            self.rigid.advance(scene, st, cfg, h, time);
+        } else {
+            self.rigid.prepare(scene, st, cfg, h, time, if cfg.contacts_per_frame { substeps } else { 1 });
+        }
+        self.rigid.last_substep = substep >= substeps;
         let mut info = SolveInfo::default();
         // Each island group stops on its own test; the violation is computed for it whenever
         // there is a tolerance (and reported then too) or the observer asks for it.

@@ -51,17 +51,31 @@ impl RigidSi {
         if cfg.sleep_time > 0.0 {
             self.sleep(scene, st, cfg, h);
         }
-        self.warm.clear();
-        self.warm_friction.clear();
+        // The impulses by pair for the next step that finds its own contacts: this one's next
+        // step, or the next frame's first when contacts are carried through the substeps.
+        // The forces reported are those of this step, or of the frame's last substep when the
+        // contacts are carried through the frame (the runner reads them after the frame).
+        let keep = self.carried_for <= 1 || self.last_substep;
+        if keep {
+            self.warm.clear();
+            self.warm_friction.clear();
+        }
+        if !keep {
+            return;
+        }
         self.forces.clear();
         for m in &self.manifolds {
             let c = &self.contacts[m.start];
             let friction = m.t1 * m.lt1 + m.t2 * m.lt2;
-            self.warm_friction.insert((c.a, c.b), (friction, m.l_twist));
+            if keep {
+                self.warm_friction.insert((c.a, c.b), (friction, m.l_twist));
+            }
             let total: f64 = self.points[m.start..m.end].iter().map(|p| p.ln).sum();
             for k in m.start..m.end {
                 let (c, p) = (&self.contacts[k], &self.points[k]);
-                self.warm.entry((c.a, c.b)).or_default().push((c.point.feature, c.point.point, p.ln));
+                if keep {
+                    self.warm.entry((c.a, c.b)).or_default().push((c.point.feature, c.point.point, p.ln));
+                }
                 // The manifold's friction is shared among its points by their normal impulses.
                 let share = if total > 0.0 { p.ln / total } else { 1.0 / (m.end - m.start) as f64 };
                 self.forces.push(ContactForce {

@@ -4,7 +4,13 @@
 //! Per step, after the shared prediction `v ← v + g·h` ([`solverlab_core::rigid`]):
 //!
 //! 1. Contacts at the start-of-step poses ([`rigid_contacts`]) within a speculative margin
-//!    `4·slop + 2h·max(|v| + |ω|·r)`.
+//!    `4·slop + 2h·max(|v| + |ω|·r)`. With `contacts_per_frame` and `S` substeps, only the
+//!    frame's first substep finds them, within `4·slop + (S + 1)·h·max(|v| + |ω|·r)` (the
+//!    frame's travel and a substep's more), and the later substeps carry them
+//!    ([`RigidSi::advance`]): each point's separation moves on with its two ends,
+//!    `s = s₀ + n·(Δp_a − Δp_b)`, while its normal, arms and effective masses stay those of the
+//!    frame's start (the linearisation Box2D v3's soft step and Rapier's TGS-soft keep over a
+//!    frame); the last substep's impulses warm-start the next frame.
 //! 2. Per contact point with arms `r_a = p − x_a`, `r_b = p − x_b`, normal `n` (from b to a) and
 //!    two tangents `t₁, t₂`: the row `J = (n, r_a×n, −n, −r_b×n)` acting on `(v_a, ω_a, v_b, ω_b)`
 //!    and its effective mass `m = 1/(J M⁻¹ Jᵀ)` with
@@ -92,6 +98,9 @@ struct Point {
     mn: f64,
     /// Separation at the start of the step (m).
     s: f64,
+    /// Separation when the contact was found, at the start of the frame (m); the same as `s`
+    /// unless contacts are carried through substeps (`contacts_per_frame`).
+    s0: f64,
     /// Separation the integrated velocities reach (m), for the relax pass.
     s_end: f64,
     bias: f64,
@@ -141,8 +150,10 @@ struct Manifold {
     /// block, both row-major 4 × 4 (only the manifold's points are used).
     coupling: [f64; 16],
     coupling_pinv: [f64; 16],
-    /// The island of the manifold's movable body.
+    /// The island of the manifold's movable body (its index, until the islands are built).
     island: usize,
+    /// The manifold's movable body.
+    body: usize,
 }
 
 /// A group of rows iterated together: one island, or everything.
@@ -193,6 +204,11 @@ pub(super) struct RigidSi {
     cone: FrictionCone,
     /// Whether manifolds' normal rows are solved as blocks (from the settings).
     block: bool,
+    /// The substeps of the frame whose first substep found the contacts, when they are carried
+    /// through it (`contacts_per_frame`); 1 when every step finds its own.
+    carried_for: u32,
+    /// Whether this step is the last substep of its frame (set by the caller each step).
+    pub(super) last_substep: bool,
 }
 
 /// Which velocities an impulse reads and changes: the bodies' own, or the pseudo velocities of
@@ -214,6 +230,7 @@ type SweepStats = (f64, f64, usize, f64);
 
 impl RigidSi {
     pub(super) fn reset(&mut self) {
+        self.carried_for = 0;
         self.frames.clear();
         self.warm_joints.clear();
         self.warm.clear();
@@ -336,6 +353,12 @@ impl RigidSi {
             k += self.inv_m[b] * n1.dot(n2) + rb1.cross(n1).dot(&(self.inv_i[b] * rb2.cross(n2)));
         }
         k
+    }
+
+    /// Whether the contacts of this frame's first substep are carried through a frame of
+    /// `substeps` substeps.
+    pub(super) fn carried(&self, substeps: u32) -> bool {
+        substeps > 1 && self.carried_for == substeps
     }
 
     /// The number of groups the iterations run over.

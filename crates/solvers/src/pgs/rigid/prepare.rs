@@ -63,8 +63,19 @@ impl RigidSi {
         }
     }
 
-    /// Steps 1–4: contacts, rows and the warm start.
-    pub(in crate::pgs) fn prepare(&mut self, scene: &Scene, st: &mut [RigidState], cfg: &PgsConfig, h: f64, time: f64) {
+    /// Steps 1–4: contacts, rows and the warm start; with `frame_substeps > 1` the contacts
+    /// are found with the margin of the whole frame, to be carried through its substeps
+    /// ([`RigidSi::advance`]).
+    pub(in crate::pgs) fn prepare(
+        &mut self,
+        scene: &Scene,
+        st: &mut [RigidState],
+        cfg: &PgsConfig,
+        h: f64,
+        time: f64,
+        frame_substeps: u32,
+    ) {
+        self.carried_for = frame_substeps;
         self.active.clear();
         self.active.extend((0..scene.joints.len()).map(|j| scene.joint_active(j, time)));
         let n = scene.rigid.len();
@@ -81,7 +92,10 @@ impl RigidSi {
         self.wp.clear();
         self.wp.resize(n, Vec3::zeros());
         let speed = solverlab_core::rigid::max_point_speed(&scene.rigid, st);
-        let margin = 4.0 * cfg.slop + 2.0 * h * speed;
+        // Twice a step's travel; for contacts carried through a frame, the frame's travel and
+        // one substep's more.
+        let steps = if frame_substeps > 1 { f64::from(frame_substeps) + 1.0 } else { 2.0 };
+        let margin = 4.0 * cfg.slop + steps * h * speed;
         let mut contacts = std::mem::take(&mut self.contacts);
         rigid_contacts(scene, st, margin, &mut contacts);
         let (bias_rate, soft_mass, soft_impulse) = soft(cfg.soft_hertz(h).0, cfg.contact_damping_ratio, h);
@@ -104,6 +118,7 @@ impl RigidSi {
                 ..Point::default()
             };
             p.mn = self.effective_mass(&p, &p.n);
+            p.s0 = p.s;
             let s = p.s;
             if s > 0.0 {
                 p.bias = s / h;
@@ -148,14 +163,22 @@ impl RigidSi {
                 self.block_matrices(&mut m);
             }
             let c = &self.contacts[start];
-            m.island = match c.b {
+            m.body = match c.b {
                 Other::Body(b) if scene.rigid[c.a].is_fixed() => b,
                 _ => c.a,
             };
+            m.island = m.body;
             self.manifolds.push(m);
             start = end;
         }
         self.build_islands(scene, st, cfg);
+        self.joint_rows(scene, st, cfg, h);
+        self.warm_start(st, cfg);
+        self.warm_start_joints(st, cfg);
+    }
+
+    /// The joints' rows of this step.
+    fn joint_rows(&mut self, scene: &Scene, st: &mut [RigidState], cfg: &PgsConfig, h: f64) {
         if self.frames.len() != scene.joints.len() {
             self.frames = scene.joints.iter().map(|j| JointFrame::new(j, &scene.rigid)).collect();
             self.warm_joints = vec![None; scene.joints.len()];
@@ -164,13 +187,74 @@ impl RigidSi {
         for (j, f) in scene.joints.iter().zip(&self.frames) {
             self.joints.push(JointRows::new(j, f, st, &self.inv_m, &self.inv_i, cfg, h));
         }
-        self.warm_start(st, cfg);
+    }
+
+    /// The joints' warm start: their last impulses, times `warm_start`.
+    fn warm_start_joints(&mut self, st: &mut [RigidState], cfg: &PgsConfig) {
         if cfg.warm_start > 0.0 {
             for &k in &self.joint_order {
                 if let Some((l, side)) = self.warm_joints[k] {
                     self.joints[k].warm(st, l * cfg.warm_start, side, &self.inv_m, &self.inv_i);
                 }
             }
+        }
+    }
+
+    /// A later substep of a frame whose contacts were found in its first
+    /// (`contacts_per_frame`): the same points, manifolds and rows, each point's separation
+    /// moved on by how far the bodies carried its two ends, `s = s₀ + n·(Δp_a − Δp_b)` (the
+    /// normal, the arms and the effective masses held at the frame's start), and its bias
+    /// recomputed from it; the joints' rows anew; the islands again (one may have fallen asleep);
+    /// and the impulses of the last substep, times `warm_start`, applied as the warm start.
+    pub(in crate::pgs) fn advance(&mut self, scene: &Scene, st: &mut [RigidState], cfg: &PgsConfig, h: f64, time: f64) {
+        self.active.clear();
+        self.active.extend((0..scene.joints.len()).map(|j| scene.joint_active(j, time)));
+        for (k, (b, s)) in scene.rigid.iter().zip(st.iter()).enumerate() {
+            self.inv_i[k] = b.inv_inertia_world(&s.q);
+        }
+        self.vp.iter_mut().for_each(|v| *v = Vec3::zeros());
+        self.wp.iter_mut().for_each(|v| *v = Vec3::zeros());
+        let (bias_rate, soft_mass, soft_impulse) = soft(cfg.soft_hertz(h).0, cfg.contact_damping_ratio, h);
+        for (p, c) in self.points.iter_mut().zip(self.contacts.iter_mut()) {
+            let moved_a = st[p.a].x + st[p.a].q.transform_vector(&p.la) - p.p0;
+            let moved_b = p.b.map_or(Vec3::zeros(), |k| st[k].x + st[k].q.transform_vector(&p.lb) - p.p0);
+            p.s = p.s0 + p.n.dot(&(moved_a - moved_b));
+            c.point.separation = p.s;
+            (p.bias, p.mass_scale, p.impulse_scale) = if p.s > 0.0 {
+                (p.s / h, 1.0, 0.0)
+            } else {
+                ((bias_rate * p.s).max(-cfg.max_push), soft_mass, soft_impulse)
+            };
+        }
+        for m in self.manifolds.iter_mut() {
+            m.island = m.body;
+        }
+        self.build_islands(scene, st, cfg);
+        self.joint_rows(scene, st, cfg, h);
+        self.warm_start_joints(st, cfg);
+        if cfg.warm_start == 0.0 {
+            for p in self.points.iter_mut() {
+                p.ln = 0.0;
+            }
+            for m in self.manifolds.iter_mut() {
+                (m.lt1, m.lt2, m.l_twist) = (0.0, 0.0, 0.0);
+            }
+            return;
+        }
+        // Sleeping islands' manifolds are not in `order`: they keep their impulses, unapplied.
+        for o in 0..self.order.len() {
+            let i = self.order[o];
+            let mut m = self.manifolds[i];
+            for k in m.start..m.end {
+                let mut p = self.points[k];
+                p.ln *= cfg.warm_start;
+                self.points[k] = p;
+                self.apply(st, &p, p.n * p.ln, Velocity::Real);
+            }
+            (m.lt1, m.lt2, m.l_twist) = (m.lt1 * cfg.warm_start, m.lt2 * cfg.warm_start, m.l_twist * cfg.warm_start);
+            self.manifolds[i] = m;
+            let (a, b) = (self.points[m.start].a, self.points[m.start].b);
+            self.apply_at(st, a, b, &m.ra, &m.rb, m.t1 * m.lt1 + m.t2 * m.lt2, m.n * m.l_twist, Velocity::Real);
         }
     }
 

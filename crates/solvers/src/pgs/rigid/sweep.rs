@@ -3,6 +3,41 @@
 
 use super::*;
 
+/// The velocity of the point with arms `ra`, `rb` on body `a` relative to `b` (the bodies' own
+/// velocities).
+#[inline]
+fn relative_velocity(st: &[RigidState], a: usize, b: Option<usize>, ra: &Vec3, rb: &Vec3) -> Vec3 {
+    let mut rel = st[a].v + st[a].w.cross(ra);
+    if let Some(b) = b {
+        rel -= st[b].v + st[b].w.cross(rb);
+    }
+    rel
+}
+
+/// Applies `impulse` (N·s) at the point with arms `ra`, `rb` and the angular impulse `spin`
+/// (N·m·s) to `a`'s velocities, and their opposites to `b`'s ([`RigidSi::apply_at`] on the
+/// bodies' own velocities, with the fields it needs borrowed apart).
+#[inline]
+#[allow(clippy::too_many_arguments)]
+fn push(
+    st: &mut [RigidState],
+    inv_m: &[f64],
+    inv_i: &[Matrix3<f64>],
+    a: usize,
+    b: Option<usize>,
+    ra: &Vec3,
+    rb: &Vec3,
+    impulse: Vec3,
+    spin: Vec3,
+) {
+    st[a].v += impulse * inv_m[a];
+    st[a].w += inv_i[a] * (ra.cross(&impulse) + spin);
+    if let Some(b) = b {
+        st[b].v -= impulse * inv_m[b];
+        st[b].w -= inv_i[b] * (rb.cross(&impulse) + spin);
+    }
+}
+
 impl RigidSi {
     /// One sweep of group `g`: [`Pass::Biased`] over the joints and the points with the position
     /// feedback; [`Pass::Relax`] with only the speculative part (from `s_end`) and plain masses;
@@ -30,12 +65,14 @@ impl RigidSi {
             dl2 += d;
         }
         let (first, last) = group.m;
+        let cone = self.cone;
         for o in first..last {
             let i = self.order[o];
-            let mut m = self.manifolds[i];
+            let (start, end) = (self.manifolds[i].start, self.manifolds[i].end);
             let mut total = 0.0;
             let mut solved = false;
-            if self.block && (2..=4).contains(&(m.end - m.start)) {
+            if self.block && (2..=4).contains(&(end - start)) {
+                let m = self.manifolds[i];
                 if let Some((t, stats)) = self.block_normals(st, &m, omega, pass, h) {
                     (total, solved) = (t, true);
                     max = max.max(stats.0);
@@ -44,41 +81,45 @@ impl RigidSi {
                     dl2 += stats.3;
                 }
             }
-            for k in m.start..m.end {
-                if solved {
-                    break;
+            // The rows are read and updated in place (a point or manifold is hundreds of bytes;
+            // copying each in and out of the sweep cost as much as its arithmetic).
+            let (inv_m, inv_i) = (&self.inv_m[..], &self.inv_i[..]);
+            if !solved {
+                for p in &mut self.points[start..end] {
+                    let (bias, ms, is) = if biased {
+                        (p.bias, p.mass_scale, p.impulse_scale)
+                    } else {
+                        ((p.s_end / h).max(0.0), 1.0, 0.0)
+                    };
+                    let vn = p.n.dot(&relative_velocity(st, p.a, p.b, &p.ra, &p.rb));
+                    let raw = -p.mn * ms * (vn + bias) - is * p.ln;
+                    let new = (p.ln + omega * raw).max(0.0);
+                    let d = new - p.ln;
+                    p.ln = new;
+                    total += new;
+                    if p.mn > 0.0 {
+                        let r = (if omega * raw == d { raw } else { d / omega }).abs() / (p.mn * ms);
+                        max = max.max(r);
+                        sum2 += r * r;
+                        count += 1;
+                    }
+                    dl2 += d * d;
+                    push(st, inv_m, inv_i, p.a, p.b, &p.ra, &p.rb, p.n * d, Vec3::zeros());
                 }
-                let mut p = self.points[k];
-                let (bias, ms, is) =
-                    if biased { (p.bias, p.mass_scale, p.impulse_scale) } else { ((p.s_end / h).max(0.0), 1.0, 0.0) };
-                let vn = p.n.dot(&self.vrel(st, &p, Velocity::Real));
-                let raw = -p.mn * ms * (vn + bias) - is * p.ln;
-                let new = (p.ln + omega * raw).max(0.0);
-                let d = new - p.ln;
-                p.ln = new;
-                total += new;
-                if p.mn > 0.0 {
-                    let r = (if omega * raw == d { raw } else { d / omega }).abs() / (p.mn * ms);
-                    max = max.max(r);
-                    sum2 += r * r;
-                    count += 1;
-                }
-                dl2 += d * d;
-                self.apply(st, &p, p.n * d, Velocity::Real);
-                self.points[k] = p;
             }
+            let m = &mut self.manifolds[i];
             if m.mu == 0.0 {
                 continue;
             }
-            let (a, b) = (self.points[m.start].a, self.points[m.start].b);
+            let (a, b) = (self.points[start].a, self.points[start].b);
             // Tangent block at the centre, clamped to the disk μ·Σλₙ.
-            let rel = self.vrel_at(st, a, b, &m.ra, &m.rb, Velocity::Real);
+            let rel = relative_velocity(st, a, b, &m.ra, &m.rb);
             let (v1, v2) = (rel.dot(&m.t1), rel.dot(&m.t2));
             let (o1, o2) = (m.lt1, m.lt2);
             let mut l1 = o1 - omega * (m.mt[0] * v1 + m.mt[1] * v2);
             let mut l2 = o2 - omega * (m.mt[2] * v1 + m.mt[3] * v2);
             let limit = m.mu * total;
-            match self.cone {
+            match cone {
                 FrictionCone::Disk => {
                     let len = (l1 * l1 + l2 * l2).sqrt();
                     if len > limit {
@@ -89,18 +130,17 @@ impl RigidSi {
             }
             (m.lt1, m.lt2) = (l1, l2);
             dl2 += (l1 - o1).powi(2) + (l2 - o2).powi(2);
-            self.apply_at(st, a, b, &m.ra, &m.rb, m.t1 * (l1 - o1) + m.t2 * (l2 - o2), Vec3::zeros(), Velocity::Real);
+            push(st, inv_m, inv_i, a, b, &m.ra, &m.rb, m.t1 * (l1 - o1) + m.t2 * (l2 - o2), Vec3::zeros());
             // Twist: the relative spin about the normal, clamped to μ·radius·Σλₙ.
-            if m.end - m.start > 1 {
+            if end - start > 1 {
                 let spin = st[a].w - b.map_or(Vec3::zeros(), |k| st[k].w);
                 let old = m.l_twist;
                 let limit = m.mu * m.radius * total;
                 // (max/min, not clamp: a NaN limit from a diverged step must not panic.)
                 m.l_twist = (old - omega * m.m_twist * m.n.dot(&spin)).max(-limit).min(limit);
                 dl2 += (m.l_twist - old).powi(2);
-                self.apply_at(st, a, b, &m.ra, &m.rb, Vec3::zeros(), m.n * (m.l_twist - old), Velocity::Real);
+                push(st, inv_m, inv_i, a, b, &m.ra, &m.rb, Vec3::zeros(), m.n * (m.l_twist - old));
             }
-            self.manifolds[i] = m;
         }
         (max, sum2, count, dl2)
     }
