@@ -84,7 +84,7 @@ pub fn sphere_pairs(x: &[Vec3], radius: &[f64], margin: f64) -> Vec<(usize, usiz
     let mut sorted: Vec<f64> = radius.to_vec();
     sorted.sort_unstable_by(f64::total_cmp);
     let limit = 4.0 * sorted[n / 2];
-    let large: Vec<usize> = (0..n).filter(|&i| !(radius[i] <= limit)).collect();
+    let large: Vec<usize> = (0..n).filter(|&i| radius[i] > limit || radius[i].is_nan()).collect();
     let small_radius: Vec<f64> = (0..n).map(|i| if radius[i] <= limit { radius[i] } else { 0.0 }).collect();
     // The grid keeps pairs strictly below its reach; a slightly wider reach, then the exact
     // test, keeps the pairs that touch it exactly (as the all-pairs loop does).
