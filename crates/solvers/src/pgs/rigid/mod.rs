@@ -119,6 +119,22 @@ struct Point {
     lb: Vec3,
     x0a: Vec3,
     x0b: Vec3,
+    /// The row's Jacobian and its image under the inverse mass, for the sweeps: the angular
+    /// parts `r_a×n`, `r_b×n`, those times the world inverse inertia, and the inverse masses
+    /// (`v_n = n·(v_a − v_b) + (r_a×n)·ω_a − (r_b×n)·ω_b`; an impulse `d` changes `ω_a` by
+    /// `d·I_a⁻¹(r_a×n)`).
+    row: JacobianRow,
+}
+
+/// A contact row's Jacobian and its image under `M⁻¹`, prepared once and read by each sweep.
+#[derive(Clone, Copy, Debug, Default)]
+struct JacobianRow {
+    ja: Vec3,
+    jb: Vec3,
+    ga: Vec3,
+    gb: Vec3,
+    ima: f64,
+    imb: f64,
 }
 
 /// The friction rows of one manifold (the consecutive points of one pair), at its centre.
@@ -142,6 +158,10 @@ struct Manifold {
     m_twist: f64,
     /// Mean distance of the points from the centre (m): the twist limit is `μ·radius·Σλₙ`.
     radius: f64,
+    /// The two tangent rows' Jacobians at the centre, and the twist row's images `I⁻¹n`.
+    rows_t: [JacobianRow; 2],
+    twist_a: Vec3,
+    twist_b: Vec3,
     lt1: f64,
     lt2: f64,
     l_twist: f64,
@@ -322,6 +342,19 @@ impl RigidSi {
             k += self.inv_m[b] * d1.dot(d2) + b1.dot(&(self.inv_i[b] * b2));
         }
         k
+    }
+
+    /// The Jacobian of the row along `d` at arms `ra`, `rb` between `a` and `b`
+    /// ([`JacobianRow`]), with this step's inverse masses.
+    fn jacobian_row(&self, a: usize, b: Option<usize>, ra: &Vec3, rb: &Vec3, d: &Vec3) -> JacobianRow {
+        let ja = ra.cross(d);
+        let mut row = JacobianRow { ja, ga: self.inv_i[a] * ja, ima: self.inv_m[a], ..JacobianRow::default() };
+        if let Some(b) = b {
+            row.jb = rb.cross(d);
+            row.gb = self.inv_i[b] * row.jb;
+            row.imb = self.inv_m[b];
+        }
+        row
     }
 
     fn effective_mass(&self, p: &Point, d: &Vec3) -> f64 {

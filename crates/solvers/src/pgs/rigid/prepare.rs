@@ -48,6 +48,9 @@ impl RigidSi {
         let kt = n.dot(&(self.inv_i[a] * n)) + b.map_or(0.0, |k| n.dot(&(self.inv_i[k] * n)));
         let radius = pts.iter().map(|p| (p.ra + st[a].x - centre).norm()).sum::<f64>() / count;
         Manifold {
+            rows_t: [self.jacobian_row(a, b, &ra, &rb, &t1), self.jacobian_row(a, b, &ra, &rb, &t2)],
+            twist_a: self.inv_i[a] * n,
+            twist_b: b.map_or(Vec3::zeros(), |k| self.inv_i[k] * n),
             start,
             end,
             mu,
@@ -118,6 +121,7 @@ impl RigidSi {
                 ..Point::default()
             };
             p.mn = self.effective_mass(&p, &p.n);
+            p.row = self.jacobian_row(p.a, p.b, &p.ra, &p.rb, &p.n);
             p.s0 = p.s;
             let s = p.s;
             if s > 0.0 {

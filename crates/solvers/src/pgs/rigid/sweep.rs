@@ -3,38 +3,36 @@
 
 use super::*;
 
-/// The velocity of the point with arms `ra`, `rb` on body `a` relative to `b` (the bodies' own
-/// velocities).
+/// The body's velocities, zero for the world.
 #[inline]
-fn relative_velocity(st: &[RigidState], a: usize, b: Option<usize>, ra: &Vec3, rb: &Vec3) -> Vec3 {
-    let mut rel = st[a].v + st[a].w.cross(ra);
-    if let Some(b) = b {
-        rel -= st[b].v + st[b].w.cross(rb);
-    }
-    rel
+fn velocities(st: &[RigidState], b: Option<usize>) -> (Vec3, Vec3) {
+    b.map_or((Vec3::zeros(), Vec3::zeros()), |k| (st[k].v, st[k].w))
 }
 
-/// Applies `impulse` (N·s) at the point with arms `ra`, `rb` and the angular impulse `spin`
-/// (N·m·s) to `a`'s velocities, and their opposites to `b`'s ([`RigidSi::apply_at`] on the
-/// bodies' own velocities, with the fields it needs borrowed apart).
+/// The row's relative speed `J·v` along the direction `d` whose Jacobian is `row`.
 #[inline]
-#[allow(clippy::too_many_arguments)]
+fn row_speed(st: &[RigidState], a: usize, b: Option<usize>, d: &Vec3, row: &JacobianRow) -> f64 {
+    let (vb, wb) = velocities(st, b);
+    d.dot(&(st[a].v - vb)) + row.ja.dot(&st[a].w) - row.jb.dot(&wb)
+}
+
+/// Applies the linear impulse `impulse` (N·s) to `a` and its opposite to `b`, with the angular
+/// velocity changes `dwa` and `dwb` (rad/s) it makes (`M⁻¹Jᵀ` prepared in [`JacobianRow`]).
+#[inline]
 fn push(
     st: &mut [RigidState],
-    inv_m: &[f64],
-    inv_i: &[Matrix3<f64>],
     a: usize,
     b: Option<usize>,
-    ra: &Vec3,
-    rb: &Vec3,
     impulse: Vec3,
-    spin: Vec3,
+    (ima, imb): (f64, f64),
+    dwa: Vec3,
+    dwb: Vec3,
 ) {
-    st[a].v += impulse * inv_m[a];
-    st[a].w += inv_i[a] * (ra.cross(&impulse) + spin);
+    st[a].v += impulse * ima;
+    st[a].w += dwa;
     if let Some(b) = b {
-        st[b].v -= impulse * inv_m[b];
-        st[b].w -= inv_i[b] * (rb.cross(&impulse) + spin);
+        st[b].v -= impulse * imb;
+        st[b].w -= dwb;
     }
 }
 
@@ -82,8 +80,8 @@ impl RigidSi {
                 }
             }
             // The rows are read and updated in place (a point or manifold is hundreds of bytes;
-            // copying each in and out of the sweep cost as much as its arithmetic).
-            let (inv_m, inv_i) = (&self.inv_m[..], &self.inv_i[..]);
+            // copying each in and out of the sweep cost as much as its arithmetic), through
+            // their prepared Jacobians.
             if !solved {
                 for p in &mut self.points[start..end] {
                     let (bias, ms, is) = if biased {
@@ -91,7 +89,7 @@ impl RigidSi {
                     } else {
                         ((p.s_end / h).max(0.0), 1.0, 0.0)
                     };
-                    let vn = p.n.dot(&relative_velocity(st, p.a, p.b, &p.ra, &p.rb));
+                    let vn = row_speed(st, p.a, p.b, &p.n, &p.row);
                     let raw = -p.mn * ms * (vn + bias) - is * p.ln;
                     let new = (p.ln + omega * raw).max(0.0);
                     let d = new - p.ln;
@@ -104,7 +102,8 @@ impl RigidSi {
                         count += 1;
                     }
                     dl2 += d * d;
-                    push(st, inv_m, inv_i, p.a, p.b, &p.ra, &p.rb, p.n * d, Vec3::zeros());
+                    let r = &p.row;
+                    push(st, p.a, p.b, p.n * d, (r.ima, r.imb), r.ga * d, r.gb * d);
                 }
             }
             let m = &mut self.manifolds[i];
@@ -113,8 +112,8 @@ impl RigidSi {
             }
             let (a, b) = (self.points[start].a, self.points[start].b);
             // Tangent block at the centre, clamped to the disk μ·Σλₙ.
-            let rel = relative_velocity(st, a, b, &m.ra, &m.rb);
-            let (v1, v2) = (rel.dot(&m.t1), rel.dot(&m.t2));
+            let [r1, r2] = m.rows_t;
+            let (v1, v2) = (row_speed(st, a, b, &m.t1, &r1), row_speed(st, a, b, &m.t2, &r2));
             let (o1, o2) = (m.lt1, m.lt2);
             let mut l1 = o1 - omega * (m.mt[0] * v1 + m.mt[1] * v2);
             let mut l2 = o2 - omega * (m.mt[2] * v1 + m.mt[3] * v2);
@@ -130,16 +129,18 @@ impl RigidSi {
             }
             (m.lt1, m.lt2) = (l1, l2);
             dl2 += (l1 - o1).powi(2) + (l2 - o2).powi(2);
-            push(st, inv_m, inv_i, a, b, &m.ra, &m.rb, m.t1 * (l1 - o1) + m.t2 * (l2 - o2), Vec3::zeros());
+            let (d1, d2) = (l1 - o1, l2 - o2);
+            push(st, a, b, m.t1 * d1 + m.t2 * d2, (r1.ima, r1.imb), r1.ga * d1 + r2.ga * d2, r1.gb * d1 + r2.gb * d2);
             // Twist: the relative spin about the normal, clamped to μ·radius·Σλₙ.
             if end - start > 1 {
-                let spin = st[a].w - b.map_or(Vec3::zeros(), |k| st[k].w);
+                let spin = st[a].w - velocities(st, b).1;
                 let old = m.l_twist;
                 let limit = m.mu * m.radius * total;
                 // (max/min, not clamp: a NaN limit from a diverged step must not panic.)
                 m.l_twist = (old - omega * m.m_twist * m.n.dot(&spin)).max(-limit).min(limit);
                 dl2 += (m.l_twist - old).powi(2);
-                push(st, inv_m, inv_i, a, b, &m.ra, &m.rb, Vec3::zeros(), m.n * (m.l_twist - old));
+                let d = m.l_twist - old;
+                push(st, a, b, Vec3::zeros(), (0.0, 0.0), m.twist_a * d, m.twist_b * d);
             }
         }
         (max, sum2, count, dl2)
