@@ -84,7 +84,8 @@ impl RigidSi {
         let margin = 4.0 * cfg.slop + 2.0 * h * speed;
         let mut contacts = std::mem::take(&mut self.contacts);
         rigid_contacts(scene, st, margin, &mut contacts);
-        let (bias_rate, soft_mass, soft_impulse) = soft(cfg.soft_hertz(h).0, cfg.contact_damping_ratio, h);
+        let between_bodies = soft(cfg.soft_hertz(h).0, cfg.contact_damping_ratio, h);
+        let against_fixed = soft(cfg.static_soft_hertz(h), cfg.contact_damping_ratio, h);
         self.points.clear();
         for c in &contacts {
             let b = match c.b {
@@ -110,6 +111,9 @@ impl RigidSi {
             } else {
                 match cfg.feedback {
                     Feedback::Soft => {
+                        // Against a fixed body or a world collider: `static_contact_hertz`.
+                        let fixed = b.is_none_or(|k| scene.rigid[k].is_fixed()) || scene.rigid[c.a].is_fixed();
+                        let (bias_rate, soft_mass, soft_impulse) = if fixed { against_fixed } else { between_bodies };
                         p.bias = (bias_rate * s).max(-cfg.max_push);
                         (p.mass_scale, p.impulse_scale) = (soft_mass, soft_impulse);
                     }
