@@ -47,7 +47,9 @@ const FAILING: &[(&str, &[&str])] = &[
     ("rigid-ragdoll", &["gs", "jacobi", "jacobi-split", "jacobi-cheb", "xpbd", "cg", "cg-cold", "direct", "pgs-ngs"]),
     (
         "rigid-joint-grid",
-        &["gs", "jacobi", "jacobi-split", "jacobi-cheb", "sor", "xpbd", "pgs", "pgs-bullet", "pgs-ngs"],
+        // `tgs-soft` diverges (frame 92) since it runs Rapier 0.36's one relax sweep with joints
+        // at the 120 Hz cap: with two relax sweeps, or joints at 60 Hz, it holds (docs/findings.md).
+        &["gs", "jacobi", "jacobi-split", "jacobi-cheb", "sor", "xpbd", "pgs", "pgs-bullet", "pgs-ngs", "tgs-soft"],
     ),
     (
         "rigid-warm-start-energy",

@@ -289,7 +289,7 @@ fn chain_stretch(config: &SolverConfig, frames: usize) -> Vec<f64> {
 /// Documented envelopes (see the `pgs` module docs): the peak stretch in the whip at the bottom of
 /// the first swing, and the largest stretch over the last 5 of 10 s. The measured values are
 /// pgs 1.112 / 1.042, pgs-ngs 1.181 / 1.074, pgs-bullet 1.233 / 1.124, soft-step 1.295 / 1.079,
-/// tgs-soft 1.134 / 1.047; Box2D 2.3 at 8 + 3 iterations reaches 1.163 / 1.076 on the same chain.
+/// tgs-soft 1.150 / 1.056 (1.134 / 1.047 with two relax sweeps, before it took Rapier 0.36's one); Box2D 2.3 at 8 + 3 iterations reaches 1.163 / 1.076 on the same chain.
 /// Before the split rows of sticks carried their curvature, `pgs` tore this chain to 12.7 times
 /// its length and more iterations made it worse; now they make it better.
 #[test]
@@ -299,7 +299,7 @@ fn the_swinging_chain_holds_under_every_impulse_preset_and_more_iterations_help_
         ("pgs-ngs", 1.19, 1.08),
         ("pgs-bullet", 1.24, 1.13),
         ("soft-step", 1.30, 1.08),
-        ("tgs-soft", 1.14, 1.05),
+        ("tgs-soft", 1.16, 1.06),
     ] {
         let st = chain_stretch(&preset(name).unwrap().config, 600);
         let (p, s) = (st.iter().copied().fold(0.0, f64::max), st[300..].iter().copied().fold(0.0, f64::max));

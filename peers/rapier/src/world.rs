@@ -74,8 +74,9 @@ impl Mode {
     pub fn summary(self) -> &'static str {
         match self {
             Mode::Matched => {
-                "solverlab's tgs-soft settings in Rapier's terms: 4 substeps × (1 biased, 2 relax), contacts 30 Hz ζ 5 \
-                 (against fixed bodies too), push-out ≤ 10 m/s; the rest Rapier's defaults; no sleeping"
+                "solverlab's tgs-soft settings in Rapier's terms, which are Rapier 0.36's defaults: 4 substeps × \
+                 (1 biased, 1 relax), friction in the relax sweep, contacts 30 Hz ζ 10 (60 Hz against fixed bodies), \
+                 push-out ≤ 3 m/s; no sleeping"
             }
             Mode::Defaults => {
                 "Rapier's IntegrationParameters::default(): 4 substeps × (1 biased, 1 relax), contacts 30 Hz ζ 10 \
@@ -92,32 +93,35 @@ impl Mode {
 
     /// Rapier's integration parameters for a scene stepped at `dt` seconds.
     ///
-    /// `Matched` sets what solverlab's `tgs-soft` preset sets (`solverlab_solvers::pgs::config`):
-    /// 4 substeps (`num_solver_iterations`), each 1 biased sweep
-    /// (`num_internal_pgs_iterations`) and 2 relax sweeps
-    /// (`num_internal_stabilization_iterations`); contacts soft at 30 Hz with ζ = 5, against
-    /// fixed bodies too (solverlab has one contact softness; Rapier 0.36 a stiffer one against
-    /// fixed bodies, 60 Hz ζ 10, by default); push-out at most 10 m/s. The soft rows are the
-    /// same arithmetic in both (Rapier's `cfm_factor` is Box2D's mass scale, its `erp_inv_dt`
-    /// the bias rate). Joints keep Rapier's own softness (10⁶ Hz, ζ 1: `tgs-soft`'s nominal
-    /// numbers, which solverlab caps at half the substep rate, 120 Hz at 60 Hz × 4).
+    /// `Matched` sets what solverlab's `tgs-soft` preset sets (`solverlab_solvers::pgs::config`),
+    /// which since issue 30 are Rapier 0.36's defaults: 4 substeps (`num_solver_iterations`),
+    /// each 1 biased sweep (`num_internal_pgs_iterations`) and 1 relax sweep
+    /// (`num_internal_stabilization_iterations`); friction in the relax sweep only
+    /// (`friction_in_bias_pass = false`, solverlab's `friction_pass = "relax"`); contacts soft at
+    /// 30 Hz with ζ = 10, against fixed bodies at 60 Hz (`static_contact_hertz`); push-out at most
+    /// 3 m/s; warm start 1. It spells them out, so that it keeps mirroring `tgs-soft` if Rapier's
+    /// defaults move. The soft rows are the same arithmetic in both (Rapier's `cfm_factor` is
+    /// Box2D's mass scale, its `erp_inv_dt` the bias rate). Joints keep Rapier's own softness
+    /// (10⁶ Hz, ζ 1: `tgs-soft`'s nominal numbers, which solverlab caps at half the substep
+    /// rate, 120 Hz at 60 Hz × 4).
     ///
     /// What is left at Rapier's defaults on purpose, and differs from solverlab's impulse
-    /// family: friction only in the relax sweeps (`friction_in_bias_pass = false`; solverlab
-    /// applies friction in the biased sweep too, and with it Rapier's narrow phase, run once
-    /// per step with contact recycling, lets the 10-box stack topple), joints not warm-started,
-    /// contact recycling, continuous collision detection for fast bodies, and Rapier's 2 × 2
-    /// block solver of contact normals (a compile-time feature, on by default; `tgs-soft` goes
-    /// point by point).
+    /// family: joints not warm-started, contact recycling (a pair that moved less than 5 cm
+    /// keeps its contact points; solverlab finds contacts anew every substep, and without
+    /// recycling Rapier drops the stack with a 10× top too), continuous collision detection for
+    /// fast bodies, the 400 m/s speed cap, and Rapier's 2 × 2 block solver of contact normals (a
+    /// compile-time feature, on by default; `tgs-soft` goes point by point).
     pub fn parameters(self, dt: f64) -> IntegrationParameters {
         let mut p = IntegrationParameters { dt, ..IntegrationParameters::default() };
         if self == Mode::Matched {
             p.num_solver_iterations = 4;
             p.num_internal_pgs_iterations = 1;
-            p.num_internal_stabilization_iterations = 2;
-            p.contact_softness = SpringCoefficients::new(30.0, 5.0);
-            p.static_contact_softness = p.contact_softness;
-            p.normalized_max_corrective_velocity = 10.0;
+            p.num_internal_stabilization_iterations = 1;
+            p.friction_in_bias_pass = false;
+            p.contact_softness = SpringCoefficients::new(30.0, 10.0);
+            p.static_contact_softness = SpringCoefficients::new(60.0, 10.0);
+            p.normalized_max_corrective_velocity = 3.0;
+            p.warmstart_coefficient = 1.0;
         }
         p
     }
@@ -454,6 +458,25 @@ mod tests {
 
     fn floor(scene: &mut Scene) {
         scene.planes.push(Plane { normal: Vec3::y(), offset: 0.0, friction: 0.5, restitution: 0.0 });
+    }
+
+    /// `matched` mirrors solverlab's `tgs-soft` number for number, and `tgs-soft` is Rapier's
+    /// defaults: the two modes' parameters are the same.
+    #[test]
+    fn matched_mirrors_tgs_soft() {
+        use solverlab_solvers::{FrictionPass, PgsConfig};
+        let c: PgsConfig = solverlab_solvers::preset("tgs-soft").unwrap().config.typed().unwrap();
+        let p = Mode::Matched.parameters(1.0 / 60.0);
+        assert_eq!(p.num_solver_iterations, c.substeps as usize);
+        assert_eq!(p.num_internal_pgs_iterations, c.iterations as usize);
+        assert_eq!(p.num_internal_stabilization_iterations, c.relax_iterations as usize);
+        assert_eq!(p.friction_in_bias_pass, c.friction_pass != FrictionPass::Relax);
+        let soft = (p.contact_softness.natural_frequency, p.contact_softness.damping_ratio);
+        assert_eq!(soft, (c.contact_hertz, c.contact_damping_ratio));
+        let fixed = (p.static_contact_softness.natural_frequency, p.static_contact_softness.damping_ratio);
+        assert_eq!(fixed, (c.static_contact_hertz, c.contact_damping_ratio));
+        assert_eq!((p.normalized_max_corrective_velocity, p.warmstart_coefficient), (c.max_push, c.warm_start));
+        assert_eq!(p, Mode::Defaults.parameters(1.0 / 60.0));
     }
 
     /// A box at rest on the floor stays there, and the floor carries its weight, with the floor

@@ -28,6 +28,36 @@ pub enum FrictionCone {
     Pyramid,
 }
 
+/// In which sweeps of a step the friction rows of contacts (the tangent rows, and the twist row
+/// of a rigid manifold) are solved; the normal rows are solved in every sweep.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FrictionPass {
+    /// In the biased sweeps and in the relax sweeps.
+    #[default]
+    Both,
+    /// In the biased sweeps only.
+    Biased,
+    /// In the relax sweeps only: friction never reacts to the velocities the position feedback
+    /// adds. With `relax_iterations = 0` there is no relax sweep, and friction is solved in the
+    /// biased sweeps instead (as Rapier 0.36 does with `friction_in_bias_pass = false` and no
+    /// stabilisation iteration).
+    Relax,
+}
+
+impl FrictionPass {
+    /// Whether friction is solved `(in the biased sweeps, in the relax sweeps)` when a step has
+    /// `relax_iterations` relax sweeps.
+    pub fn sweeps(self, relax_iterations: u32) -> (bool, bool) {
+        match self {
+            FrictionPass::Both => (true, true),
+            FrictionPass::Biased => (true, false),
+            FrictionPass::Relax if relax_iterations == 0 => (true, false),
+            FrictionPass::Relax => (false, true),
+        }
+    }
+}
+
 /// Settings of the PGS solver; every field has a default.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -65,15 +95,26 @@ pub struct PgsConfig {
     pub contact_hertz: f64,
     /// Soft contacts: damping ratio (default: 10).
     pub contact_damping_ratio: f64,
+    /// Soft contacts of a rigid body with a fixed body or a world collider (floor, walls):
+    /// stiffness frequency (Hz), capped as `contact_hertz`; the damping ratio is
+    /// `contact_damping_ratio`. 0 uses `contact_hertz` (default: 0; `tgs-soft`: 60, Rapier 0.36's
+    /// `static_contact_softness`). Particle contacts always use `contact_hertz`.
+    pub static_contact_hertz: f64,
     /// Rigid bodies: solve the normal rows of each manifold (2 to 4 points) together as one
     /// small complementarity problem, by enumerating which points push (Box2D's block solver,
     /// there for 2-point manifolds), instead of point by point; the biased sweeps of soft rows
-    /// stay point by point (default: true; false in `pgs-bullet`, `soft-step` and `tgs-soft`,
-    /// as Bullet, Box2D v3 and Rapier go point by point; `block = false` is the impulse
-    /// tutorial's rule).
+    /// stay point by point (default: true; false in `pgs-bullet`, `soft-step` and `tgs-soft`:
+    /// Bullet and Box2D v3 go point by point, and Rapier 0.36's blocks are pairs of points with
+    /// their softness in the block, which this is not; `block = false` is the impulse tutorial's
+    /// rule).
     pub block: bool,
     /// Rigid bodies: the friction bound, `disk` or `pyramid` (default: `disk`).
     pub friction_cone: FrictionCone,
+    /// Which sweeps solve the friction rows, of particle and rigid contacts: `both` the biased
+    /// and the relax sweeps, `biased` or `relax` only ([`FrictionPass`]; `relax` with no relax
+    /// sweep falls back to the biased ones) (default: `both`; `tgs-soft`: `relax`, as Rapier
+    /// 0.36 by default).
+    pub friction_pass: FrictionPass,
     /// Soft joints (equality rows): stiffness frequency (Hz) (default: 60); capped at half the
     /// (sub)step rate (Box2D v3: twice the capped contact frequency).
     pub joint_hertz: f64,
@@ -129,8 +170,10 @@ impl Default for PgsConfig {
             slop: 0.005,
             contact_hertz: 30.0,
             contact_damping_ratio: 10.0,
+            static_contact_hertz: 0.0,
             block: true,
             friction_cone: FrictionCone::Disk,
+            friction_pass: FrictionPass::Both,
             joint_hertz: 60.0,
             joint_damping_ratio: 2.0,
             max_push: 3.0,
@@ -201,32 +244,42 @@ fn pgs_presets() -> Vec<(&'static str, &'static str, PgsConfig)> {
         ),
         (
             "tgs-soft",
-            "Rapier's TGS-soft: 4 substeps × (1 biased, 2 relax); contacts 30 Hz ζ 5, push ≤ 10 m/s",
+            "Rapier 0.36's defaults: 4 substeps × (1 biased, 1 relax), friction in the relax sweep; contacts 30 Hz ζ 10 (60 Hz against fixed bodies), push ≤ 3 m/s",
             tgs_soft(),
         ),
     ]
 }
 
-/// Rapier's TGS-soft defaults (`IntegrationParameters::tgs_soft`, rapier 0.2x) in solverlab's
-/// terms: `num_solver_iterations = 4` substeps, each with `num_internal_pgs_iterations = 1`
-/// biased sweep and `num_internal_stabilization_iterations = 2` unbiased ones after the position
-/// update; soft contacts at 30 Hz with damping ratio 5; `max_corrective_velocity` 10 m/s as the
-/// push-out cap; warm start 1. Rapier lets 1 mm of penetration go uncorrected
-/// (`allowed_linear_error`); solverlab's soft rows, like Box2D v3's, act on all of it. Rapier's joints are
-/// effectively rigid (10⁶ Hz, ζ 1); here joints keep the soft rows' cap of half the substep rate
-/// (120 Hz at 60 Hz × 4), the stiffest the step can follow. Structurally it is the soft step of
-/// Box2D v3; what differs is the damping, the relax count, the slop and the push-out cap.
+/// Rapier 0.36's defaults (source: Rapier 0.36, `IntegrationParameters::default()`) in
+/// solverlab's terms: `num_solver_iterations = 4` substeps, each with
+/// `num_internal_pgs_iterations = 1` biased sweep and `num_internal_stabilization_iterations = 1`
+/// unbiased sweep after the position update; penetrating contacts soft at 30 Hz with damping
+/// ratio 10 (`contact_softness`), those against a fixed body or the world at 60 Hz with ζ 10
+/// (`static_contact_softness`); push-out at most 3 m/s (`max_corrective_velocity`); friction
+/// solved in the unbiased sweep only (`friction_in_bias_pass = false`); warm start 1
+/// (`warmstart_coefficient`). Rapier's 0.005 m slop (`allowed_linear_error`) is no dead zone on
+/// the push-out, and neither is solverlab's on soft rigid rows; the slop sets the speculative
+/// margin, 4 × 0.005 m = Rapier's 0.02 m prediction distance. Rapier's joints are effectively
+/// rigid (10⁶ Hz, ζ 1); here joints keep the soft rows' cap of half the substep rate (120 Hz at
+/// 60 Hz × 4), the stiffest the step can follow, and are warm-started (Rapier's are not by
+/// default). What else differs: Rapier solves contact normals in 2 × 2 blocks (a default
+/// feature) where this preset goes point by point, it finds contacts once per frame and keeps
+/// them while a pair moves less than 5 cm (contact recycling), and it caps body speeds.
 fn tgs_soft() -> PgsConfig {
     PgsConfig {
         iterations: 1,
-        relax_iterations: 2,
+        relax_iterations: 1,
         feedback: Feedback::Soft,
         substeps: 4,
         contact_hertz: 30.0,
-        contact_damping_ratio: 5.0,
+        contact_damping_ratio: 10.0,
+        static_contact_hertz: 60.0,
         joint_hertz: 1e6,
         joint_damping_ratio: 1.0,
-        max_push: 10.0,
+        max_push: 3.0,
+        slop: 0.005,
+        warm_start: 1.0,
+        friction_pass: FrictionPass::Relax,
         block: false,
         contacts_per_frame: true,
         ..PgsConfig::default()
@@ -239,6 +292,14 @@ impl PgsConfig {
     /// default 30 and 60 Hz become 15 and 30 Hz).
     pub fn soft_hertz(&self, h: f64) -> (f64, f64) {
         (self.contact_hertz.min(0.25 / h), self.joint_hertz.min(0.5 / h))
+    }
+
+    /// The soft frequency in force for a rigid contact with a fixed body or a world collider,
+    /// for a step of `h` seconds (Hz): `static_contact_hertz`, or `contact_hertz` when it is 0,
+    /// capped at a quarter of the step rate as [`PgsConfig::soft_hertz`] caps contacts.
+    pub fn static_soft_hertz(&self, h: f64) -> f64 {
+        let hz = if self.static_contact_hertz > 0.0 { self.static_contact_hertz } else { self.contact_hertz };
+        hz.min(0.25 / h)
     }
 
     /// Checks every parameter's range.
@@ -257,6 +318,7 @@ impl PgsConfig {
             ("slop", self.slop),
             ("contact_hertz", self.contact_hertz),
             ("contact_damping_ratio", self.contact_damping_ratio),
+            ("static_contact_hertz", self.static_contact_hertz),
             ("joint_hertz", self.joint_hertz),
             ("joint_damping_ratio", self.joint_damping_ratio),
             ("max_push", self.max_push),

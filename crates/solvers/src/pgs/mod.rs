@@ -28,7 +28,8 @@
 //!    to the accumulated `λ`, which is clamped (`λₙ ≥ 0`; the tangent pair to the disk
 //!    `|λₜ| ≤ μ·λₙ`); the clamped change is applied, `v += W Jᵀ Δλ`. Friction rows of a contact are
 //!    visited just after its normal row (Box2D visits them before; after, the first sweep's
-//!    friction limit is already the normal impulse of that sweep). With split impulses each
+//!    friction limit is already the normal impulse of that sweep); `friction_pass` says whether
+//!    these sweeps solve friction rows (`both`, `biased`) or leave them to step 7 (`relax`). With split impulses each
 //!    iteration also sweeps the split rows on pseudo velocities that never enter the momentum
 //!    (Catto 2006; Bullet's split impulse): contacts and pins `J v_p + β·C/h = 0` (contacts: `≥`),
 //!    linearised at the start of the step; a rigid stick is corrected fully and with its
@@ -46,7 +47,8 @@
 //!    position solver): sticks evaluated where they are and corrected fully, contacts pushed out
 //!    by `β·(C + slop)`, at most 0.2 m per row and sweep; velocities are left as the sweeps of
 //!    step 5 made them.
-//! 7. `relax_iterations` relax sweeps (rigid rows unbiased, `b` = speculative part only,
+//! 7. `relax_iterations` relax sweeps (friction rows with `friction_pass` `both` or `relax`;
+//!    rigid rows unbiased, `b` = speculative part only,
 //!    `s_m = 1`, `s_i = 0`; compliant rows keep their spring, which is physics, not
 //!    stabilisation) and one restitution sweep (normal rows with `e > 0` that approached faster
 //!    than `restitution_threshold` and pushed in this step target `J v = −e·(J v)₀`) change
@@ -125,7 +127,7 @@ pub(crate) mod joints;
 mod rigid;
 mod rows;
 
-pub use config::{family, Feedback, FrictionCone, PgsConfig};
+pub use config::{family, Feedback, FrictionCone, FrictionPass, PgsConfig};
 
 use solverlab_core::metrics::constraint_violation_until;
 use solverlab_core::rng::Rng;
@@ -337,6 +339,7 @@ impl PgsSolver {
         let observer: &mut dyn Observer = if report { observer } else { &mut quiet };
         let split = cfg.split_impulse && cfg.feedback == Feedback::Baumgarte;
         let groups = self.rigid.group_count();
+        let friction = cfg.friction_pass.sweeps(cfg.relax_iterations).0;
         info.converged = groups == 0;
         for it in stop.iterations() {
             let (mut max, mut sum2, mut count, mut dl2) = (0.0_f64, 0.0, 0usize, 0.0);
@@ -344,10 +347,10 @@ impl PgsSolver {
                 if self.rigid.group_done(g) {
                     continue;
                 }
-                let (m, s, c, d) = self.rigid.sweep(g, st, cfg.omega, Pass::Biased, h);
+                let (m, s, c, d) = self.rigid.sweep(g, st, cfg.omega, Pass::Biased, friction, h);
                 (max, sum2, count, dl2) = (max.max(m), sum2 + s, count + c, dl2 + d);
                 if split {
-                    let (m, s, c, d) = self.rigid.sweep(g, st, cfg.omega, Pass::Split, h);
+                    let (m, s, c, d) = self.rigid.sweep(g, st, cfg.omega, Pass::Split, false, h);
                     (max, sum2, count, dl2) = (max.max(m), sum2 + s, count + c, dl2 + d);
                 }
                 let measured = stop.measure(|_| self.rigid.violation(g, st, h));
@@ -474,13 +477,14 @@ impl PgsSolver {
         // Sweeps with parallel passes (the coloured layout) run, with the stopping test, on a
         // worker thread of the pool ([`crate::common::on_worker`]).
         let parallel = self.prepared.in_layout && self.prepared.vrows.len() >= crate::common::PARALLEL_ROWS;
+        let friction = self.cfg.friction_pass.sweeps(self.cfg.relax_iterations);
         for it in stop.iterations() {
             let iteration = |solver: &mut Self, state: &State| {
                 let (w, x0, p) = (&solver.w, &state.x_prev, &mut solver.prepared);
                 let (mut max, mut sum2, mut count, mut dl2) =
-                    p.sweep(Pass::Biased, w, x0, omega, &mut solver.ordering, &mut solver.rng);
+                    p.sweep(Pass::Biased, friction.0, w, x0, omega, &mut solver.ordering, &mut solver.rng);
                 if split {
-                    let (m, s, c, d) = p.sweep(Pass::Split, w, x0, omega, &mut solver.ordering, &mut solver.rng);
+                    let (m, s, c, d) = p.sweep(Pass::Split, false, w, x0, omega, &mut solver.ordering, &mut solver.rng);
                     (max, sum2, count, dl2) = (max.max(m), sum2 + s, count + c, dl2 + d);
                 }
                 // The common violation when the observer asks for it; otherwise the stopping
@@ -512,7 +516,7 @@ impl PgsSolver {
         self.v_solved.clone_from(&p.v);
         let v_solved = &self.v_solved;
         for _ in 0..self.cfg.relax_iterations {
-            p.sweep(Pass::Relax, &self.w, &state.x_prev, omega, &mut self.ordering, &mut self.rng);
+            p.sweep(Pass::Relax, friction.1, &self.w, &state.x_prev, omega, &mut self.ordering, &mut self.rng);
         }
         for k in 0..p.bouncy.len() {
             let r = p.bouncy[k];

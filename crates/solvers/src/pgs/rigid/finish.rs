@@ -24,9 +24,10 @@ impl RigidSi {
         for _ in 0..cfg.position_iterations {
             self.position_pass(scene, st, cfg, h);
         }
+        let friction = cfg.friction_pass.sweeps(cfg.relax_iterations).1;
         for _ in 0..cfg.relax_iterations {
             for g in 0..self.groups.len() {
-                self.sweep(g, st, cfg.omega, Pass::Relax, h);
+                self.sweep(g, st, cfg.omega, Pass::Relax, friction, h);
             }
         }
         self.joint_forces.clear();

@@ -20,7 +20,8 @@
 //!    (`s > 0`) has bias `s/h` (it may close the gap in this step, no more). Penetration gets
 //!    Baumgarte `max(β·min(0, s + slop)/h, −max_push)` in the velocity rows, or in split rows on
 //!    pseudo velocities (`split_impulse`), or the soft form `max(ω/a₁·s, −max_push)` with mass
-//!    and impulse scales (`feedback = soft`; the same coefficients as the particle rows).
+//!    and impulse scales (`feedback = soft`; the same coefficients as the particle rows, at
+//!    `static_contact_hertz` for a contact with a fixed body or a world collider).
 //! 4. Islands: the connected components of the movable bodies linked by body-body contacts
 //!    and joints ([`solverlab_core::rigid::islands`]). With `islands` (the default) the sweeps visit the
 //!    islands one after the other and each stops on its own tolerance; the rows are the same, so
@@ -48,8 +49,9 @@
 //!    relative spin about the normal clamped to `μ·r̄·Σλₙ` (`r̄` the points' mean distance from
 //!    the centre). Friction at the centre, as PhysX's patch friction, depends on the total
 //!    normal impulse only; per-point friction on a four-point manifold depends on how the load is
-//!    split among the points, which is not unique. With split impulses, a sweep of the split
-//!    rows on the pseudo velocities follows.
+//!    split among the points, which is not unique. The friction and twist rows are left out of
+//!    these sweeps with `friction_pass = "relax"` (and out of step 8's with `"biased"`). With
+//!    split impulses, a sweep of the split rows on the pseudo velocities follows.
 //! 7. Positions: `x ← x + h·(v + v_p)`; the rotation by the torque-free drift of `ω`
 //!    ([`solverlab_core::rigid::torque_free_drift`], the gyroscopic term), then by `ω_p`.
 //!    With `position_iterations`, positions are then corrected by nonlinear Gauss-Seidel

@@ -101,7 +101,8 @@ impl RigidSi {
         let margin = 4.0 * cfg.slop + steps * h * speed;
         let mut contacts = std::mem::take(&mut self.contacts);
         rigid_contacts(scene, st, margin, &mut contacts);
-        let (bias_rate, soft_mass, soft_impulse) = soft(cfg.soft_hertz(h).0, cfg.contact_damping_ratio, h);
+        let between_bodies = soft(cfg.soft_hertz(h).0, cfg.contact_damping_ratio, h);
+        let against_fixed = soft(cfg.static_soft_hertz(h), cfg.contact_damping_ratio, h);
         self.points.clear();
         for c in &contacts {
             let b = match c.b {
@@ -129,6 +130,9 @@ impl RigidSi {
             } else {
                 match cfg.feedback {
                     Feedback::Soft => {
+                        // Against a fixed body or a world collider: `static_contact_hertz`.
+                        let fixed = b.is_none_or(|k| scene.rigid[k].is_fixed()) || scene.rigid[c.a].is_fixed();
+                        let (bias_rate, soft_mass, soft_impulse) = if fixed { against_fixed } else { between_bodies };
                         p.bias = (bias_rate * s).max(-cfg.max_push);
                         (p.mass_scale, p.impulse_scale) = (soft_mass, soft_impulse);
                     }
@@ -218,7 +222,8 @@ impl RigidSi {
         }
         self.vp.iter_mut().for_each(|v| *v = Vec3::zeros());
         self.wp.iter_mut().for_each(|v| *v = Vec3::zeros());
-        let (bias_rate, soft_mass, soft_impulse) = soft(cfg.soft_hertz(h).0, cfg.contact_damping_ratio, h);
+        let between_bodies = soft(cfg.soft_hertz(h).0, cfg.contact_damping_ratio, h);
+        let against_fixed = soft(cfg.static_soft_hertz(h), cfg.contact_damping_ratio, h);
         for (p, c) in self.points.iter_mut().zip(self.contacts.iter_mut()) {
             let moved_a = st[p.a].x + st[p.a].q.transform_vector(&p.la) - p.p0;
             let moved_b = p.b.map_or(Vec3::zeros(), |k| st[k].x + st[k].q.transform_vector(&p.lb) - p.p0);
@@ -227,6 +232,9 @@ impl RigidSi {
             (p.bias, p.mass_scale, p.impulse_scale) = if p.s > 0.0 {
                 (p.s / h, 1.0, 0.0)
             } else {
+                // As in `prepare`: against a fixed body or a world collider, `static_contact_hertz`.
+                let fixed = p.b.is_none_or(|k| scene.rigid[k].is_fixed()) || scene.rigid[p.a].is_fixed();
+                let (bias_rate, soft_mass, soft_impulse) = if fixed { against_fixed } else { between_bodies };
                 ((bias_rate * p.s).max(-cfg.max_push), soft_mass, soft_impulse)
             };
         }

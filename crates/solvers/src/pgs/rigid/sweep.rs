@@ -39,13 +39,17 @@ fn push(
 impl RigidSi {
     /// One sweep of group `g`: [`Pass::Biased`] over the joints and the points with the position
     /// feedback; [`Pass::Relax`] with only the speculative part (from `s_end`) and plain masses;
-    /// [`Pass::Split`] over the split rows on the pseudo velocities.
+    /// [`Pass::Split`] over the split rows on the pseudo velocities. The manifolds' friction and
+    /// twist rows are solved only with `friction` (`friction_pass`); their warm-started impulses
+    /// act either way.
+    #[allow(clippy::too_many_arguments)]
     pub(in crate::pgs) fn sweep(
         &mut self,
         g: usize,
         st: &mut [RigidState],
         omega: f64,
         pass: Pass,
+        friction: bool,
         h: f64,
     ) -> SweepStats {
         if pass == Pass::Split {
@@ -107,7 +111,7 @@ impl RigidSi {
                 }
             }
             let m = &mut self.manifolds[i];
-            if m.mu == 0.0 {
+            if m.mu == 0.0 || !friction {
                 continue;
             }
             let (a, b) = (self.points[start].a, self.points[start].b);

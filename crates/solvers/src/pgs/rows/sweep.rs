@@ -129,12 +129,14 @@ fn add(s: Stats, res: f64, dl: f64) -> Stats {
 
 impl Rows {
     /// One sweep of `pass` in `ordering` with SOR factor `omega`; `x0` are the start-of-step
-    /// positions (read by the split sweeps over sticks). Returns (max, sum of squares, count,
-    /// Σ Δλ²) of the residuals.
+    /// positions (read by the split sweeps over sticks). The contacts' tangent pairs are solved
+    /// only with `friction` (`friction_pass`). Returns (max, sum of squares, count, Σ Δλ²) of the
+    /// residuals.
     #[allow(clippy::too_many_arguments)]
     pub fn sweep(
         &mut self,
         pass: Pass,
+        friction: bool,
         w: &[f64],
         x0: &[Vec3],
         omega: f64,
@@ -163,7 +165,7 @@ impl Rows {
                         count += 1;
                         dl2 += dl * dl;
                     }
-                    Item::Friction { .. } if pass == Pass::Split => {}
+                    Item::Friction { .. } if pass == Pass::Split || !friction => {}
                     Item::Friction { t1, normal, mu } => {
                         let limit = mu * self.vrows[normal].lambda;
                         let (a, b) = (self.vrows[t1], self.vrows[t1 + 1]);
