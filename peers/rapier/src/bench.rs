@@ -47,6 +47,39 @@ pub struct BenchScene {
     pub budget: Option<f64>,
 }
 
+/// The scaling series: 10³, 10⁴ and 10⁵ rigid spheres of radius 5 cm falling into a box whose
+/// width grows as the cube root of the count (the same density as the 10,000 in a 2 m box),
+/// so that the time per body and frame is flat if nothing in either engine is quadratic.
+pub const SCALING: [BenchScene; 3] = [
+    BenchScene {
+        key: "spheres-1k",
+        what: "1,000 spheres of radius 5 cm into a 0.928 m box (balls n=1000 width=0.928, made rigid)",
+        builtin: "balls",
+        sets: &["n=1000", "width=0.928"],
+        rigid_spheres: true,
+        frames: 30,
+        budget: Some(30.0),
+    },
+    BenchScene {
+        key: "spheres-10k",
+        what: "10,000 spheres of radius 5 cm into a 2 m box (balls n=10000 width=2, made rigid)",
+        builtin: "balls",
+        sets: &["n=10000", "width=2"],
+        rigid_spheres: true,
+        frames: 30,
+        budget: Some(30.0),
+    },
+    BenchScene {
+        key: "spheres-100k",
+        what: "100,000 spheres of radius 5 cm into a 4.309 m box (balls n=100000 width=4.309, made rigid)",
+        builtin: "balls",
+        sets: &["n=100000", "width=4.309"],
+        rigid_spheres: true,
+        frames: 30,
+        budget: Some(30.0),
+    },
+];
+
 /// The benchmark's scenes (issue 30): the stack, the stack with a 10× heavier top, pyramids of
 /// base 10, 20 and 90 (4,095 boxes, Box3D's `large_pyramid`), the chain, the joint grid and
 /// 10,000 spheres in a box.

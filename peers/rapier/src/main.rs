@@ -3,7 +3,7 @@
 //! ```text
 //! rapier-peer run (--scene NAME | --scene-file PATH) [--set KEY=VALUE]… [--rigid-spheres]
 //!                 [--halfspaces] [--mode matched|defaults|sleeping] [--frames N] [--out DIR]
-//! rapier-peer bench [--rounds N] [--scale F] [--only KEY,…] [--out DIR]
+//! rapier-peer bench [--rounds N] [--scale F] [--only KEY,…] [--scaling] [--out DIR]
 //! rapier-peer modes
 //! ```
 //!
@@ -17,7 +17,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use rapier_peer::bench::{bench, SCENES};
+use rapier_peer::bench::{bench, SCALING, SCENES};
 use rapier_peer::meta::{common, mode_json};
 use rapier_peer::steps::{line, row, write_atomic, STEP_COLUMNS};
 use rapier_peer::world::{Mode, RapierRun, Walls};
@@ -25,7 +25,7 @@ use rapier_peer::world::{Mode, RapierRun, Walls};
 const USAGE: &str = "usage:
   rapier-peer run (--scene NAME | --scene-file PATH) [--set KEY=VALUE]... [--rigid-spheres]
                   [--halfspaces] [--mode matched|defaults|sleeping] [--frames N] [--out DIR]
-  rapier-peer bench [--rounds N] [--scale F] [--only KEY,...] [--out DIR]
+  rapier-peer bench [--rounds N] [--scale F] [--only KEY,...] [--scaling] [--out DIR]
   rapier-peer modes";
 
 /// The command line, read by hand: a few flags, each `--flag VALUE` or a lone switch.
@@ -167,20 +167,22 @@ fn run_bench(mut a: Args) -> Result<(), String> {
     let rounds: usize = a.number("--rounds", 5)?;
     let scale: f64 = a.number("--scale", 1.0)?;
     let only = a.value("--only")?;
+    let scaling = a.switch("--scaling");
     let out = PathBuf::from(a.value("--out")?.unwrap_or_else(|| "../../results/rapier_peer".into()));
     a.done()?;
     if rounds == 0 || !(scale > 0.0 && scale.is_finite()) {
         return Err("--rounds must be at least 1 and --scale positive".into());
     }
+    let list: &[_] = if scaling { &SCALING } else { &SCENES };
     let scenes: Vec<_> = match &only {
-        None => SCENES.to_vec(),
+        None => list.to_vec(),
         Some(keys) => {
             let keys: Vec<&str> = keys.split(',').collect();
-            if let Some(k) = keys.iter().find(|k| !SCENES.iter().any(|s| s.key == **k)) {
-                let all: Vec<&str> = SCENES.iter().map(|s| s.key).collect();
+            if let Some(k) = keys.iter().find(|k| !list.iter().any(|s| s.key == **k)) {
+                let all: Vec<&str> = list.iter().map(|s| s.key).collect();
                 return Err(format!("--only: no scene `{k}` (scenes: {})", all.join(", ")));
             }
-            SCENES.iter().filter(|s| keys.contains(&s.key)).copied().collect()
+            list.iter().filter(|s| keys.contains(&s.key)).copied().collect()
         }
     };
     let path = bench(&scenes, rounds, scale, &out)?;
