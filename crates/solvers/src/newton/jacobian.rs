@@ -53,7 +53,8 @@ impl System {
         let same = self.ids.len() == rows.len()
             && self.ids.iter().zip(rows.heads()).all(|(id, r)| *id == r.id)
             && self.pattern_particles == rows.all_particles();
-        if !same || self.j.is_none() {
+        let rebuilt = !same || self.j.is_none();
+        if rebuilt {
             self.ids = rows.heads().iter().map(|r| r.id).collect();
             self.pattern_particles = rows.all_particles().to_vec();
             let mut offsets = Vec::with_capacity(rows.len() + 1);
@@ -104,7 +105,7 @@ impl System {
         self.diag_shift.clear();
         self.diag_shift.extend(rows.iter().map(|r| alpha_tilde(&r) + eps));
         self.eps = eps;
-        !same
+        rebuilt
     }
 
     /// The diagonal of `A`, without assembling it.
