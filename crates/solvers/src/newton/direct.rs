@@ -355,7 +355,7 @@ impl Linear for Cholesky {
     /// `ε/(σ + ε)` per solve, so after `PROJECTION_SOLVES` solves `y` is the range part of `v`
     /// to rounding, except along eigenvalues not far above `ε`, which count as null.
     fn project_range(&mut self, sys: &System, v: &mut [f64], _first: bool) -> Option<usize> {
-        let Some(a) = sys.a.as_ref().filter(|_| self.current.is_some()) else { return None };
+        let a = sys.a.as_ref().filter(|_| self.current.is_some())?;
         let n = v.len();
         let eps = sys.eps;
         let k_times = |y: &[f64], out: &mut [f64]| {

@@ -120,8 +120,8 @@ impl KeptPattern {
         let mut slot_of = IdMap::default();
         slot_of.extend(new_ids.iter().enumerate().map(|(s, &id)| (id, s)));
         for &id in ids {
-            if !slot_of.contains_key(&id) {
-                slot_of.insert(id, new_ids.len());
+            if let std::collections::hash_map::Entry::Vacant(e) = slot_of.entry(id) {
+                e.insert(new_ids.len());
                 new_ids.push(id);
             }
         }
