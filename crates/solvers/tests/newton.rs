@@ -176,3 +176,24 @@ fn gauss_newton_reaches_the_full_step_more_slowly() {
     assert!(gap < 1e-9, "{gap:e}");
     assert!(gauss_outer > full_outer, "{gauss_outer} against {full_outer}");
 }
+
+/// `direct` keeps its symbolic factorisation while the active set changes
+/// ([`solverlab_solvers::newton::pattern`]): on the 55-box pyramid, where the contact rows
+/// leave and rejoin the active set several times a step and friction rows join each step's
+/// second pass, 60 frames need at most one symbolic factorisation per four steps (before the
+/// kept pattern, five a step: one for every change of the active set).
+#[test]
+fn direct_keeps_its_symbolic_factorisation_while_the_active_set_changes() {
+    let s = scene("rigid-pyramid", &[]);
+    let mut direct = direct_solver(&DirectConfig::default(), "direct").unwrap();
+    let frames = 60;
+    {
+        let mut sim = Simulation::new(&s, &mut direct, s.dt, 1).unwrap();
+        for _ in 0..frames {
+            sim.step_frame(&mut NullObserver).unwrap();
+        }
+    }
+    let (numeric, symbolic) = direct.linear().counts();
+    eprintln!("rigid-pyramid, {frames} frames: {numeric} numeric and {symbolic} symbolic factorisations");
+    assert!(numeric >= 2 * frames && symbolic <= frames / 4, "{numeric} numeric, {symbolic} symbolic");
+}

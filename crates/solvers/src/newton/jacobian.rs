@@ -53,17 +53,20 @@ impl System {
         let same = self.ids.len() == rows.len()
             && self.ids.iter().zip(rows.heads()).all(|(id, r)| *id == r.id)
             && self.pattern_particles == rows.all_particles();
-        if !same || self.j.is_none() {
+        let rebuilt = !same || self.j.is_none();
+        if rebuilt {
             self.ids = rows.heads().iter().map(|r| r.id).collect();
             self.pattern_particles = rows.all_particles().to_vec();
             let mut offsets = Vec::with_capacity(rows.len() + 1);
             let mut cols = Vec::with_capacity(rows.len() * 6);
             offsets.push(0);
+            let mut ps: Vec<usize> = Vec::new();
             for r in rows.iter() {
-                let mut ps: Vec<usize> = r.particles.iter().map(|&p| p as usize).collect();
+                ps.clear();
+                ps.extend(r.particles.iter().map(|&p| p as usize));
                 ps.sort_unstable();
                 ps.dedup();
-                for p in ps {
+                for &p in &ps {
                     cols.extend([3 * p, 3 * p + 1, 3 * p + 2]);
                 }
                 offsets.push(cols.len());
@@ -104,7 +107,7 @@ impl System {
         self.diag_shift.clear();
         self.diag_shift.extend(rows.iter().map(|r| alpha_tilde(&r) + eps));
         self.eps = eps;
-        !same
+        rebuilt
     }
 
     /// The diagonal of `A`, without assembling it.
@@ -119,25 +122,43 @@ impl System {
     pub fn assemble(&mut self, rows: &RowSet, w: &[f64]) {
         let m = rows.len();
         if self.a.is_none() {
-            let mut offsets = Vec::with_capacity(m + 1);
-            let mut cols: Vec<usize> = Vec::new();
-            offsets.push(0);
-            let mut neighbours: Vec<usize> = Vec::new();
-            for r in rows.iter() {
-                neighbours.clear();
-                for &p in r.particles {
+            // Row `i`'s neighbours are the rows sharing a particle with it, each marked once
+            // (in no order). `A` is symmetric, so listing every row `i`, in order, under each of
+            // its neighbours gives each row its neighbours sorted, without a sort: a count pass
+            // for the offsets, then a fill pass.
+            let (starts, incidence) = (&self.incidence_start, &self.incidence);
+            let neighbours = |i: usize, marker: &mut [usize], f: &mut dyn FnMut(usize)| {
+                for &p in rows.get(i).particles {
                     let p = p as usize;
-                    let incident = &self.incidence[self.incidence_start[p]..self.incidence_start[p + 1]];
-                    neighbours.extend(incident.iter().map(|&(j, _)| j as usize));
+                    for &(j, _) in &incidence[starts[p]..starts[p + 1]] {
+                        let j = j as usize;
+                        if marker[j] != i {
+                            marker[j] = i;
+                            f(j);
+                        }
+                    }
                 }
-                neighbours.sort_unstable();
-                neighbours.dedup();
-                cols.extend_from_slice(&neighbours);
-                offsets.push(cols.len());
+            };
+            self.marker.clear();
+            self.marker.resize(m, usize::MAX);
+            let mut offsets = vec![0usize; m + 1];
+            for i in 0..m {
+                neighbours(i, &mut self.marker, &mut |j| offsets[j + 1] += 1);
+            }
+            for i in 0..m {
+                offsets[i + 1] += offsets[i];
+            }
+            let mut next = offsets.clone();
+            let mut cols = vec![0usize; offsets[m]];
+            self.marker.iter_mut().for_each(|k| *k = usize::MAX);
+            for i in 0..m {
+                neighbours(i, &mut self.marker, &mut |j| {
+                    cols[next[j]] = i;
+                    next[j] += 1;
+                });
             }
             let values = vec![0.0; cols.len()];
             self.a = Some(CsrMatrix::try_from_csr_data(m, m, offsets, cols, values).expect("valid pattern"));
-            self.marker = vec![usize::MAX; m];
         }
         let a = self.a.as_mut().expect("built above");
         let (offsets, cols, values) = a.csr_data_mut();

@@ -154,6 +154,7 @@ pub mod cg;
 pub mod direct;
 pub mod jacobian;
 mod maps;
+pub mod pattern;
 pub(crate) mod rigid_rows;
 mod solver;
 mod steps;
@@ -342,7 +343,6 @@ pub struct Newton<L: Linear> {
     predicted: Vec<Vec3>,
     capture: Option<usize>,
     captured: Option<LinearSystem>,
-    last_pattern: Vec<u64>,
     scratch: Vec<f64>,
     stats: NewtonStats,
     /// How far from touching an inequality row is still gathered this step (m).
@@ -400,7 +400,6 @@ impl<L: Linear> Newton<L> {
             predicted: Vec::new(),
             capture: None,
             captured: None,
-            last_pattern: Vec::new(),
             scratch: Vec::new(),
             stats: NewtonStats::default(),
             margin: 0.0,

@@ -17,7 +17,6 @@ impl<L: Linear> Solver for Newton<L> {
         self.previous_friction.clear();
         self.contacts.clear();
         self.sys = System::default();
-        self.last_pattern.clear();
         Ok(())
     }
 

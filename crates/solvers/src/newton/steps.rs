@@ -162,11 +162,9 @@ impl<L: Linear> Newton<L> {
                 self.rows.iter().map(|r| r.w_grad2(&self.w)).sum::<f64>() / self.rows.len() as f64
             };
             let eps = self.settings.regularization * damping * diag_mean;
-            self.sys.set_jacobian(&self.rows, &self.w, |r: &RowView| alpha_tilde(r.compliance), eps);
-            let pattern_changed = self.sys.ids != self.last_pattern;
-            if pattern_changed {
-                self.last_pattern.clone_from(&self.sys.ids);
-            }
+            // A row that keeps its id but not its particles changes the pattern too.
+            let pattern_changed =
+                self.sys.set_jacobian(&self.rows, &self.w, |r: &RowView| alpha_tilde(r.compliance), eps);
             if self.linear.needs_assembly() {
                 self.sys.assemble(&self.rows, &self.w);
             }
