@@ -131,7 +131,7 @@ pub fn direct_solver(cfg: &DirectConfig, label: &str) -> Result<DirectSolver, Co
 /// changes.
 ///
 /// A few patterns are kept ([`PATTERNS`]), each with its symbolic factorisation: a system is
-/// factored in the smallest one that holds it with little padding ([`fits`]), so that a pass
+/// factored in the smallest one that holds it with little padding (`fits`), so that a pass
 /// over the normal rows alone is not padded with the rows a friction pass adds (on the 55-box
 /// pyramid, 400 rows against 700 with the friction rows: padded, the first pass's factor held
 /// three times the values). A system no kept pattern fits grows the one that it would
@@ -285,7 +285,7 @@ impl Cholesky {
     }
 
     /// The numeric factorisation of `a` (rows `ids`) in a kept pattern: the smallest that holds
-    /// it and [`fits`], else one grown or started for it (with a symbolic factorisation).
+    /// it and `fits`, else one grown or started for it (with a symbolic factorisation).
     fn factor(&mut self, a: &nalgebra_sparse::CsrMatrix<f64>, ids: &[u64]) -> Result<(), SolveError> {
         self.current = None;
         let m = ids.len();

@@ -14,7 +14,7 @@
 //!
 //! The pattern only grows ([`KeptPattern::fill`] reports a row or an entry it lacks, and
 //! [`KeptPattern::rebuild`] makes the union of the two); at a rebuild, slots that no
-//! factorisation used for [`STALE_AFTER`] factorisations are dropped, which bounds the padding
+//! factorisation used for `STALE_AFTER` factorisations are dropped, which bounds the padding
 //! to the rows of the recent past (a resting pile's contacts, its friction rows, the rows an
 //! active set releases and takes back).
 
@@ -112,7 +112,7 @@ impl KeptPattern {
     }
 
     /// Grows the pattern to hold `a` (rows `ids`) as well, dropping the slots that have gone
-    /// unused for [`STALE_AFTER`] fills; [`KeptPattern::fill`] then succeeds.
+    /// unused for `STALE_AFTER` fills; [`KeptPattern::fill`] then succeeds.
     pub fn rebuild(&mut self, ids: &[u64], a: &CsrMatrix<f64>) {
         let recent = |s: usize| self.used[s] + STALE_AFTER > self.fills;
         let keep: Vec<usize> = (0..self.ids.len()).filter(|&s| recent(s)).collect();
