@@ -28,6 +28,7 @@ fn the_preset_is_rapier_0_36_s_defaults() {
     assert_eq!((c.contact_hertz, c.contact_damping_ratio, c.static_contact_hertz), (30.0, 10.0, 60.0));
     assert_eq!((c.max_push, c.warm_start, c.slop), (3.0, 1.0, 0.005));
     assert_eq!(c.friction_pass, FrictionPass::Relax);
+    assert!(!c.warm_start_joints, "Rapier's warmstart_joints is false");
     assert_eq!((c.joint_hertz, c.joint_damping_ratio), (1e6, 1.0));
     // At 60 Hz and 4 substeps neither contact frequency reaches the cap (a quarter of 240 Hz),
     // so the soft rows are Rapier's.
@@ -147,4 +148,27 @@ fn the_stacks_stand_as_measured() {
     assert!(stands(&plain, 600), "tgs-soft: the 10-box stack fell");
     let heavy = solverlab_scenes::resolve("rigid-stack", &["ratio=10".to_string()]).unwrap();
     assert!(stands(&heavy, 120), "tgs-soft: the stack with a 10× top fell within 2 s");
+}
+
+/// Rapier starts its joints from zero impulses in every substep (`warmstart_joints = false`), and
+/// so does `tgs-soft`: the 10 × 10 joint grid (182 ball joints, soft at the 120 Hz cap) then runs
+/// 150 frames without a blow-up; warm-started, under this preset's single relax sweep, it blows
+/// up in frame 93.
+#[test]
+fn joints_start_each_substep_from_zero_as_rapier_s_do() {
+    let scene = solverlab_scenes::resolve("rigid-joint-grid", &[]).unwrap();
+    let run = |cfg: PgsConfig| -> Result<(), u64> {
+        let mut solver = PgsSolver::new(cfg.clone(), "tgs-soft").unwrap();
+        let mut sim = Simulation::new(&scene, &mut solver, scene.dt, cfg.substeps).unwrap();
+        for f in 1..=150 {
+            if sim.step_frame(&mut NullObserver).is_err() {
+                return Err(f);
+            }
+        }
+        Ok(())
+    };
+    assert_eq!(run(tgs_soft()), Ok(()));
+    let warm = PgsConfig { warm_start_joints: true, ..tgs_soft() };
+    let failed = run(warm).expect_err("warm-started joints blow the grid up");
+    assert!((80..=110).contains(&failed), "warm-started joints failed in frame {failed}");
 }

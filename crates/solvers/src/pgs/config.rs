@@ -151,6 +151,10 @@ pub struct PgsConfig {
     /// as Box2D v3's soft step and Rapier's TGS-soft do. Needs `feedback = "soft"` and no
     /// `position_iterations` (default: false; true in `soft-step` and `tgs-soft`).
     pub contacts_per_frame: bool,
+    /// Rigid joints: start each step from the joints' last impulses (times `warm_start`) as the
+    /// contacts do; with `false` every step's joint impulses start from zero (default: true;
+    /// false in `tgs-soft`, Rapier's `warmstart_joints = false`).
+    pub warm_start_joints: bool,
 }
 
 impl Default for PgsConfig {
@@ -185,6 +189,7 @@ impl Default for PgsConfig {
             sleep_speed: 0.05,
             sleep_spin: 2f64.to_radians(),
             contacts_per_frame: false,
+            warm_start_joints: true,
         }
     }
 }
@@ -261,8 +266,9 @@ fn pgs_presets() -> Vec<(&'static str, &'static str, PgsConfig)> {
 /// the push-out, and neither is solverlab's on soft rigid rows; the slop sets the speculative
 /// margin, 4 × 0.005 m = Rapier's 0.02 m prediction distance. Rapier's joints are effectively
 /// rigid (10⁶ Hz, ζ 1); here joints keep the soft rows' cap of half the substep rate (120 Hz at
-/// 60 Hz × 4), the stiffest the step can follow, and are warm-started (Rapier's are not by
-/// default). What else differs: Rapier solves contact normals in 2 × 2 blocks (a default
+/// 60 Hz × 4), the stiffest the step can follow; like Rapier's (`warmstart_joints = false`) they
+/// start every substep from zero impulses (warm-started, the 10 × 10 joint grid blows up under
+/// this preset's single relax sweep in frame 93). What else differs: Rapier solves contact normals in 2 × 2 blocks (a default
 /// feature) where this preset goes point by point, it finds contacts once per frame and keeps
 /// them while a pair moves less than 5 cm (contact recycling), and it caps body speeds.
 fn tgs_soft() -> PgsConfig {
@@ -282,6 +288,7 @@ fn tgs_soft() -> PgsConfig {
         friction_pass: FrictionPass::Relax,
         block: false,
         contacts_per_frame: true,
+        warm_start_joints: false,
         ..PgsConfig::default()
     }
 }

@@ -197,9 +197,10 @@ impl RigidSi {
         }
     }
 
-    /// The joints' warm start: their last impulses, times `warm_start`.
+    /// The joints' warm start: their last impulses, times `warm_start` (none without
+    /// `warm_start_joints`).
     fn warm_start_joints(&mut self, st: &mut [RigidState], cfg: &PgsConfig) {
-        if cfg.warm_start > 0.0 {
+        if cfg.warm_start > 0.0 && cfg.warm_start_joints {
             for &k in &self.joint_order {
                 if let Some((l, side)) = self.warm_joints[k] {
                     self.joints[k].warm(st, l * cfg.warm_start, side, &self.inv_m, &self.inv_i);
