@@ -35,11 +35,12 @@ use args::{set_form_error, Cli, Command, SceneCommand, SolverCommand};
 use clap::Parser;
 pub use experiment::run_experiment;
 pub use figures::Style;
+/// `steps.csv`'s columns and one frame's fields, for tools that write the same table (the
+/// Rapier peer).
+pub use output::{date, num, write_atomic};
 use solverlab_scenes::file::SceneFile;
 pub use solverlab_solvers::Registry;
 use solverlab_solvers::SolverConfig;
-/// `steps.csv`'s columns and one frame's fields, for tools that write the same table (the
-/// Rapier peer).
 pub use tables::{step_fields, STEP_COLUMNS};
 
 /// Set by the Ctrl-C handler (or by a caller of the library, such as the Python package): every

@@ -166,6 +166,20 @@ pub fn digest(bytes: &[u8]) -> String {
     format!("{h:016x}")
 }
 
+/// The civil date (UTC) `days` after 1970-01-01, as `YYYY-MM-DD` (H. Hinnant's civil-from-days).
+pub fn date(days: i64) -> String {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!("{y:04}-{m:02}-{d:02}")
+}
+
 /// Formats a float for CSV: shortest representation that reads back to the same bits.
 pub fn num(x: f64) -> String {
     format!("{x:?}")

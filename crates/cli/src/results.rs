@@ -323,20 +323,11 @@ fn machine() -> String {
         .unwrap_or_else(|| "unknown".into())
 }
 
-/// Today's date (UTC) as YYYY-MM-DD, from the system clock (civil-from-days, H. Hinnant).
+/// Today's date (UTC) as YYYY-MM-DD, from the system clock.
 fn today() -> String {
     let days =
         std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs() / 86_400) as i64;
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    format!("{y:04}-{m:02}-{d:02}")
+    crate::output::date(days)
 }
 
 /// The scene of a `simulate` run as given, and where its resolved form is: `scene.toml` in the

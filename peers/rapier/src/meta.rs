@@ -72,19 +72,8 @@ pub fn common() -> Value {
     })
 }
 
-/// The civil date (UTC) `days` after 1970-01-01, as `YYYY-MM-DD` (Hinnant's algorithm).
-pub fn date(days: i64) -> String {
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    format!("{y:04}-{m:02}-{d:02}")
-}
+/// The civil date (UTC) `days` after 1970-01-01, as solverlab writes it.
+pub use solverlab_cli::date;
 
 /// The benchmark's `meta.json`.
 pub fn bench_meta(results: &[SceneResult], rounds: usize, frames_scale: f64, seconds: f64) -> String {

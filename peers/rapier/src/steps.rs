@@ -20,10 +20,9 @@ pub use solverlab_cli::STEP_COLUMNS;
 /// The columns a Rapier run leaves empty.
 pub const EMPTY: [&str; 4] = ["iterations", "outer_iterations", "residual", "converged"];
 
-/// A number as solverlab writes it: the shortest form that reads back to the same `f64`.
-pub fn num(x: f64) -> String {
-    format!("{x:?}")
-}
+/// Numbers and files as solverlab writes them: the shortest form that reads back to the same
+/// `f64`, and through a temporary file and a rename.
+pub use solverlab_cli::{num, write_atomic};
 
 /// One row of `steps.csv`: solverlab's own fields of a frame report
 /// ([`solverlab_cli::step_fields`]), with the columns Rapier cannot fill ([`EMPTY`]) left empty.
@@ -48,15 +47,6 @@ pub fn row(frame: u64, time: f64, m: &StepMetrics, support_force: f64, step_seco
         }
     }
     fields
-}
-
-/// Writes `text` to `path` through a temporary file beside it and a rename, so that a reader
-/// never sees half a file.
-pub fn write_atomic(path: &std::path::Path, text: &str) -> std::io::Result<()> {
-    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("out");
-    let tmp = path.with_file_name(format!(".{name}.tmp"));
-    std::fs::write(&tmp, text)?;
-    std::fs::rename(&tmp, path)
 }
 
 /// A CSV line: fields joined by commas (solverlab's fields hold no commas or quotes, and the

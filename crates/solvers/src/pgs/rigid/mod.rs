@@ -119,8 +119,6 @@ struct Point {
     p0: Vec3,
     la: Vec3,
     lb: Vec3,
-    x0a: Vec3,
-    x0b: Vec3,
     /// The row's Jacobian and its image under the inverse mass, for the sweeps: the angular
     /// parts `r_a×n`, `r_b×n`, those times the world inverse inertia, and the inverse masses
     /// (`v_n = n·(v_a − v_b) + (r_a×n)·ω_a − (r_b×n)·ω_b`; an impulse `d` changes `ω_a` by

@@ -151,10 +151,8 @@ impl RigidSi {
             p.vn0 = p.n.dot(&self.vrel(st, &p, Velocity::Real));
             p.p0 = c.point.point;
             p.la = st[c.a].q.inverse_transform_vector(&p.ra);
-            p.x0a = st[c.a].x;
             if let Some(k) = b {
                 p.lb = st[k].q.inverse_transform_vector(&p.rb);
-                p.x0b = st[k].x;
             }
             self.points.push(p);
         }
