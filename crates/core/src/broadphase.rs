@@ -16,7 +16,13 @@ use crate::Vec3;
 
 /// Finds every pair `i < j` of particles with radii `> 0` whose distance is below
 /// `r_i + r_j + margin`. `skip(i, j)` can exclude pairs (e.g. joined by a stick).
-pub fn pairs(x: &[Vec3], radius: &[f64], margin: f64, skip: impl Fn(usize, usize) -> bool) -> Vec<(usize, usize)> {
+pub fn pairs(
+    x: &[Vec3],
+    radius: &[f64],
+    margin: f64,
+    skip: impl Fn(usize, usize) -> bool + Sync,
+) -> Vec<(usize, usize)> {
+    use rayon::prelude::*;
     let balls: Vec<usize> = (0..x.len()).filter(|&i| radius[i] > 0.0).collect();
     let r_max = balls.iter().map(|&i| radius[i]).fold(0.0, f64::max);
     if balls.len() < 2 {
@@ -27,47 +33,88 @@ pub fn pairs(x: &[Vec3], radius: &[f64], margin: f64, skip: impl Fn(usize, usize
         [(p.x / cell).floor() as i64, (p.y / cell).floor() as i64, (p.z / cell).floor() as i64]
     };
     let mut binned: Vec<([i64; 3], usize)> = balls.iter().map(|&i| (key(&x[i]), i)).collect();
-    binned.sort_unstable();
-    let mut out = Vec::new();
-    // One cursor per (dx, dy): the first bin not below the run's first cell.
-    let mut cursor = [0usize; 9];
+    // The occupied cells in order, `binned[first..end]` each.
+    let parallel = rayon::current_num_threads() > 1 && binned.len() >= PARALLEL_BALLS;
+    if parallel {
+        binned.par_sort_unstable();
+    } else {
+        binned.sort_unstable();
+    }
+    let mut cells = Vec::new();
     let mut first = 0;
     while first < binned.len() {
         let c = binned[first].0;
         let end = first + binned[first..].iter().take_while(|(k, _)| *k == c).count();
-        for (slot, (dx, dy)) in (-1..=1i64).flat_map(|dx| (-1..=1i64).map(move |dy| (dx, dy))).enumerate() {
-            // Saturating: a particle far out (1e308 m) has its cell clamped to the i64 range,
-            // where the neighbour arithmetic must not overflow (saturation keeps the order).
-            let (nx, ny) = (c[0].saturating_add(dx), c[1].saturating_add(dy));
-            let lo = [nx, ny, c[2].saturating_sub(1)];
-            let hi = [nx, ny, c[2].saturating_add(1)];
-            let mut at = cursor[slot];
-            while at < binned.len() && binned[at].0 < lo {
-                at += 1;
-            }
-            cursor[slot] = at;
-            for &(k, j) in &binned[at..] {
-                if k > hi {
-                    break;
+        cells.push((first, end));
+        first = end;
+    }
+    // A run of cells, its cursors starting where the first cell's runs start.
+    let run = |cells: &[(usize, usize)], out: &mut Vec<(usize, usize)>| {
+        let mut cursor = [usize::MAX; 9];
+        for &(first, end) in cells {
+            let c = binned[first].0;
+            for (slot, (dx, dy)) in (-1..=1i64).flat_map(|dx| (-1..=1i64).map(move |dy| (dx, dy))).enumerate() {
+                // Saturating: a particle far out (1e308 m) has its cell clamped to the i64
+                // range, where the neighbour arithmetic must not overflow (saturation keeps the
+                // order).
+                let (nx, ny) = (c[0].saturating_add(dx), c[1].saturating_add(dy));
+                let lo = [nx, ny, c[2].saturating_sub(1)];
+                let hi = [nx, ny, c[2].saturating_add(1)];
+                let mut at = cursor[slot];
+                if at == usize::MAX {
+                    at = binned.partition_point(|(k, _)| *k < lo);
                 }
-                for &(_, i) in &binned[first..end] {
-                    if j <= i || skip(i, j) {
-                        continue;
+                while at < binned.len() && binned[at].0 < lo {
+                    at += 1;
+                }
+                cursor[slot] = at;
+                for &(k, j) in &binned[at..] {
+                    if k > hi {
+                        break;
                     }
-                    let reach = radius[i] + radius[j] + margin;
-                    if (x[i] - x[j]).norm_squared() < reach * reach {
-                        out.push((i, j));
+                    for &(_, i) in &binned[first..end] {
+                        if j <= i || skip(i, j) {
+                            continue;
+                        }
+                        let reach = radius[i] + radius[j] + margin;
+                        if (x[i] - x[j]).norm_squared() < reach * reach {
+                            out.push((i, j));
+                        }
                     }
                 }
             }
         }
-        first = end;
+    };
+    let mut out = Vec::new();
+    if parallel {
+        // Runs of cells on all threads; the pairs are sorted below, so the list is the same.
+        let parts: Vec<Vec<(usize, usize)>> = cells
+            .par_chunks(CELLS_PER_TASK)
+            .map(|chunk| {
+                let mut part = Vec::new();
+                run(chunk, &mut part);
+                part
+            })
+            .collect();
+        out.reserve(parts.iter().map(Vec::len).sum());
+        for part in parts {
+            out.extend(part);
+        }
+        out.par_sort_unstable();
+    } else {
+        run(&cells, &mut out);
+        out.sort_unstable();
     }
-    out.sort_unstable();
     // At the clamped edge of the i64 range two neighbour offsets can name the same cell.
     out.dedup();
     out
 }
+
+/// The fewest particles [`pairs`] works on all threads for (fewer cost more to hand out).
+const PARALLEL_BALLS: usize = 1024;
+
+/// Occupied cells per parallel task of [`pairs`].
+const CELLS_PER_TASK: usize = 512;
 
 /// Finds every pair `i < j` of spheres (centre `x`, radius `radius > 0`) with
 /// `|x_i − x_j| ≤ r_i + r_j + margin`, sorted, for any spread of sizes: the bounding spheres

@@ -192,8 +192,35 @@ impl Registry {
         self.presets().into_iter().find(|p| p.name == name)
     }
 
-    /// The configuration of a solver table (`kind` and settings). Errors name the field.
+    /// The configuration of a solver table (`kind` and settings, or `preset` and the settings
+    /// that differ from it, as `{ preset = "tgs-soft", sleep_time = 0.5 }`). Errors name the
+    /// field.
     pub fn parse(&self, table: &toml::Table) -> Result<SolverConfig, ConfigError> {
+        if let Some(name) = table.get("preset") {
+            let toml::Value::String(name) = name else {
+                return Err(ConfigError::new("preset", format!("{name} is not a preset name")));
+            };
+            let preset = self.preset(name).ok_or_else(|| {
+                let names: Vec<&str> = self.presets().iter().map(|p| p.name).collect();
+                let hint = solverlab_core::names::did_you_mean(name, names.iter().copied());
+                ConfigError::new("preset", format!("unknown preset `{name}`{hint} (presets: {})", names.join(", ")))
+            })?;
+            let mut settings = preset.config.settings().clone();
+            for (key, value) in table.iter().filter(|(k, _)| *k != "preset") {
+                if key == "kind" {
+                    if value.as_str() != Some(preset.config.kind()) {
+                        let kind = preset.config.kind();
+                        return Err(ConfigError::new(
+                            "kind",
+                            format!("{value} is not preset `{name}`'s kind `{kind}`"),
+                        ));
+                    }
+                    continue;
+                }
+                settings.insert(key.clone(), value.clone());
+            }
+            return SolverConfig::new(preset.config.family().clone(), &settings);
+        }
         let kinds = || self.families.iter().map(|f| format!("`{}`", f.kind())).collect::<Vec<_>>().join(", ");
         let kind = match table.get("kind") {
             Some(toml::Value::String(k)) => k,

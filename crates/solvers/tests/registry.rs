@@ -51,3 +51,27 @@ fn the_capped_form_sets_the_count_and_turns_the_tolerance_off() {
     let direct = registry.preset("direct").unwrap().config;
     assert_eq!(direct.capped(7), direct);
 }
+
+#[test]
+fn a_preset_with_changed_settings_is_that_preset_but_for_them() {
+    let registry = Registry::builtin();
+    let parse = |text: &str| registry.parse(&toml::from_str(text).unwrap());
+    let base = registry.preset("tgs-soft").unwrap().config;
+    let sleepy = parse("preset = \"tgs-soft\"\nsleep_time = 0.5").unwrap();
+    assert_eq!(sleepy.kind(), "pgs");
+    for (key, value) in base.settings() {
+        let expected = if key == "sleep_time" { &toml::Value::Float(0.5) } else { value };
+        assert_eq!(sleepy.settings().get(key), Some(expected), "{key}");
+    }
+    assert_eq!(parse("preset = \"tgs-soft\"\nkind = \"pgs\"").unwrap(), base);
+    let error = |text: &str| parse(text).unwrap_err().to_string();
+    assert!(
+        error("preset = \"tgs-sfot\"").starts_with("preset: unknown preset `tgs-sfot`"),
+        "{}",
+        error("preset = \"tgs-sfot\"")
+    );
+    assert!(error("preset = 3").starts_with("preset: 3 is not a preset name"));
+    assert!(error("preset = \"gs\"\nkind = \"pgs\"").starts_with("kind: "));
+    assert!(error("preset = \"tgs-soft\"\nsleep_tim = 0.5").starts_with("sleep_tim: unknown field"));
+    assert!(error("preset = \"tgs-soft\"\nsleep_time = -1.0").starts_with("sleep_time: "));
+}

@@ -152,23 +152,28 @@ fn the_stacks_stand_as_measured() {
 
 /// Rapier starts its joints from zero impulses in every substep (`warmstart_joints = false`), and
 /// so does `tgs-soft`: the 10 × 10 joint grid (182 ball joints, soft at the 120 Hz cap) then runs
-/// 150 frames without a blow-up; warm-started, under this preset's single relax sweep, it blows
-/// up in frame 93.
+/// 150 frames with its joints opening at most 0.82 of a link (measured; the grid hangs torn past
+/// the 0.5 line, as `docs/benchmarks.md` says); warm-started, under this preset's single relax
+/// sweep, it comes apart: its joints open 14 links wide from frame 34 (coloured order; in the
+/// natural order the energy blows up in frame 90).
 #[test]
 fn joints_start_each_substep_from_zero_as_rapier_s_do() {
     let scene = solverlab_scenes::resolve("rigid-joint-grid", &[]).unwrap();
-    let run = |cfg: PgsConfig| -> Result<(), u64> {
+    // The largest joint opening over 150 frames (in links), or infinity if the run failed.
+    let run = |cfg: PgsConfig| -> f64 {
         let mut solver = PgsSolver::new(cfg.clone(), "tgs-soft").unwrap();
         let mut sim = Simulation::new(&scene, &mut solver, scene.dt, cfg.substeps).unwrap();
-        for f in 1..=150 {
-            if sim.step_frame(&mut NullObserver).is_err() {
-                return Err(f);
+        let mut tear = 0.0_f64;
+        for _ in 1..=150 {
+            match sim.step_frame(&mut NullObserver) {
+                Ok(r) => tear = tear.max(r.metrics.tear),
+                Err(_) => return f64::INFINITY,
             }
         }
-        Ok(())
+        tear
     };
-    assert_eq!(run(tgs_soft()), Ok(()));
-    let warm = PgsConfig { warm_start_joints: true, ..tgs_soft() };
-    let failed = run(warm).expect_err("warm-started joints blow the grid up");
-    assert!((80..=110).contains(&failed), "warm-started joints failed in frame {failed}");
+    let cold = run(tgs_soft());
+    assert!(cold < 1.0, "joints starting from zero opened {cold:.2} links");
+    let warm = run(PgsConfig { warm_start_joints: true, ..tgs_soft() });
+    assert!(warm > 5.0, "warm-started joints opened only {warm:.2} links");
 }

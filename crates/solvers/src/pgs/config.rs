@@ -73,8 +73,14 @@ pub struct PgsConfig {
     pub velocity_tolerance: f64,
     /// SOR factor ω in (0, 2) applied to each impulse change (default: 1).
     pub omega: f64,
-    /// Visiting order (default: `natural`).
+    /// Visiting order of the particle rows (default: `natural`).
     pub order: Order,
+    /// Visiting order of the rigid rows: `natural` (joints, then manifolds, island by island,
+    /// in the order they were found) or `colored` (a graph colouring of the joints, then one of
+    /// the manifolds, over all awake rows at once; the large colours run on all threads, with the
+    /// same numbers on any number of threads; see `pgs::rigid::colors`) (default: `natural`;
+    /// `colored` in `soft-step` and `tgs-soft`, as Box2D v3 and Rapier colour theirs).
+    pub rigid_order: Order,
     /// Seed of the `shuffled` order (default: 0).
     pub seed: u64,
     /// Fraction in [0, 1] of the previous step's impulses to start from (default: 1; Bullet 0.85).
@@ -166,6 +172,7 @@ impl Default for PgsConfig {
             velocity_tolerance: 0.0,
             omega: 1.0,
             order: Order::Natural,
+            rigid_order: Order::Natural,
             seed: 0,
             warm_start: 1.0,
             feedback: Feedback::Baumgarte,
@@ -244,6 +251,7 @@ fn pgs_presets() -> Vec<(&'static str, &'static str, PgsConfig)> {
                 substeps: 4,
                 block: false,
                 contacts_per_frame: true,
+                rigid_order: Order::Colored,
                 ..pgs
             },
         ),
@@ -289,6 +297,7 @@ fn tgs_soft() -> PgsConfig {
         block: false,
         contacts_per_frame: true,
         warm_start_joints: false,
+        rigid_order: Order::Colored,
         ..PgsConfig::default()
     }
 }
@@ -338,6 +347,9 @@ impl PgsConfig {
         }
         if self.feedback == Feedback::Soft && (self.contact_hertz == 0.0 || self.joint_hertz == 0.0) {
             return Err(ConfigError::new("contact_hertz", "soft feedback needs positive frequencies"));
+        }
+        if !matches!(self.rigid_order, Order::Natural | Order::Colored) {
+            return Err(ConfigError::new("rigid_order", "the rigid rows go in the `natural` or the `colored` order"));
         }
         if self.contacts_per_frame && (self.feedback != Feedback::Soft || self.position_iterations > 0) {
             return Err(ConfigError::new(

@@ -236,6 +236,11 @@ impl JointRows {
         out
     }
 
+    /// The joint's two bodies (`b` none for a joint to the world).
+    pub(super) fn bodies(&self) -> (usize, Option<usize>) {
+        (self.a, self.b)
+    }
+
     /// Rows in the block: the equality rows and the limit row.
     fn all(&self) -> usize {
         self.dim + (self.limit > 0) as usize

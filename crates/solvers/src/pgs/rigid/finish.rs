@@ -6,21 +6,28 @@ use super::*;
 impl RigidSi {
     /// Steps 6–7, sleeping, and the bookkeeping for the next warm start.
     pub(in crate::pgs) fn finish(&mut self, scene: &Scene, st: &mut [RigidState], cfg: &PgsConfig, h: f64) {
-        for k in 0..self.points.len() {
-            let p = self.points[k];
-            let vn = p.n.dot(&(self.vrel(st, &p, Velocity::Real) + self.vrel(st, &p, Velocity::Pseudo)));
-            self.points[k].s_end = p.s + h * vn;
+        let mut points = std::mem::take(&mut self.points);
+        {
+            let (this, st): (&Self, &[RigidState]) = (self, st);
+            points.par_iter_mut().with_min_len(par_min()).for_each(|p| {
+                let vn = p.n.dot(&(this.vrel(st, p, Velocity::Real) + this.vrel(st, p, Velocity::Pseudo)));
+                p.s_end = p.s + h * vn;
+            });
         }
-        for (k, (b, s)) in scene.rigid.iter().zip(st.iter_mut()).enumerate() {
-            if b.is_fixed() || s.asleep {
-                continue;
-            }
-            s.x += (s.v + self.vp[k]) * h;
-            (s.q, s.w) = torque_free_drift(b, &s.q, &s.w, h);
-            if self.wp[k] != Vec3::zeros() {
-                s.q = rotate(&s.q, &self.wp[k], h);
-            }
-        }
+        self.points = points;
+        let (vp, wp) = (&self.vp, &self.wp);
+        st.par_iter_mut().enumerate().zip(scene.rigid.par_iter()).with_min_len(par_min() / 4).for_each(
+            |((k, s), b)| {
+                if b.is_fixed() || s.asleep {
+                    return;
+                }
+                s.x += (s.v + vp[k]) * h;
+                (s.q, s.w) = torque_free_drift(b, &s.q, &s.w, h);
+                if wp[k] != Vec3::zeros() {
+                    s.q = rotate(&s.q, &wp[k], h);
+                }
+            },
+        );
         for _ in 0..cfg.position_iterations {
             self.position_pass(scene, st, cfg, h);
         }
@@ -37,16 +44,20 @@ impl RigidSi {
             self.joint_forces.push(JointForce { joint: k, force: linear / h, torque: angular / h });
         }
         self.joint_forces.sort_unstable_by_key(|f| f.joint);
-        for o in 0..self.order.len() {
+        // (No contact that bounces: no pass over them.)
+        let bouncy = self.bouncy;
+        for o in (0..self.order.len()).filter(|_| bouncy) {
             let (start, end) = (self.manifolds[self.order[o]].start, self.manifolds[self.order[o]].end);
             for k in start..end {
-                let p = self.points[k];
-                if p.e > 0.0 && p.vn0 < -cfg.restitution_threshold && p.ln > 0.0 {
-                    let vn = p.n.dot(&self.vrel(st, &p, Velocity::Real));
-                    let new = (p.ln - p.mn * (vn + p.e * p.vn0)).max(0.0);
-                    self.points[k].ln = new;
-                    self.apply(st, &p, p.n * (new - p.ln), Velocity::Real);
+                let q = &self.points[k];
+                if !(q.e > 0.0 && q.vn0 < -cfg.restitution_threshold && q.ln > 0.0) {
+                    continue;
                 }
+                let p = *q;
+                let vn = p.n.dot(&self.vrel(st, &p, Velocity::Real));
+                let new = (p.ln - p.mn * (vn + p.e * p.vn0)).max(0.0);
+                self.points[k].ln = new;
+                self.apply(st, &p, p.n * (new - p.ln), Velocity::Real);
             }
         }
         if cfg.sleep_time > 0.0 {
@@ -57,35 +68,50 @@ impl RigidSi {
         // The forces reported are those of this step, or of the frame's last substep when the
         // contacts are carried through the frame (the runner reads them after the frame).
         let keep = self.carried_for <= 1 || self.last_substep;
-        if keep {
-            self.warm.clear();
-            self.warm_friction.clear();
-        }
         if !keep {
             return;
         }
-        self.forces.clear();
-        for m in &self.manifolds {
-            let c = &self.contacts[m.start];
-            let friction = m.t1 * m.lt1 + m.t2 * m.lt2;
-            if keep {
-                self.warm_friction.insert((c.a, c.b), (friction, m.l_twist));
-            }
-            let total: f64 = self.points[m.start..m.end].iter().map(|p| p.ln).sum();
-            for k in m.start..m.end {
-                let (c, p) = (&self.contacts[k], &self.points[k]);
-                if keep {
-                    self.warm.entry((c.a, c.b)).or_default().push((c.point.feature, c.point.point, p.ln));
-                }
-                // The manifold's friction is shared among its points by their normal impulses.
+        // Each manifold and point on its own (the same lists on any number of threads).
+        let (contacts, points) = (&self.contacts, &self.points);
+        let mut pairs = std::mem::take(&mut self.warm.pairs);
+        let mut warm = std::mem::take(&mut self.warm.points);
+        let mut forces = std::mem::take(&mut self.forces);
+        let min = par_min() / 4;
+        self.manifolds
+            .par_iter()
+            .with_min_len(min)
+            .map(|m| {
+                let c = &contacts[m.start];
+                let friction = m.t1 * m.lt1 + m.t2 * m.lt2;
+                WarmPair { key: (c.a, c.b), points: (m.start, m.end), friction, twist: m.l_twist }
+            })
+            .collect_into_vec(&mut pairs);
+        pairs.par_sort_by_key(|p| p.key);
+        contacts
+            .par_iter()
+            .zip(points.par_iter())
+            .with_min_len(par_min())
+            .map(|(c, p)| (c.point.feature, c.point.point, p.ln))
+            .collect_into_vec(&mut warm);
+        (self.warm.pairs, self.warm.points) = (pairs, warm);
+        // The forces: the manifold's friction is shared among its points by their normal
+        // impulses.
+        // The forces, point by point (each finds its manifold): the manifold's friction is
+        // shared among its points by their normal impulses.
+        let manifolds = &self.manifolds;
+        points
+            .par_iter()
+            .enumerate()
+            .with_min_len(par_min())
+            .map(|(k, p)| {
+                let m = &manifolds[manifolds.partition_point(|m| m.end <= k)];
+                let friction = (m.t1 * m.lt1 + m.t2 * m.lt2).norm();
+                let total: f64 = points[m.start..m.end].iter().map(|p| p.ln).sum();
                 let share = if total > 0.0 { p.ln / total } else { 1.0 / (m.end - m.start) as f64 };
-                self.forces.push(ContactForce {
-                    contact: *c,
-                    normal_force: p.ln / h,
-                    tangent_force: friction.norm() * share / h,
-                });
-            }
-        }
+                ContactForce { contact: contacts[k], normal_force: p.ln / h, tangent_force: friction * share / h }
+            })
+            .collect_into_vec(&mut forces);
+        self.forces = forces;
     }
 
     /// One nonlinear Gauss-Seidel position sweep (Box2D v2.4's position solver): first every

@@ -70,24 +70,36 @@
 //! `max(0, −(s + h·(v_n + v_pn)))` over the points (the linearised penetration at the end of the
 //! step), and the velocity residual `|Δλ|/(m·s_m)` (m/s).
 
-use std::collections::HashMap;
-
 use nalgebra::{Matrix3, Matrix4};
 use solverlab_core::rigid::{
-    islands, rigid_contacts, rotate, torque_free_drift, ContactForce, JointForce, JointFrame, Other, RigidContact,
-    RigidState,
+    islands, rotate, torque_free_drift, ContactForce, JointForce, JointFrame, Other, RigidContact, RigidState,
 };
 use solverlab_core::{Scene, Vec3};
 
 use super::joints::{JointRows, Pseudo};
 
+mod colors;
 mod finish;
 mod prepare;
 mod sweep;
 
+use rayon::prelude::*;
+
 use super::rows::{soft, Pass};
 use super::{Feedback, FrictionCone, PgsConfig};
 use sweep::pseudo_inverse;
+
+/// The fewest items (points, bodies) a parallel task of the rigid passes takes: smaller scenes
+/// run on the calling thread, and so does everything on one thread (handing a pass to a pool of
+/// one costs more than small passes do). Every such pass writes each item on its own or takes a
+/// maximum, so its numbers do not depend on the number of threads.
+fn par_min() -> usize {
+    if rayon::current_num_threads() > 1 {
+        4096
+    } else {
+        usize::MAX / 8
+    }
+}
 
 /// One prepared contact point.
 #[derive(Clone, Copy, Debug, Default)]
@@ -174,6 +186,8 @@ struct Manifold {
     island: usize,
     /// The manifold's movable body.
     body: usize,
+    /// Its bodies' velocities during a coloured sweep's parallel visit, until written back.
+    vel: colors::Local,
 }
 
 /// A group of rows iterated together: one island, or everything.
@@ -181,6 +195,8 @@ struct Manifold {
 struct Group {
     m: (usize, usize),
     j: (usize, usize),
+    /// Its colours, `colors[colors.0..colors.1]`; none unless `rigid_order = "colored"`.
+    colors: (usize, usize),
 }
 
 /// The rigid part of the PGS solver: per-step contacts and the impulses kept for warm starting.
@@ -189,6 +205,10 @@ pub(super) struct RigidSi {
     /// Per joint, whether it holds this step (a joint leaves with a removed body).
     active: Vec<bool>,
     contacts: Vec<RigidContact>,
+    /// Whether any contact of this frame bounces (restitution above 0).
+    bouncy: bool,
+    /// The narrow phase's per-task lists, kept for their memory.
+    contact_scratch: Vec<Vec<RigidContact>>,
     points: Vec<Point>,
     manifolds: Vec<Manifold>,
     /// Manifold indices of the awake islands, island by island (or all in one group).
@@ -197,6 +217,8 @@ pub(super) struct RigidSi {
     joint_order: Vec<usize>,
     /// Per group the iterations stop on separately: `order[m.0..m.1]` and `joint_order[j.0..j.1]`.
     groups: Vec<Group>,
+    /// The colours of the groups, group after group (`rigid_order = "colored"`).
+    colors: Vec<colors::ColorSpan>,
     /// The joints' frames in their bodies (from the scene's initial poses), their rows of this
     /// step, and their impulses of the last step (by joint index).
     frames: Vec<JointFrame>,
@@ -213,10 +235,8 @@ pub(super) struct RigidSi {
     inv_i: Vec<Matrix3<f64>>,
     vp: Vec<Vec3>,
     wp: Vec<Vec3>,
-    /// Last step's normal impulses per body pair.
-    warm: HashMap<(usize, Other), Vec<WarmPoint>>,
-    /// Last step's friction impulse (world vector) and twist impulse per body pair.
-    warm_friction: HashMap<(usize, Other), (Vec3, f64)>,
+    /// Last step's impulses per body pair.
+    warm: WarmMap,
     forces: Vec<ContactForce>,
     /// The joints' forces of the last step.
     joint_forces: Vec<JointForce>,
@@ -244,6 +264,39 @@ enum Velocity {
 /// A contact point's normal impulse kept for the next step: (feature id, world point, impulse).
 type WarmPoint = (u32, Vec3, f64);
 
+/// One body pair's impulses kept for the next step: its points'
+/// `WarmMap::points[points.0..points.1]`, in the order of the step's contacts, and the
+/// manifold's friction impulse (a world vector) and twist impulse.
+#[derive(Clone, Copy, Debug)]
+struct WarmPair {
+    key: (usize, Other),
+    points: (usize, usize),
+    friction: Vec3,
+    twist: f64,
+}
+
+/// Last step's impulses by body pair, the pairs sorted for lookup (built and read on all
+/// threads; a pair has one manifold, so one entry).
+#[derive(Default)]
+struct WarmMap {
+    pairs: Vec<WarmPair>,
+    points: Vec<WarmPoint>,
+}
+
+impl WarmMap {
+    fn clear(&mut self) {
+        self.pairs.clear();
+        self.points.clear();
+    }
+
+    /// The pair `key`'s impulses: its points and its friction and twist.
+    fn get(&self, key: &(usize, Other)) -> Option<(&[WarmPoint], Vec3, f64)> {
+        let i = self.pairs.binary_search_by(|p| p.key.cmp(key)).ok()?;
+        let p = &self.pairs[i];
+        Some((&self.points[p.points.0..p.points.1], p.friction, p.twist))
+    }
+}
+
 /// What one sweep measured: the largest and the summed squared residuals, the row count and the
 /// squared impulse changes.
 type SweepStats = (f64, f64, usize, f64);
@@ -254,7 +307,6 @@ impl RigidSi {
         self.frames.clear();
         self.warm_joints.clear();
         self.warm.clear();
-        self.warm_friction.clear();
         self.forces.clear();
         self.joint_forces.clear();
     }

@@ -3,6 +3,7 @@
 //! the warm start.
 
 use super::*;
+use crate::common::order::Order;
 
 impl RigidSi {
     /// The block of manifold `m` (see [`Manifold::coupling`]).
@@ -100,11 +101,18 @@ impl RigidSi {
         let steps = if frame_substeps > 1 { f64::from(frame_substeps) + 1.0 } else { 2.0 };
         let margin = 4.0 * cfg.slop + steps * h * speed;
         let mut contacts = std::mem::take(&mut self.contacts);
-        rigid_contacts(scene, st, margin, &mut contacts);
+        solverlab_core::rigid::rigid_contacts_with(scene, st, margin, &mut contacts, &mut self.contact_scratch);
+        if cfg.rigid_order == Order::Colored {
+            colors::sort_contacts_by_color(scene, &mut contacts, &mut self.contact_scratch);
+        }
+        self.bouncy = contacts.par_iter().with_min_len(par_min()).any(|c| c.restitution > 0.0);
         let between_bodies = soft(cfg.soft_hertz(h).0, cfg.contact_damping_ratio, h);
         let against_fixed = soft(cfg.static_soft_hertz(h), cfg.contact_damping_ratio, h);
-        self.points.clear();
-        for c in &contacts {
+        let mut points = std::mem::take(&mut self.points);
+        let this: &Self = self;
+        let st_read: &[RigidState] = st;
+        let point = |c: &RigidContact| {
+            let st = st_read;
             let b = match c.b {
                 Other::Body(k) => Some(k),
                 Other::Collider(_) => None,
@@ -121,8 +129,8 @@ impl RigidSi {
                 mass_scale: 1.0,
                 ..Point::default()
             };
-            p.mn = self.effective_mass(&p, &p.n);
-            p.row = self.jacobian_row(p.a, p.b, &p.ra, &p.rb, &p.n);
+            p.mn = this.effective_mass(&p, &p.n);
+            p.row = this.jacobian_row(p.a, p.b, &p.ra, &p.rb, &p.n);
             p.s0 = p.s;
             let s = p.s;
             if s > 0.0 {
@@ -148,39 +156,97 @@ impl RigidSi {
                     }
                 }
             }
-            p.vn0 = p.n.dot(&self.vrel(st, &p, Velocity::Real));
+            p.vn0 = p.n.dot(&this.vrel(st, &p, Velocity::Real));
             p.p0 = c.point.point;
             p.la = st[c.a].q.inverse_transform_vector(&p.ra);
             if let Some(k) = b {
                 p.lb = st[k].q.inverse_transform_vector(&p.rb);
             }
-            self.points.push(p);
-        }
+            p
+        };
+        // Each point on its own: the same rows on any number of threads.
+        points.clear();
+        contacts.par_iter().with_min_len(par_min()).map(point).collect_into_vec(&mut points);
+        self.points = points;
         self.contacts = contacts;
-        self.manifolds.clear();
+        // The manifolds: the runs of one pair's points, each built on its own.
+        let mut runs = Vec::new();
         let mut start = 0;
         while start < self.contacts.len() {
             let pair = (self.contacts[start].a, self.contacts[start].b);
             let end = (start..self.contacts.len())
                 .find(|&k| (self.contacts[k].a, self.contacts[k].b) != pair)
                 .unwrap_or(self.contacts.len());
-            let mut m = self.manifold(st, start, end, self.contacts[start].friction);
+            runs.push((start, end));
+            start = end;
+        }
+        let mut manifolds = std::mem::take(&mut self.manifolds);
+        let this: &Self = self;
+        let st_read: &[RigidState] = st;
+        let manifold = |&(start, end): &(usize, usize)| {
+            let mut m = this.manifold(st_read, start, end, this.contacts[start].friction);
             if cfg.block && (2..=4).contains(&(end - start)) {
-                self.block_matrices(&mut m);
+                this.block_matrices(&mut m);
             }
-            let c = &self.contacts[start];
+            let c = &this.contacts[start];
             m.body = match c.b {
                 Other::Body(b) if scene.rigid[c.a].is_fixed() => b,
                 _ => c.a,
             };
             m.island = m.body;
-            self.manifolds.push(m);
-            start = end;
-        }
+            m
+        };
+        manifolds.clear();
+        runs.par_iter().with_min_len(par_min() / 4).map(manifold).collect_into_vec(&mut manifolds);
+        self.manifolds = manifolds;
         self.build_islands(scene, st, cfg);
         self.joint_rows(scene, st, cfg, h);
-        self.warm_start(st, cfg);
+        self.warm_start(st, cfg, h);
         self.warm_start_joints(st, cfg);
+    }
+
+    /// [`RigidSi::warm_start`] for coloured sweeps: each manifold finds its impulses on its
+    /// own, then they act colour by colour through the rows' prepared `M⁻¹Jᵀ`, as the sweeps
+    /// apply them (the same numbers on any number of threads).
+    fn colored_warm_start(&mut self, st: &mut [RigidState], cfg: &PgsConfig, h: f64) {
+        let radius2 = (4.0 * cfg.slop).powi(2);
+        let mut rows: Vec<(&mut Manifold, &mut [Point])> = Vec::with_capacity(self.manifolds.len());
+        let mut rest: &mut [Point] = &mut self.points;
+        let mut at = 0;
+        for m in self.manifolds.iter_mut() {
+            let (_, tail) = std::mem::take(&mut rest).split_at_mut(m.start - at);
+            let (points, tail) = tail.split_at_mut(m.end - m.start);
+            (rest, at) = (tail, m.end);
+            rows.push((m, points));
+        }
+        let (contacts, warm, awake) = (&self.contacts, &self.warm, &self.awake);
+        rows.into_par_iter().with_min_len(par_min() / 4).for_each(|(m, points)| {
+            // A sleeping island keeps its impulses as they were (for the forces it reports) and
+            // applies nothing.
+            let ws = if m.island != usize::MAX && awake[m.island] { cfg.warm_start } else { 1.0 };
+            if ws == 0.0 {
+                return;
+            }
+            let c = &contacts[m.start];
+            let Some((previous, friction, twist)) = warm.get(&(c.a, c.b)) else { return };
+            for (c, p) in contacts[m.start..m.end].iter().zip(points.iter_mut()) {
+                let close = |e: &&WarmPoint| (e.1 - c.point.point).norm_squared() <= radius2;
+                let exact = previous.iter().filter(close).find(|e| e.0 == c.point.feature);
+                let near = || {
+                    previous.iter().filter(close).min_by(|x, y| {
+                        (x.1 - c.point.point).norm_squared().total_cmp(&(y.1 - c.point.point).norm_squared())
+                    })
+                };
+                if let Some(&(_, _, ln)) = exact.or_else(near) {
+                    p.ln = ln * ws;
+                }
+            }
+            m.lt1 = friction.dot(&m.t1) * ws;
+            m.lt2 = friction.dot(&m.t2) * ws;
+            m.l_twist = twist * ws;
+        });
+        // The awake rows (those the colours hold) act; the scale 1 leaves their impulses.
+        self.colored_warm(st, 1.0, h);
     }
 
     /// The joints' rows of this step.
@@ -214,16 +280,23 @@ impl RigidSi {
     /// recomputed from it; the joints' rows anew; the islands again (one may have fallen asleep);
     /// and the impulses of the last substep, times `warm_start`, applied as the warm start.
     pub(in crate::pgs) fn advance(&mut self, scene: &Scene, st: &mut [RigidState], cfg: &PgsConfig, h: f64, time: f64) {
-        self.active.clear();
+        let before = std::mem::take(&mut self.active);
         self.active.extend((0..scene.joints.len()).map(|j| scene.joint_active(j, time)));
-        for (k, (b, s)) in scene.rigid.iter().zip(st.iter()).enumerate() {
-            self.inv_i[k] = b.inv_inertia_world(&s.q);
-        }
+        // The same contacts and joints, and nothing asleep or falling asleep: the same islands,
+        // order and colours.
+        let same_islands = self.active == before && cfg.sleep_time == 0.0;
+        self.inv_i
+            .par_iter_mut()
+            .zip(scene.rigid.par_iter().zip(st.par_iter()))
+            .with_min_len(par_min() / 4)
+            .for_each(|(inv_i, (b, s))| *inv_i = b.inv_inertia_world(&s.q));
         self.vp.iter_mut().for_each(|v| *v = Vec3::zeros());
         self.wp.iter_mut().for_each(|v| *v = Vec3::zeros());
         let between_bodies = soft(cfg.soft_hertz(h).0, cfg.contact_damping_ratio, h);
         let against_fixed = soft(cfg.static_soft_hertz(h), cfg.contact_damping_ratio, h);
-        for (p, c) in self.points.iter_mut().zip(self.contacts.iter_mut()) {
+        let st_read: &[RigidState] = st;
+        self.points.par_iter_mut().zip(self.contacts.par_iter_mut()).with_min_len(par_min()).for_each(|(p, c)| {
+            let st = st_read;
             let moved_a = st[p.a].x + st[p.a].q.transform_vector(&p.la) - p.p0;
             let moved_b = p.b.map_or(Vec3::zeros(), |k| st[k].x + st[k].q.transform_vector(&p.lb) - p.p0);
             p.s = p.s0 + p.n.dot(&(moved_a - moved_b));
@@ -236,11 +309,15 @@ impl RigidSi {
                 let (bias_rate, soft_mass, soft_impulse) = if fixed { against_fixed } else { between_bodies };
                 ((bias_rate * p.s).max(-cfg.max_push), soft_mass, soft_impulse)
             };
+        });
+        if !same_islands {
+            for m in self.manifolds.iter_mut() {
+                m.island = m.body;
+            }
+            self.build_islands(scene, st, cfg);
         }
-        for m in self.manifolds.iter_mut() {
-            m.island = m.body;
-        }
-        self.build_islands(scene, st, cfg);
+        self.done.iter_mut().for_each(|d| *d = false);
+        self.group_violation.iter_mut().for_each(|v| *v = 0.0);
         self.joint_rows(scene, st, cfg, h);
         self.warm_start_joints(st, cfg);
         if cfg.warm_start == 0.0 {
@@ -253,19 +330,24 @@ impl RigidSi {
             return;
         }
         // Sleeping islands' manifolds are not in `order`: they keep their impulses, unapplied.
-        for o in 0..self.order.len() {
-            let i = self.order[o];
-            let mut m = self.manifolds[i];
-            for k in m.start..m.end {
-                let mut p = self.points[k];
-                p.ln *= cfg.warm_start;
-                self.points[k] = p;
-                self.apply(st, &p, p.n * p.ln, Velocity::Real);
-            }
-            (m.lt1, m.lt2, m.l_twist) = (m.lt1 * cfg.warm_start, m.lt2 * cfg.warm_start, m.l_twist * cfg.warm_start);
-            self.manifolds[i] = m;
-            let (a, b) = (self.points[m.start].a, self.points[m.start].b);
-            self.apply_at(st, a, b, &m.ra, &m.rb, m.t1 * m.lt1 + m.t2 * m.lt2, m.n * m.l_twist, Velocity::Real);
+        // The impulses act through the rows' prepared `M⁻¹Jᵀ`, as in the sweeps.
+        if cfg.rigid_order == Order::Colored {
+            self.colored_warm(st, cfg.warm_start, h);
+            return;
+        }
+        let visit = sweep::Visit {
+            inv_m: &self.inv_m,
+            inv_i: &self.inv_i,
+            omega: 1.0,
+            pass: Pass::Biased,
+            friction: false,
+            h,
+            cone: self.cone,
+            block: self.block,
+        };
+        for &i in &self.order {
+            let m = &mut self.manifolds[i];
+            visit.warm_manifold(st, m, &mut self.points[m.start..m.end], cfg.warm_start);
         }
     }
 
@@ -312,7 +394,8 @@ impl RigidSi {
         self.joint_order.clear();
         self.joint_order.extend((0..scene.joints.len()).filter(|&j| self.active[j] && awake(joint_island[j])));
         self.groups.clear();
-        if cfg.islands {
+        // Coloured sweeps go over all the awake rows at once (islands set only what sleeps).
+        if cfg.islands && cfg.rigid_order != Order::Colored {
             self.order.sort_by_key(|&i| self.manifolds[i].island);
             self.joint_order.sort_by_key(|&j| joint_island[j]);
             let (mut m, mut j) = (0, 0);
@@ -326,11 +409,14 @@ impl RigidSi {
                 let j_end = (j..self.joint_order.len())
                     .find(|&k| joint_island[self.joint_order[k]] != id)
                     .unwrap_or(self.joint_order.len());
-                self.groups.push(Group { m: (m, m_end), j: (j, j_end) });
+                self.groups.push(Group { m: (m, m_end), j: (j, j_end), colors: (0, 0) });
                 (m, j) = (m_end, j_end);
             }
         } else if !self.order.is_empty() || !self.joint_order.is_empty() {
-            self.groups.push(Group { m: (0, self.order.len()), j: (0, self.joint_order.len()) });
+            self.groups.push(Group { m: (0, self.order.len()), j: (0, self.joint_order.len()), colors: (0, 0) });
+        }
+        if cfg.rigid_order == Order::Colored {
+            self.color_groups(scene);
         }
         self.done.clear();
         self.done.resize(self.groups.len(), false);
@@ -343,8 +429,13 @@ impl RigidSi {
     /// of that pair within `4·slop` (a feature id can change while the point stays put, for
     /// example when an incident vertex of two equal stacked boxes crosses the reference face's
     /// edge); friction and twist impulses by pair, projected on the new tangents.
-    fn warm_start(&mut self, st: &mut [RigidState], cfg: &PgsConfig) {
+    fn warm_start(&mut self, st: &mut [RigidState], cfg: &PgsConfig, h: f64) {
+        if cfg.rigid_order == Order::Colored {
+            self.colored_warm_start(st, cfg, h);
+            return;
+        }
         let radius2 = (4.0 * cfg.slop).powi(2);
+        let warm = std::mem::take(&mut self.warm);
         for i in 0..self.manifolds.len() {
             let m = self.manifolds[i];
             // A sleeping island keeps its impulses as they were (for the forces it reports) and
@@ -354,9 +445,10 @@ impl RigidSi {
             if ws == 0.0 {
                 continue;
             }
+            let c = &self.contacts[m.start];
+            let Some((previous, friction, twist)) = warm.get(&(c.a, c.b)) else { continue };
             for k in m.start..m.end {
                 let c = &self.contacts[k];
-                let Some(previous) = self.warm.get(&(c.a, c.b)) else { continue };
                 let close = |e: &&WarmPoint| (e.1 - c.point.point).norm_squared() <= radius2;
                 let exact = previous.iter().filter(close).find(|e| e.0 == c.point.feature);
                 let near = || {
@@ -373,19 +465,17 @@ impl RigidSi {
                     }
                 }
             }
-            let c = &self.contacts[m.start];
-            if let Some(&(pt, twist)) = self.warm_friction.get(&(c.a, c.b)) {
-                let mut m = m;
-                m.lt1 = pt.dot(&m.t1) * ws;
-                m.lt2 = pt.dot(&m.t2) * ws;
-                m.l_twist = twist * ws;
-                self.manifolds[i] = m;
-                if awake {
-                    let p = &self.points[m.start];
-                    let (a, b) = (p.a, p.b);
-                    self.apply_at(st, a, b, &m.ra, &m.rb, m.t1 * m.lt1 + m.t2 * m.lt2, m.n * m.l_twist, Velocity::Real);
-                }
+            let mut m = m;
+            m.lt1 = friction.dot(&m.t1) * ws;
+            m.lt2 = friction.dot(&m.t2) * ws;
+            m.l_twist = twist * ws;
+            self.manifolds[i] = m;
+            if awake {
+                let p = &self.points[m.start];
+                let (a, b) = (p.a, p.b);
+                self.apply_at(st, a, b, &m.ra, &m.rb, m.t1 * m.lt1 + m.t2 * m.lt2, m.n * m.l_twist, Velocity::Real);
             }
         }
+        self.warm = warm;
     }
 }

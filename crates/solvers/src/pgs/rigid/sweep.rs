@@ -2,25 +2,27 @@
 //! manifold's normal rows, the split sweeps and the stopping test.
 
 use super::*;
+use crate::pgs::joints::Velocities;
 
 /// The body's velocities, zero for the world.
 #[inline]
-fn velocities(st: &[RigidState], b: Option<usize>) -> (Vec3, Vec3) {
-    b.map_or((Vec3::zeros(), Vec3::zeros()), |k| (st[k].v, st[k].w))
+fn velocities<V: Velocities + ?Sized>(vel: &V, b: Option<usize>) -> (Vec3, Vec3) {
+    b.map_or((Vec3::zeros(), Vec3::zeros()), |k| vel.get(k))
 }
 
 /// The row's relative speed `J·v` along the direction `d` whose Jacobian is `row`.
 #[inline]
-fn row_speed(st: &[RigidState], a: usize, b: Option<usize>, d: &Vec3, row: &JacobianRow) -> f64 {
-    let (vb, wb) = velocities(st, b);
-    d.dot(&(st[a].v - vb)) + row.ja.dot(&st[a].w) - row.jb.dot(&wb)
+fn row_speed<V: Velocities + ?Sized>(vel: &V, a: usize, b: Option<usize>, d: &Vec3, row: &JacobianRow) -> f64 {
+    let (va, wa) = vel.get(a);
+    let (vb, wb) = velocities(vel, b);
+    d.dot(&(va - vb)) + row.ja.dot(&wa) - row.jb.dot(&wb)
 }
 
 /// Applies the linear impulse `impulse` (N·s) to `a` and its opposite to `b`, with the angular
 /// velocity changes `dwa` and `dwb` (rad/s) it makes (`M⁻¹Jᵀ` prepared in [`JacobianRow`]).
 #[inline]
-fn push(
-    st: &mut [RigidState],
+pub(super) fn push<V: Velocities + ?Sized>(
+    vel: &mut V,
     a: usize,
     b: Option<usize>,
     impulse: Vec3,
@@ -28,126 +30,166 @@ fn push(
     dwa: Vec3,
     dwb: Vec3,
 ) {
-    st[a].v += impulse * ima;
-    st[a].w += dwa;
+    vel.add(a, impulse * ima, dwa);
     if let Some(b) = b {
-        st[b].v -= impulse * imb;
-        st[b].w -= dwb;
+        vel.add(b, -(impulse * imb), -dwb);
     }
 }
 
-impl RigidSi {
-    /// One sweep of group `g`: [`Pass::Biased`] over the joints and the points with the position
-    /// feedback; [`Pass::Relax`] with only the speculative part (from `s_end`) and plain masses;
-    /// [`Pass::Split`] over the split rows on the pseudo velocities. The manifolds' friction and
-    /// twist rows are solved only with `friction` (`friction_pass`); their warm-started impulses
-    /// act either way.
-    #[allow(clippy::too_many_arguments)]
-    pub(in crate::pgs) fn sweep(
-        &mut self,
-        g: usize,
-        st: &mut [RigidState],
-        omega: f64,
-        pass: Pass,
-        friction: bool,
-        h: f64,
-    ) -> SweepStats {
-        if pass == Pass::Split {
-            return self.split_sweep(g, st, omega);
-        }
-        let biased = pass == Pass::Biased;
-        let (mut max, mut sum2, mut count, mut dl2) = (0.0_f64, 0.0, 0usize, 0.0);
-        let group = self.groups[g];
-        for o in group.j.0..group.j.1 {
-            let k = self.joint_order[o];
-            let (r, d) = self.joints[k].solve(st, &self.inv_m, &self.inv_i, omega, pass);
-            max = max.max(r);
-            sum2 += r * r;
-            count += 1;
-            dl2 += d;
-        }
-        let (first, last) = group.m;
-        let cone = self.cone;
-        for o in first..last {
-            let i = self.order[o];
-            let (start, end) = (self.manifolds[i].start, self.manifolds[i].end);
-            let mut total = 0.0;
-            let mut solved = false;
-            if self.block && (2..=4).contains(&(end - start)) {
-                let m = self.manifolds[i];
-                if let Some((t, stats)) = self.block_normals(st, &m, omega, pass, h) {
-                    (total, solved) = (t, true);
-                    max = max.max(stats.0);
-                    sum2 += stats.1;
-                    count += stats.2;
-                    dl2 += stats.3;
-                }
-            }
-            // The rows are read and updated in place (a point or manifold is hundreds of bytes;
-            // copying each in and out of the sweep cost as much as its arithmetic), through
-            // their prepared Jacobians.
-            if !solved {
-                for p in &mut self.points[start..end] {
-                    let (bias, ms, is) = if biased {
-                        (p.bias, p.mass_scale, p.impulse_scale)
-                    } else {
-                        ((p.s_end / h).max(0.0), 1.0, 0.0)
-                    };
-                    let vn = row_speed(st, p.a, p.b, &p.n, &p.row);
-                    let raw = -p.mn * ms * (vn + bias) - is * p.ln;
-                    let new = (p.ln + omega * raw).max(0.0);
-                    let d = new - p.ln;
-                    p.ln = new;
-                    total += new;
-                    if p.mn > 0.0 {
-                        let r = (if omega * raw == d { raw } else { d / omega }).abs() / (p.mn * ms);
-                        max = max.max(r);
-                        sum2 += r * r;
-                        count += 1;
-                    }
-                    dl2 += d * d;
-                    let r = &p.row;
-                    push(st, p.a, p.b, p.n * d, (r.ima, r.imb), r.ga * d, r.gb * d);
-                }
-            }
-            let m = &mut self.manifolds[i];
-            if m.mu == 0.0 || !friction {
-                continue;
-            }
-            let (a, b) = (self.points[start].a, self.points[start].b);
-            // Tangent block at the centre, clamped to the disk μ·Σλₙ.
-            let [r1, r2] = m.rows_t;
-            let (v1, v2) = (row_speed(st, a, b, &m.t1, &r1), row_speed(st, a, b, &m.t2, &r2));
-            let (o1, o2) = (m.lt1, m.lt2);
-            let mut l1 = o1 - omega * (m.mt[0] * v1 + m.mt[1] * v2);
-            let mut l2 = o2 - omega * (m.mt[2] * v1 + m.mt[3] * v2);
-            let limit = m.mu * total;
-            match cone {
-                FrictionCone::Disk => {
-                    let len = (l1 * l1 + l2 * l2).sqrt();
-                    if len > limit {
-                        (l1, l2) = (l1 * limit / len, l2 * limit / len);
-                    }
-                }
-                FrictionCone::Pyramid => (l1, l2) = (l1.max(-limit).min(limit), l2.max(-limit).min(limit)),
-            }
-            (m.lt1, m.lt2) = (l1, l2);
-            dl2 += (l1 - o1).powi(2) + (l2 - o2).powi(2);
-            let (d1, d2) = (l1 - o1, l2 - o2);
-            push(st, a, b, m.t1 * d1 + m.t2 * d2, (r1.ima, r1.imb), r1.ga * d1 + r2.ga * d2, r1.gb * d1 + r2.gb * d2);
-            // Twist: the relative spin about the normal, clamped to μ·radius·Σλₙ.
-            if end - start > 1 {
-                let spin = st[a].w - velocities(st, b).1;
-                let old = m.l_twist;
-                let limit = m.mu * m.radius * total;
-                // (max/min, not clamp: a NaN limit from a diverged step must not panic.)
-                m.l_twist = (old - omega * m.m_twist * m.n.dot(&spin)).max(-limit).min(limit);
-                dl2 += (m.l_twist - old).powi(2);
-                let d = m.l_twist - old;
-                push(st, a, b, Vec3::zeros(), (0.0, 0.0), m.twist_a * d, m.twist_b * d);
+/// Applies `impulse` (N·s) at the point with arms `ra`, `rb` and an angular impulse `spin`
+/// (N·m·s) to `a`, and their opposites to `b`, through the world inverse inertias `inv_i`.
+#[allow(clippy::too_many_arguments)]
+#[inline]
+pub(super) fn apply_impulse<V: Velocities + ?Sized>(
+    vel: &mut V,
+    (inv_m, inv_i): (&[f64], &[Matrix3<f64>]),
+    a: usize,
+    b: Option<usize>,
+    ra: &Vec3,
+    rb: &Vec3,
+    impulse: Vec3,
+    spin: Vec3,
+) {
+    vel.add(a, impulse * inv_m[a], inv_i[a] * (ra.cross(&impulse) + spin));
+    if let Some(b) = b {
+        vel.add(b, -(impulse * inv_m[b]), -(inv_i[b] * (rb.cross(&impulse) + spin)));
+    }
+}
+
+/// What one visit of a manifold or a joint reads besides its rows: the inverse masses, the
+/// pass and its settings.
+#[derive(Clone, Copy)]
+pub(super) struct Visit<'a> {
+    pub(super) inv_m: &'a [f64],
+    pub(super) inv_i: &'a [Matrix3<f64>],
+    pub(super) omega: f64,
+    pub(super) pass: Pass,
+    /// Whether the friction and twist rows are solved in this pass (`friction_pass`).
+    pub(super) friction: bool,
+    pub(super) h: f64,
+    pub(super) cone: FrictionCone,
+    pub(super) block: bool,
+}
+
+impl Visit<'_> {
+    /// One visit of a joint's block ([`JointRows::solve`]), its statistics added to `acc`.
+    #[inline]
+    pub(super) fn joint<V: Velocities + ?Sized>(&self, vel: &mut V, rows: &mut JointRows, acc: &mut SweepStats) {
+        let (r, d) = rows.solve(vel, self.inv_m, self.inv_i, self.omega, self.pass);
+        acc.0 = acc.0.max(r);
+        acc.1 += r * r;
+        acc.2 += 1;
+        acc.3 += d;
+    }
+
+    /// One visit of manifold `m`, whose points are `points`: the normal rows (as a block or
+    /// point by point), then the friction at the centre and the twist. [`Pass::Biased`] with
+    /// the position feedback; [`Pass::Relax`] with only the speculative part (from `s_end`) and
+    /// plain masses. The friction and twist rows are solved only with `friction`; their
+    /// warm-started impulses act either way. Its statistics are added to `acc`.
+    pub(super) fn manifold<V: Velocities + ?Sized>(
+        &self,
+        vel: &mut V,
+        m: &mut Manifold,
+        points: &mut [Point],
+        acc: &mut SweepStats,
+    ) {
+        let (omega, h) = (self.omega, self.h);
+        let biased = self.pass == Pass::Biased;
+        let (max, sum2, count, dl2) = (&mut acc.0, &mut acc.1, &mut acc.2, &mut acc.3);
+        let mut total = 0.0;
+        let mut solved = false;
+        if self.block && (2..=4).contains(&points.len()) {
+            if let Some((t, stats)) = self.block_normals(vel, m, points) {
+                (total, solved) = (t, true);
+                *max = max.max(stats.0);
+                *sum2 += stats.1;
+                *count += stats.2;
+                *dl2 += stats.3;
             }
         }
-        (max, sum2, count, dl2)
+        // The rows are read and updated in place (a point or manifold is hundreds of bytes;
+        // copying each in and out of the sweep cost as much as its arithmetic), through their
+        // prepared Jacobians.
+        if !solved {
+            for p in points.iter_mut() {
+                let (bias, ms, is) =
+                    if biased { (p.bias, p.mass_scale, p.impulse_scale) } else { ((p.s_end / h).max(0.0), 1.0, 0.0) };
+                let vn = row_speed(vel, p.a, p.b, &p.n, &p.row);
+                let raw = -p.mn * ms * (vn + bias) - is * p.ln;
+                let new = (p.ln + omega * raw).max(0.0);
+                let d = new - p.ln;
+                p.ln = new;
+                total += new;
+                if p.mn > 0.0 {
+                    let r = (if omega * raw == d { raw } else { d / omega }).abs() / (p.mn * ms);
+                    *max = max.max(r);
+                    *sum2 += r * r;
+                    *count += 1;
+                }
+                *dl2 += d * d;
+                let r = &p.row;
+                push(vel, p.a, p.b, p.n * d, (r.ima, r.imb), r.ga * d, r.gb * d);
+            }
+        }
+        if m.mu == 0.0 || !self.friction {
+            return;
+        }
+        let (a, b) = (points[0].a, points[0].b);
+        // Tangent block at the centre, clamped to the disk μ·Σλₙ.
+        let [r1, r2] = m.rows_t;
+        let (v1, v2) = (row_speed(vel, a, b, &m.t1, &r1), row_speed(vel, a, b, &m.t2, &r2));
+        let (o1, o2) = (m.lt1, m.lt2);
+        let mut l1 = o1 - omega * (m.mt[0] * v1 + m.mt[1] * v2);
+        let mut l2 = o2 - omega * (m.mt[2] * v1 + m.mt[3] * v2);
+        let limit = m.mu * total;
+        match self.cone {
+            FrictionCone::Disk => {
+                let len = (l1 * l1 + l2 * l2).sqrt();
+                if len > limit {
+                    (l1, l2) = (l1 * limit / len, l2 * limit / len);
+                }
+            }
+            FrictionCone::Pyramid => (l1, l2) = (l1.max(-limit).min(limit), l2.max(-limit).min(limit)),
+        }
+        (m.lt1, m.lt2) = (l1, l2);
+        *dl2 += (l1 - o1).powi(2) + (l2 - o2).powi(2);
+        let (d1, d2) = (l1 - o1, l2 - o2);
+        push(vel, a, b, m.t1 * d1 + m.t2 * d2, (r1.ima, r1.imb), r1.ga * d1 + r2.ga * d2, r1.gb * d1 + r2.gb * d2);
+        // Twist: the relative spin about the normal, clamped to μ·radius·Σλₙ.
+        if points.len() > 1 {
+            let spin = vel.get(a).1 - velocities(vel, b).1;
+            let old = m.l_twist;
+            let limit = m.mu * m.radius * total;
+            // (max/min, not clamp: a NaN limit from a diverged step must not panic.)
+            m.l_twist = (old - omega * m.m_twist * m.n.dot(&spin)).max(-limit).min(limit);
+            *dl2 += (m.l_twist - old).powi(2);
+            let d = m.l_twist - old;
+            push(vel, a, b, Vec3::zeros(), (0.0, 0.0), m.twist_a * d, m.twist_b * d);
+        }
+    }
+
+    /// The warm start of manifold `m` in a later substep of a frame whose contacts are carried
+    /// (`contacts_per_frame`): its impulses times `scale`, applied through the rows' prepared
+    /// `M⁻¹Jᵀ`, as the sweeps apply them.
+    pub(super) fn warm_manifold<V: Velocities + ?Sized>(
+        &self,
+        vel: &mut V,
+        m: &mut Manifold,
+        points: &mut [Point],
+        scale: f64,
+    ) {
+        for p in points.iter_mut() {
+            p.ln *= scale;
+            let (r, d) = (&p.row, p.ln);
+            push(vel, p.a, p.b, p.n * d, (r.ima, r.imb), r.ga * d, r.gb * d);
+        }
+        (m.lt1, m.lt2, m.l_twist) = (m.lt1 * scale, m.lt2 * scale, m.l_twist * scale);
+        let (a, b) = (points[0].a, points[0].b);
+        let [r1, r2] = m.rows_t;
+        let (d1, d2, d) = (m.lt1, m.lt2, m.l_twist);
+        push(vel, a, b, m.t1 * d1 + m.t2 * d2, (r1.ima, r1.imb), r1.ga * d1 + r2.ga * d2, r1.gb * d1 + r2.gb * d2);
+        push(vel, a, b, Vec3::zeros(), (0.0, 0.0), m.twist_a * d, m.twist_b * d);
     }
 
     /// One block visit of manifold `m`'s normal rows (`block`): the linear complementarity
@@ -159,27 +201,31 @@ impl RigidSi {
     /// a body that has three degrees of freedom against them, so the split of the load among them
     /// is not unique, and the minimum change keeps the part the warm start brought. The result
     /// is scaled by `omega` and clamped to `x ≥ 0`. `None` (the caller goes point by point)
-    /// when no set qualifies or the rows are soft. `pass` is [`Pass::Biased`] or
-    /// [`Pass::Relax`], as in [`RigidSi::sweep`].
-    fn block_normals(
-        &mut self,
-        st: &mut [RigidState],
+    /// when no set qualifies or the rows are soft.
+    fn block_normals<V: Velocities + ?Sized>(
+        &self,
+        vel: &mut V,
         m: &Manifold,
-        omega: f64,
-        pass: Pass,
-        h: f64,
+        points: &mut [Point],
     ) -> Option<(f64, SweepStats)> {
-        let biased = pass == Pass::Biased;
-        let c = m.end - m.start;
+        let (omega, h) = (self.omega, self.h);
+        let biased = self.pass == Pass::Biased;
+        let c = points.len();
         let (mut v, mut lam) = ([0.0; 4], [0.0; 4]);
         let (mut max, mut sum2, mut count) = (0.0_f64, 0.0, 0usize);
         for i in 0..c {
-            let p = &self.points[m.start + i];
+            let p = &points[i];
             if biased && (p.mass_scale != 1.0 || p.impulse_scale != 0.0) {
                 return None;
             }
             let bias = if biased { p.bias } else { (p.s_end / h).max(0.0) };
-            v[i] = p.n.dot(&self.vrel(st, p, Velocity::Real)) + bias;
+            let (va, wa) = vel.get(p.a);
+            let mut rel = va + wa.cross(&p.ra);
+            if let Some(b) = p.b {
+                let (vb, wb) = vel.get(b);
+                rel -= vb + wb.cross(&p.rb);
+            }
+            v[i] = p.n.dot(&rel) + bias;
             lam[i] = p.ln;
             if p.mn > 0.0 {
                 // The residual the point-by-point rule reports (see the module docs).
@@ -259,20 +305,63 @@ impl RigidSi {
                 continue;
             }
             let (mut total, mut dl2) = (0.0, 0.0);
-            for i in 0..c {
-                let k = m.start + i;
-                let mut p = self.points[k];
+            for (i, p) in points.iter_mut().enumerate() {
                 let new = (lam[i] + omega * d[i]).max(0.0);
                 let change = new - p.ln;
                 p.ln = new;
                 total += new;
                 dl2 += change * change;
-                self.apply(st, &p, p.n * change, Velocity::Real);
-                self.points[k] = p;
+                let masses = (self.inv_m, self.inv_i);
+                apply_impulse(vel, masses, p.a, p.b, &p.ra, &p.rb, p.n * change, Vec3::zeros());
             }
             return Some((total, (max, sum2, count, dl2)));
         }
         None
+    }
+}
+
+impl RigidSi {
+    /// One sweep of group `g`: [`Pass::Biased`] over the joints and the points with the position
+    /// feedback; [`Pass::Relax`] with only the speculative part (from `s_end`) and plain masses;
+    /// [`Pass::Split`] over the split rows on the pseudo velocities (see [`Visit::manifold`]).
+    /// Coloured groups (`rigid_order = "colored"`) go colour by colour ([`RigidSi::colored_sweep`]);
+    /// the others visit the joints, then the manifolds, in order.
+    #[allow(clippy::too_many_arguments)]
+    pub(in crate::pgs) fn sweep(
+        &mut self,
+        g: usize,
+        st: &mut [RigidState],
+        omega: f64,
+        pass: Pass,
+        friction: bool,
+        h: f64,
+    ) -> SweepStats {
+        if pass == Pass::Split {
+            return self.split_sweep(g, st, omega);
+        }
+        let group = self.groups[g];
+        if group.colors.0 < group.colors.1 {
+            return self.colored_sweep(g, st, omega, pass, friction, h);
+        }
+        let mut acc = (0.0_f64, 0.0, 0usize, 0.0);
+        let visit = Visit {
+            inv_m: &self.inv_m,
+            inv_i: &self.inv_i,
+            omega,
+            pass,
+            friction,
+            h,
+            cone: self.cone,
+            block: self.block,
+        };
+        for o in group.j.0..group.j.1 {
+            visit.joint(st, &mut self.joints[self.joint_order[o]], &mut acc);
+        }
+        for o in group.m.0..group.m.1 {
+            let m = &mut self.manifolds[self.order[o]];
+            visit.manifold(st, m, &mut self.points[m.start..m.end], &mut acc);
+        }
+        acc
     }
 
     /// One sweep of the split rows on the pseudo velocities ([`Pass::Split`]).
@@ -320,15 +409,21 @@ impl RigidSi {
             .fold(0.0, f64::max);
         (self.vp, self.wp) = (vp, wp);
         let v = joints.max(0.0);
+        // (The largest of the manifolds' worst points: the same number in any grouping.)
         let v = v.max(
             self.order[first..last]
-                .iter()
-                .flat_map(|&i| self.manifolds[i].start..self.manifolds[i].end)
-                .map(|k| {
-                    let p = &self.points[k];
-                    -(p.s + h * p.n.dot(&(self.vrel(st, p, Velocity::Real) + self.vrel(st, p, Velocity::Pseudo))))
+                .par_iter()
+                .with_min_len(par_min() / 4)
+                .map(|&i| {
+                    (self.manifolds[i].start..self.manifolds[i].end)
+                        .map(|k| {
+                            let p = &self.points[k];
+                            -(p.s
+                                + h * p.n.dot(&(self.vrel(st, p, Velocity::Real) + self.vrel(st, p, Velocity::Pseudo))))
+                        })
+                        .fold(0.0, f64::max)
                 })
-                .fold(0.0, f64::max),
+                .reduce(|| 0.0, f64::max),
         );
         self.group_violation[g] = v;
         v

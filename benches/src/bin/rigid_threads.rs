@@ -1,0 +1,236 @@
+//! The `rigid_threads` experiment: how much a second thread buys the rigid-body presets, timed
+//! as the product runs them.
+//!
+//! ```sh
+//! cargo run --release -p solverlab-benches --bin rigid_threads [-- --rounds N] [--only KEY,…]
+//! ```
+//!
+//! For each scene of [`SCENES`] and each of the presets `tgs-soft` and `soft-step` (both sweep in
+//! the coloured order, whose large colours run on all threads), every round runs
+//! `solverlab simulate` in a child process of this binary (`--child`, the command line's own
+//! `simulate` on the global pool) with `RAYON_NUM_THREADS=1` and then `=2`, one after the other.
+//! A run's time is the mean over its frames after the first [`SKIP`] of `steps.csv`'s
+//! `solve_seconds + integrate_seconds` (ms per frame; the same time the Rapier peer compares).
+//! The fastest and the median over the rounds are kept, and the speedup is the 1-thread median
+//! over the 2-thread median. Coloured sweeps give the same numbers on any number of threads, so
+//! the two runs of a pair simulate the same motion (the final state hashes are compared).
+//!
+//! Writes `results/rigid_threads/threads.csv` (every run), `table.md` and `meta.json`.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use solverlab_cli::{num, write_atomic, CliError, Simulate};
+use solverlab_solvers::Registry;
+
+/// One scene: its key, the builtin and its parameters, and the frames per run.
+struct ThreadScene {
+    key: &'static str,
+    builtin: &'static str,
+    sets: &'static [&'static str],
+    frames: u64,
+}
+
+/// The scenes: the Rapier benchmark's pyramid of base 90 (4,095 boxes) and joint grid (100
+/// spheres on 182 ball joints), and the pyramid of base 20 between them.
+const SCENES: [ThreadScene; 3] = [
+    ThreadScene { key: "pyramid-90", builtin: "rigid-pyramid", sets: &["base=90"], frames: 30 },
+    ThreadScene { key: "pyramid-20", builtin: "rigid-pyramid", sets: &["base=20"], frames: 120 },
+    ThreadScene { key: "joint-grid", builtin: "rigid-joint-grid", sets: &[], frames: 300 },
+];
+
+/// The presets timed.
+const PRESETS: [&str; 2] = ["tgs-soft", "soft-step"];
+
+/// Frames left out at the start of a run's mean (first touches of memory, the pool's first
+/// waking).
+const SKIP: u64 = 3;
+
+/// What to do, from the command line.
+enum Mode {
+    /// Measure: rounds, and the scene keys (all when empty).
+    Measure(usize, Vec<String>),
+    /// A child run: scene key, preset, output folder.
+    Child(String, String, PathBuf),
+}
+
+fn mode() -> Result<Mode, String> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let usage = || format!("usage: rigid_threads [--rounds N] [--only KEY,…]; got `{}`", args.join(" "));
+    if args.first().map(String::as_str) == Some("--child") {
+        return match &args[1..] {
+            [scene, preset, out] => Ok(Mode::Child(scene.clone(), preset.clone(), PathBuf::from(out))),
+            _ => Err(usage()),
+        };
+    }
+    let (mut rounds, mut only) = (3usize, Vec::new());
+    let mut it = args.iter();
+    while let Some(flag) = it.next() {
+        match (flag.as_str(), it.next()) {
+            ("--rounds", Some(n)) => {
+                rounds = n
+                    .parse()
+                    .ok()
+                    .filter(|&n: &usize| n >= 1)
+                    .ok_or_else(|| format!("--rounds: expected a whole number of at least 1, got `{n}`"))?
+            }
+            ("--only", Some(keys)) => {
+                for k in keys.split(',') {
+                    if !SCENES.iter().any(|s| s.key == k) {
+                        let all: Vec<&str> = SCENES.iter().map(|s| s.key).collect();
+                        return Err(format!("--only: no scene `{k}` (scenes: {})", all.join(", ")));
+                    }
+                    only.push(k.to_string());
+                }
+            }
+            _ => return Err(usage()),
+        }
+    }
+    Ok(Mode::Measure(rounds, only))
+}
+
+fn scene(key: &str) -> Result<&'static ThreadScene, String> {
+    SCENES.iter().find(|s| s.key == key).ok_or_else(|| format!("no scene `{key}`"))
+}
+
+/// The child: the command line's `simulate`, no positions, no figures.
+fn child(key: &str, preset: &str, out: &Path) -> Result<(), String> {
+    let s = scene(key)?;
+    let args = Simulate {
+        scene: s.builtin.into(),
+        sets: s.sets.iter().map(|x| x.to_string()).collect(),
+        solver: preset.into(),
+        frames: s.frames,
+        dt: None,
+        substeps: None,
+        out: out.to_path_buf(),
+        positions_every: 0,
+        violation: false,
+    };
+    match solverlab_cli::simulate(&Registry::builtin(), &args) {
+        Ok(_) => Ok(()),
+        // A torn joint grid still ran every frame: its rows are kept and timed.
+        Err(CliError::Diverged(e)) if e.contains("tore") => Ok(()),
+        Err(CliError::Diverged(e) | CliError::Input(e) | CliError::Io(e) | CliError::Interrupted(e)) => Err(e),
+    }
+}
+
+/// One run in a child process on `threads` threads: ms per frame and the final state hash.
+fn run(key: &str, preset: &str, threads: usize, dir: &Path) -> Result<(f64, String), String> {
+    let exe = std::env::current_exe().map_err(|e| format!("this executable: {e}"))?;
+    let out = dir.join(format!("{key}-{preset}-{threads}"));
+    let _ = std::fs::remove_dir_all(&out);
+    let o = std::process::Command::new(exe)
+        .args(["--child", key, preset])
+        .arg(&out)
+        .env("RAYON_NUM_THREADS", threads.to_string())
+        .output()
+        .map_err(|e| format!("{key} under {preset}: {e}"))?;
+    if !o.status.success() {
+        return Err(format!("{key} under {preset}: {}", String::from_utf8_lossy(&o.stderr)));
+    }
+    let path = out.join("steps.csv");
+    let bad = |what: String| format!("{}: {what}", path.display());
+    let mut reader = csv::Reader::from_path(&path).map_err(|e| bad(e.to_string()))?;
+    let headers = reader.headers().map_err(|e| bad(e.to_string()))?.clone();
+    let column = |name: &str| headers.iter().position(|c| c == name).ok_or_else(|| bad(format!("no `{name}`")));
+    let (frame, solve, integrate) = (column("frame")?, column("solve_seconds")?, column("integrate_seconds")?);
+    let (mut sum, mut count) = (0.0, 0usize);
+    for record in reader.records() {
+        let record = record.map_err(|e| bad(e.to_string()))?;
+        let number = |k: usize| record[k].parse::<f64>().map_err(|_| bad(format!("`{}` is not a number", &record[k])));
+        if number(frame)? > SKIP as f64 {
+            (sum, count) = (sum + number(solve)? + number(integrate)?, count + 1);
+        }
+    }
+    let meta = std::fs::read_to_string(out.join("meta.json")).map_err(|e| bad(e.to_string()))?;
+    let hash =
+        meta.split("\"final_state_hash\"").nth(1).and_then(|rest| rest.split('"').nth(1)).unwrap_or("").to_string();
+    let _ = std::fs::remove_dir_all(&out);
+    match count {
+        0 => Err(bad("no frames after the warm-up".into())),
+        n => Ok((sum / n as f64 * 1e3, hash)),
+    }
+}
+
+fn median(xs: &[f64]) -> f64 {
+    let mut s = xs.to_vec();
+    s.sort_by(f64::total_cmp);
+    let n = s.len();
+    if n % 2 == 1 {
+        s[n / 2]
+    } else {
+        0.5 * (s[n / 2 - 1] + s[n / 2])
+    }
+}
+
+fn main() -> Result<(), String> {
+    let (rounds, only) = match mode()? {
+        Mode::Child(key, preset, out) => return child(&key, &preset, &out),
+        Mode::Measure(rounds, only) => (rounds, only),
+    };
+    let t0 = Instant::now();
+    let scenes: Vec<&ThreadScene> =
+        SCENES.iter().filter(|s| only.is_empty() || only.iter().any(|k| k == s.key)).collect();
+    let work = std::env::temp_dir().join(format!("solverlab-rigid-threads-{}", std::process::id()));
+    let mut times: BTreeMap<(&str, &str, usize), Vec<f64>> = BTreeMap::new();
+    let mut rows = String::from("scene,preset,threads,round,ms_per_frame,state_hash\n");
+    for round in 1..=rounds {
+        eprintln!("round {round} of {rounds}");
+        for s in &scenes {
+            for preset in PRESETS {
+                let mut hashes = Vec::new();
+                for threads in [1, 2] {
+                    let (ms, hash) = run(s.key, preset, threads, &work)?;
+                    eprintln!("  {} under {preset}, {threads} thread(s): {ms:.3} ms per frame", s.key);
+                    times.entry((s.key, preset, threads)).or_default().push(ms);
+                    rows += &format!("{},{preset},{threads},{round},{},{hash}\n", s.key, num(ms));
+                    hashes.push(hash);
+                }
+                if hashes[0] != hashes[1] {
+                    return Err(format!("{} under {preset}: 1 and 2 threads ended in different states", s.key));
+                }
+            }
+        }
+    }
+    let _ = std::fs::remove_dir_all(&work);
+    let mut table =
+        String::from("| scene | preset | frames | 1 thread | 2 threads | speedup |\n|---|---|---:|---:|---:|---:|\n");
+    for s in &scenes {
+        for preset in PRESETS {
+            let (one, two) = (median(&times[&(s.key, preset, 1)]), median(&times[&(s.key, preset, 2)]));
+            table += &format!(
+                "| {} | {preset} | {} | {one:.3} ms | {two:.3} ms | **{:.2}×** |\n",
+                s.key,
+                s.frames,
+                one / two
+            );
+        }
+    }
+    let out = Path::new("results/rigid_threads");
+    std::fs::create_dir_all(out).map_err(|e| format!("{}: {e}", out.display()))?;
+    let write = |name: &str, text: &str| write_atomic(&out.join(name), text).map_err(|e| format!("{name}: {e}"));
+    write("threads.csv", &rows)?;
+    write("table.md", &table)?;
+    let commit = std::process::Command::new("git")
+        .args(["rev-parse", "HEAD"])
+        .output()
+        .ok()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .unwrap_or_default();
+    let days = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| (d.as_secs() / 86_400) as i64)
+        .unwrap_or(0);
+    let meta = format!(
+        "{{\n  \"experiment\": \"rigid_threads\",\n  \"command\": \"cargo run --release -p solverlab-benches --bin rigid_threads -- --rounds {rounds}\",\n  \"date\": \"{}\",\n  \"commit\": \"{commit}\",\n  \"rounds\": {rounds},\n  \"skip_frames\": {SKIP},\n  \"cores\": {},\n  \"seconds\": {:.1},\n  \"time\": \"mean solve_seconds + integrate_seconds per frame after the first frames, median over rounds; each run a `simulate` child process with RAYON_NUM_THREADS=1 or 2\"\n}}\n",
+        solverlab_cli::date(days),
+        std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
+        t0.elapsed().as_secs_f64()
+    );
+    write("meta.json", &meta)?;
+    print!("{table}");
+    eprintln!("wrote {}/threads.csv, table.md and meta.json", out.display());
+    Ok(())
+}

@@ -1,0 +1,553 @@
+//! Coloured sweeps of the rigid rows (`rigid_order = "colored"`): the joints and manifolds of each
+//! island group coloured so that no two of one colour share a movable body, and the sweeps run
+//! colour by colour, the rows of a colour on all threads at once.
+//!
+//! Colouring is greedy, the joints among themselves, then the manifolds among themselves, each in
+//! its order: a row takes the lowest of 64 colours that neither of its movable bodies has yet (a
+//! fixed body or the world takes no colour, as in Box2D v3's constraint graph); a row that finds
+//! none goes to an overflow colour visited after the others, one row after the other. A sweep
+//! visits the joints' colours, then the manifolds' (joints before contacts, as the natural order
+//! and Rapier do: with joints and contacts sharing colours, the last contacts of a sweep were no
+//! longer all contacts, and the three falling ragdolls of `rigid-ragdoll` sank 5.5–7.4 cm
+//! instead of 3 cm). Within a colour each row reads and writes only its own
+//! bodies' velocities, so the colour's rows can run in any order, or at once, and give the same
+//! numbers. A colour of at least [`PARALLEL_ROWS`] rows runs on all threads, in chunks of
+//! [`CHUNK`] rows whose statistics are summed chunk by chunk, on one thread as on several; a
+//! smaller one runs on the calling thread. Which colours run in parallel depends on their sizes
+//! alone, so a coloured sweep's every number is the same on any number of threads
+//! (`tests/rigid.rs`).
+
+use super::sweep::Visit;
+use super::*;
+use crate::pgs::joints::Velocities;
+
+/// Rows per parallel task of a coloured sweep, and the unit its statistics are summed in.
+const CHUNK: usize = 32;
+
+/// The fewest rows a colour runs on all threads with: a smaller colour runs on the calling
+/// thread, where it costs less than handing it out (the pool wakes in some 10 µs here; a row
+/// costs some 0.1–0.3 µs).
+const PARALLEL_ROWS: usize = 512;
+
+/// Colours before the overflow colour.
+const COLORS: usize = 64;
+
+/// One colour of a group: `order[m.0..m.1]` and `joint_order[j.0..j.1]`.
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct ColorSpan {
+    m: (usize, usize),
+    j: (usize, usize),
+    /// The overflow colour: its rows may share bodies, so they go one after the other.
+    overflow: bool,
+}
+
+/// A row of a coloured pass with its two bodies' velocities, copied in before its colour runs
+/// ([`Task::load`]) and written back after ([`Task::store`]).
+struct Task<'a> {
+    row: Row<'a>,
+    local: Local,
+}
+
+enum Row<'a> {
+    Joint(&'a mut JointRows),
+    Manifold(&'a mut Manifold, &'a mut [Point]),
+}
+
+/// The velocities of a row's two bodies `a` and `b` (`b` is `usize::MAX` for the world, whose
+/// velocities no row reads). A fixed body's copy takes the exactly zero changes and is dropped.
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct Local {
+    a: usize,
+    b: usize,
+    va: Vec3,
+    wa: Vec3,
+    vb: Vec3,
+    wb: Vec3,
+}
+
+impl Local {
+    /// The velocities of `a` and `b` (or the world), to be loaded.
+    fn between(a: usize, b: Option<usize>) -> Self {
+        let z = Vec3::zeros();
+        Local { a, b: b.unwrap_or(usize::MAX), va: z, wa: z, vb: z, wb: z }
+    }
+}
+
+impl Velocities for Local {
+    #[inline(always)]
+    fn get(&self, k: usize) -> (Vec3, Vec3) {
+        if k == self.a {
+            (self.va, self.wa)
+        } else {
+            debug_assert_eq!(k, self.b);
+            (self.vb, self.wb)
+        }
+    }
+
+    #[inline(always)]
+    fn add(&mut self, k: usize, dv: Vec3, dw: Vec3) {
+        if k == self.a {
+            self.va += dv;
+            self.wa += dw;
+        } else {
+            debug_assert_eq!(k, self.b);
+            self.vb += dv;
+            self.wb += dw;
+        }
+    }
+}
+
+impl Task<'_> {
+    /// Copies the bodies' velocities in.
+    #[inline]
+    fn load(&mut self, st: &[RigidState]) {
+        self.local.load(st);
+    }
+
+    /// Writes the movable bodies' velocities back (a fixed body's are left as they were).
+    #[inline]
+    fn store(&self, st: &mut [RigidState], inv_m: &[f64]) {
+        self.local.store(st, inv_m);
+    }
+}
+
+impl Local {
+    /// Copies the bodies' velocities in.
+    #[inline]
+    fn load(&mut self, st: &[RigidState]) {
+        (self.va, self.wa) = (st[self.a].v, st[self.a].w);
+        if let Some(s) = st.get(self.b) {
+            (self.vb, self.wb) = (s.v, s.w);
+        }
+    }
+
+    /// Writes the movable bodies' velocities back (a fixed body's are left as they were).
+    #[inline]
+    fn store(&self, st: &mut [RigidState], inv_m: &[f64]) {
+        if inv_m[self.a] != 0.0 {
+            (st[self.a].v, st[self.a].w) = (self.va, self.wa);
+        }
+        if self.b != usize::MAX && inv_m[self.b] != 0.0 {
+            (st[self.b].v, st[self.b].w) = (self.vb, self.wb);
+        }
+    }
+}
+
+/// What a coloured pass does to one row.
+#[derive(Clone, Copy)]
+pub(super) enum ColorPass<'a> {
+    /// A sweep ([`Visit::joint`], [`Visit::manifold`]).
+    Sweep(Visit<'a>),
+    /// The warm start of a carried substep ([`Visit::warm_manifold`]; joints are left alone).
+    Warm(Visit<'a>, f64),
+}
+
+impl ColorPass<'_> {
+    /// This pass on one task, its statistics added to `acc`.
+    fn run(&self, task: &mut Task, acc: &mut SweepStats) {
+        let pair = &mut task.local;
+        match (self, &mut task.row) {
+            (ColorPass::Sweep(visit), Row::Joint(rows)) => visit.joint(pair, rows, acc),
+            (ColorPass::Sweep(visit), Row::Manifold(m, points)) => visit.manifold(pair, m, points, acc),
+            (ColorPass::Warm(..), Row::Joint(_)) => {}
+            (ColorPass::Warm(visit, scale), Row::Manifold(m, points)) => visit.warm_manifold(pair, m, points, *scale),
+        }
+    }
+}
+
+/// Puts the contacts of each colour together (contacts of one pair stay together, in order),
+/// colouring the pairs as [`RigidSi::color_groups`] will, so that the
+/// rows built from them lie in memory in the order the coloured sweeps visit them: a colour's
+/// rows scattered over the whole list cost the sweeps about twice their time on the 4,095-box
+/// pyramid (cache misses). [`RigidSi::color_groups`] then finds the same colours again.
+pub(super) fn sort_contacts_by_color(
+    scene: &Scene,
+    contacts: &mut Vec<RigidContact>,
+    scratch: &mut Vec<Vec<RigidContact>>,
+) {
+    let movable = |k: usize| !scene.rigid[k].is_fixed();
+    let mut used = vec![0u64; scene.rigid.len()];
+    let mut pick = |a: usize, b: Option<usize>| {
+        let bits = |k: usize, used: &[u64]| if movable(k) { used[k] } else { 0 };
+        let free = !(bits(a, &used) | b.map_or(0, |k| bits(k, &used)));
+        if free == 0 {
+            return COLORS;
+        }
+        let c = free.trailing_zeros() as usize;
+        for k in std::iter::once(a).chain(b).filter(|&k| movable(k)) {
+            used[k] |= 1 << c;
+        }
+        c
+    };
+    let mut segments: Vec<(usize, usize, usize)> = Vec::new();
+    let mut start = 0;
+    while start < contacts.len() {
+        let pair = (contacts[start].a, contacts[start].b);
+        let end = (start..contacts.len()).find(|&k| (contacts[k].a, contacts[k].b) != pair).unwrap_or(contacts.len());
+        let b = match pair.1 {
+            Other::Body(k) => Some(k),
+            Other::Collider(_) => None,
+        };
+        segments.push((pick(pair.0, b), start, end));
+        start = end;
+    }
+    segments.sort_by_key(|&(c, ..)| c);
+    // Where each sorted contact comes from, then the copy on all threads (into the memory of a
+    // list kept for it).
+    let source: Vec<u32> = segments.iter().flat_map(|&(_, s, e)| (s as u32)..(e as u32)).collect();
+    scratch.resize_with(scratch.len().max(1), Vec::new);
+    let sorted = &mut scratch[0];
+    source.par_iter().with_min_len(par_min()).map(|&k| contacts[k as usize]).collect_into_vec(sorted);
+    std::mem::swap(contacts, sorted);
+}
+
+impl RigidSi {
+    /// Colours every group's joints and manifolds (see the module docs): reorders
+    /// `joint_order` and `order` within each group by colour and records the colours.
+    pub(super) fn color_groups(&mut self, scene: &Scene) {
+        self.colors.clear();
+        let n = scene.rigid.len();
+        let mut used = vec![0u64; n];
+        let movable: Vec<bool> = scene.rigid.iter().map(|b| !b.is_fixed()).collect();
+        // The lowest colour neither movable body has, taken for both.
+        let pick = |used: &mut [u64], a: usize, b: Option<usize>| {
+            let ma = if movable[a] { used[a] } else { 0 };
+            let mb = b.map_or(0, |k| if movable[k] { used[k] } else { 0 });
+            let free = !(ma | mb);
+            if free == 0 {
+                return COLORS;
+            }
+            let c = free.trailing_zeros() as usize;
+            for k in std::iter::once(a).chain(b) {
+                if movable[k] {
+                    used[k] |= 1 << c;
+                }
+            }
+            c
+        };
+        let mut keyed: Vec<(usize, usize)> = Vec::new();
+        for g in 0..self.groups.len() {
+            let group = self.groups[g];
+            let first = self.colors.len();
+            let mut count = [(0usize, 0usize); COLORS + 1];
+            keyed.clear();
+            for &k in &self.joint_order[group.j.0..group.j.1] {
+                let c = pick(&mut used, scene.joints[k].a, scene.joints[k].b);
+                count[c].0 += 1;
+                keyed.push((c, k));
+            }
+            keyed.sort_by_key(|&(c, _)| c);
+            for (slot, &(_, k)) in self.joint_order[group.j.0..group.j.1].iter_mut().zip(&keyed) {
+                *slot = k;
+            }
+            // The contacts take their colours afresh: the joints' colours are all visited
+            // before them.
+            for &k in &self.joint_order[group.j.0..group.j.1] {
+                used[scene.joints[k].a] = 0;
+                if let Some(b) = scene.joints[k].b {
+                    used[b] = 0;
+                }
+            }
+            keyed.clear();
+            for &i in &self.order[group.m.0..group.m.1] {
+                let p = &self.points[self.manifolds[i].start];
+                let c = pick(&mut used, p.a, p.b);
+                count[c].1 += 1;
+                keyed.push((c, i));
+            }
+            keyed.sort_by_key(|&(c, _)| c);
+            for (slot, &(_, i)) in self.order[group.m.0..group.m.1].iter_mut().zip(&keyed) {
+                *slot = i;
+            }
+            // This group's bodies free their colours for the next group.
+            for &i in &self.order[group.m.0..group.m.1] {
+                let p = &self.points[self.manifolds[i].start];
+                used[p.a] = 0;
+                if let Some(b) = p.b {
+                    used[b] = 0;
+                }
+            }
+            let (mut j, mut m) = (group.j.0, group.m.0);
+            for (c, &(nj, _)) in count.iter().enumerate().filter(|(_, n)| n.0 > 0) {
+                self.colors.push(ColorSpan { j: (j, j + nj), m: (m, m), overflow: c == COLORS });
+                j += nj;
+            }
+            for (c, &(_, nm)) in count.iter().enumerate().filter(|(_, n)| n.1 > 0) {
+                self.colors.push(ColorSpan { j: (j, j), m: (m, m + nm), overflow: c == COLORS });
+                m += nm;
+            }
+            self.groups[g].colors = (first, self.colors.len());
+        }
+    }
+
+    /// A sweep of coloured group `g` (see [`RigidSi::sweep`] and the module docs).
+    pub(super) fn colored_sweep(
+        &mut self,
+        g: usize,
+        st: &mut [RigidState],
+        omega: f64,
+        pass: Pass,
+        friction: bool,
+        h: f64,
+    ) -> SweepStats {
+        self.colored_pass(Some(g), st, (omega, pass, friction, h), None)
+    }
+
+    /// The warm start of a carried substep, colour by colour (see [`Visit::warm_manifold`]).
+    pub(super) fn colored_warm(&mut self, st: &mut [RigidState], scale: f64, h: f64) {
+        self.colored_pass(None, st, (1.0, Pass::Biased, false, h), Some(scale));
+    }
+
+    /// A sweep (or with `warm`, the warm start times `warm`) over every row of group `g` (every
+    /// group with `None`), colour by colour. Each row
+    /// is handed its rows and its two bodies (a `&mut` of each movable one: the colouring makes
+    /// them distinct within a colour) and given back after the colour.
+    fn colored_pass(
+        &mut self,
+        g: Option<usize>,
+        st: &mut [RigidState],
+        (omega, pass, friction, h): (f64, Pass, bool, f64),
+        warm: Option<f64>,
+    ) -> SweepStats {
+        let visit = Visit {
+            inv_m: &self.inv_m,
+            inv_i: &self.inv_i,
+            omega,
+            pass,
+            friction,
+            h,
+            cone: self.cone,
+            block: self.block,
+        };
+        let what = match warm {
+            Some(scale) => ColorPass::Warm(visit, scale),
+            None => ColorPass::Sweep(visit),
+        };
+        let spans = match g {
+            Some(g) => &self.colors[self.groups[g].colors.0..self.groups[g].colors.1],
+            None => &self.colors[..],
+        };
+        let large = |span: &ColorSpan| !span.overflow && span.j.1 - span.j.0 + span.m.1 - span.m.0 >= PARALLEL_ROWS;
+        let mut acc = (0.0_f64, 0.0, 0usize, 0.0);
+        if !spans.iter().any(large) {
+            // Every colour on the calling thread: the rows straight on the bodies (the same
+            // numbers as through [`Task`]s).
+            for span in spans {
+                for &k in &self.joint_order[span.j.0..span.j.1] {
+                    if let ColorPass::Sweep(visit) = what {
+                        visit.joint(st, &mut self.joints[k], &mut acc);
+                    }
+                }
+                for &i in &self.order[span.m.0..span.m.1] {
+                    let m = &mut self.manifolds[i];
+                    let points = &mut self.points[m.start..m.end];
+                    match what {
+                        ColorPass::Sweep(visit) => visit.manifold(st, m, points, &mut acc),
+                        ColorPass::Warm(visit, scale) => visit.warm_manifold(st, m, points, scale),
+                    }
+                }
+            }
+            return acc;
+        }
+        let add = |acc: &mut SweepStats, s: SweepStats| {
+            *acc = (acc.0.max(s.0), acc.1 + s.1, acc.2 + s.2, acc.3 + s.3);
+        };
+        // The manifolds of each large colour one after the other in memory, and no joints
+        // among them (the contacts were sorted by colour, `sort_contacts_by_color`): the colour
+        // is a slice of the manifolds and one of the points, cut into chunks.
+        let contiguous = |span: &ColorSpan| {
+            span.j.0 == span.j.1 && self.order[span.m.0..span.m.1].windows(2).all(|w| w[1] == w[0] + 1)
+        };
+        if spans.iter().filter(|s| large(s)).all(contiguous) {
+            let threads = rayon::current_num_threads() > 1;
+            for span in spans {
+                if !large(span) {
+                    for &k in &self.joint_order[span.j.0..span.j.1] {
+                        if let ColorPass::Sweep(visit) = what {
+                            visit.joint(st, &mut self.joints[k], &mut acc);
+                        }
+                    }
+                    for &i in &self.order[span.m.0..span.m.1] {
+                        let m = &mut self.manifolds[i];
+                        let points = &mut self.points[m.start..m.end];
+                        match what {
+                            ColorPass::Sweep(visit) => visit.manifold(st, m, points, &mut acc),
+                            ColorPass::Warm(visit, scale) => visit.warm_manifold(st, m, points, scale),
+                        }
+                    }
+                    continue;
+                }
+                let (i0, i1) = (self.order[span.m.0], self.order[span.m.1 - 1] + 1);
+                let manifolds = &mut self.manifolds[i0..i1];
+                let (p0, p1) = (manifolds[0].start, manifolds[manifolds.len() - 1].end);
+                let mut rest = (manifolds, &mut self.points[p0..p1]);
+                let mut chunks = Vec::with_capacity((i1 - i0).div_ceil(CHUNK));
+                while !rest.0.is_empty() {
+                    let n = CHUNK.min(rest.0.len());
+                    let (mh, mt) = std::mem::take(&mut rest.0).split_at_mut(n);
+                    let (ph, pt) = std::mem::take(&mut rest.1).split_at_mut(mh[mh.len() - 1].end - mh[0].start);
+                    chunks.push((mh, ph));
+                    rest = (mt, pt);
+                }
+                let read: &[RigidState] = st;
+                // One chunk: each manifold on its bodies' velocities copied in, kept in
+                // `Manifold::vel` for the write-back.
+                let chunk = |(ms, ps): (&mut [Manifold], &mut [Point])| {
+                    let mut stats = (0.0_f64, 0.0, 0usize, 0.0);
+                    let first = ms[0].start;
+                    for m in ms.iter_mut() {
+                        let points = &mut ps[m.start - first..m.end - first];
+                        let mut vel = Local::between(points[0].a, points[0].b);
+                        vel.load(read);
+                        match what {
+                            ColorPass::Sweep(visit) => visit.manifold(&mut vel, m, points, &mut stats),
+                            ColorPass::Warm(visit, scale) => visit.warm_manifold(&mut vel, m, points, scale),
+                        }
+                        m.vel = vel;
+                    }
+                    stats
+                };
+                if threads {
+                    let parts: Vec<SweepStats> = chunks.into_par_iter().map(chunk).collect();
+                    for s in parts {
+                        add(&mut acc, s);
+                    }
+                } else {
+                    for c in chunks {
+                        add(&mut acc, chunk(c));
+                    }
+                }
+                for m in &self.manifolds[i0..i1] {
+                    m.vel.store(st, &self.inv_m);
+                }
+            }
+            return acc;
+        }
+        // Every row with its rows' data, colour after colour.
+        let mut joints: Vec<Option<&mut JointRows>> = self.joints.iter_mut().map(Some).collect();
+        // Each manifold with its points (the manifolds' point ranges follow one another).
+        let mut manifolds: Vec<Option<(&mut Manifold, &mut [Point])>> = Vec::with_capacity(self.manifolds.len());
+        let mut rest: &mut [Point] = &mut self.points;
+        let mut at = 0;
+        for m in self.manifolds.iter_mut() {
+            let (_, tail) = std::mem::take(&mut rest).split_at_mut(m.start - at);
+            let (points, tail) = tail.split_at_mut(m.end - m.start);
+            (rest, at) = (tail, m.end);
+            manifolds.push(Some((m, points)));
+        }
+        let mut tasks: Vec<Task> = Vec::new();
+        let mut bounds = Vec::with_capacity(spans.len());
+        for span in spans {
+            let start = tasks.len();
+            for &k in &self.joint_order[span.j.0..span.j.1] {
+                let rows = joints[k].take().expect("a joint is visited once per sweep");
+                let (a, b) = rows.bodies();
+                tasks.push(Task { local: Local::between(a, b), row: Row::Joint(rows) });
+            }
+            for &i in &self.order[span.m.0..span.m.1] {
+                let (m, points) = manifolds[i].take().expect("a manifold is visited once per sweep");
+                let (a, b) = (points[0].a, points[0].b);
+                tasks.push(Task { local: Local::between(a, b), row: Row::Manifold(m, points) });
+            }
+            bounds.push((start, tasks.len(), span.overflow));
+        }
+        let inv_m = &self.inv_m;
+        let threads = rayon::current_num_threads() > 1;
+        for (start, end, overflow) in bounds {
+            let colour = &mut tasks[start..end];
+            if overflow {
+                // Rows that may share bodies: one after the other, each on the velocities the
+                // one before left.
+                for task in colour {
+                    task.load(st);
+                    what.run(task, &mut acc);
+                    task.store(st, inv_m);
+                }
+                continue;
+            }
+            // The colour's rows in chunks: each chunk's statistics in row order, the chunks'
+            // in chunk order, so that the sums are the same on any number of threads.
+            let chunk = |rows: &mut [Task]| {
+                let mut stats = (0.0_f64, 0.0, 0usize, 0.0);
+                for task in rows {
+                    what.run(task, &mut stats);
+                }
+                stats
+            };
+            let read: &[RigidState] = st;
+            if threads && colour.len() >= PARALLEL_ROWS {
+                colour.par_iter_mut().with_min_len(CHUNK).for_each(|t| t.load(read));
+                let parts: Vec<SweepStats> = colour.par_chunks_mut(CHUNK).map(chunk).collect();
+                for s in parts {
+                    add(&mut acc, s);
+                }
+            } else {
+                colour.iter_mut().for_each(|t| t.load(read));
+                for rows in colour.chunks_mut(CHUNK) {
+                    add(&mut acc, chunk(rows));
+                }
+            }
+            for task in colour.iter() {
+                task.store(st, inv_m);
+            }
+        }
+        acc
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every colour's rows share no movable body; the joints' colours come before the
+    /// manifolds'; every awake row is in exactly one colour; and with every body awake the
+    /// manifolds lie in memory in the order the sweeps visit them.
+    #[test]
+    fn colours_share_no_movable_body_and_hold_every_row_once() {
+        let cases = [
+            ("rigid-pyramid", vec!["base=12".to_string()]),
+            ("rigid-joint-grid", vec![]),
+            ("rigid-card-house", vec![]),
+            ("rigid-ragdoll", vec![]),
+        ];
+        let settings = crate::preset("tgs-soft").unwrap().config.settings().clone();
+        let cfg: PgsConfig = toml::Value::Table(settings).try_into().unwrap();
+        assert_eq!(cfg.rigid_order, crate::common::order::Order::Colored);
+        for (name, sets) in cases {
+            let scene = solverlab_scenes::resolve(name, &sets).unwrap();
+            let mut st = scene.initial_state(scene.dt).rigid;
+            let mut si = RigidSi::default();
+            si.prepare(&scene, &mut st, &cfg, scene.dt / 4.0, 0.0, 4);
+            assert_eq!(si.groups.len(), 1, "{name}: coloured sweeps are one group");
+            let (first, last) = si.groups[0].colors;
+            let (mut joints, mut manifolds) = (Vec::new(), Vec::new());
+            let mut seen_manifold_colour = false;
+            for span in &si.colors[first..last] {
+                let mut bodies = Vec::new();
+                for &k in &si.joint_order[span.j.0..span.j.1] {
+                    assert!(!seen_manifold_colour, "{name}: a joint colour after a manifold colour");
+                    joints.push(k);
+                    let (a, b) = si.joints[k].bodies();
+                    bodies.extend(std::iter::once(a).chain(b));
+                }
+                for &i in &si.order[span.m.0..span.m.1] {
+                    seen_manifold_colour = true;
+                    manifolds.push(i);
+                    let p = &si.points[si.manifolds[i].start];
+                    bodies.extend(std::iter::once(p.a).chain(p.b));
+                }
+                bodies.retain(|&k| !scene.rigid[k].is_fixed());
+                let count = bodies.len();
+                bodies.sort_unstable();
+                bodies.dedup();
+                assert!(span.overflow || bodies.len() == count, "{name}: a colour shares a movable body");
+            }
+            joints.sort_unstable();
+            manifolds.sort_unstable();
+            assert_eq!(joints, (0..scene.joints.len()).collect::<Vec<_>>(), "{name}: joints");
+            assert_eq!(manifolds, (0..si.manifolds.len()).collect::<Vec<_>>(), "{name}: manifolds");
+            assert!(si.order.windows(2).all(|w| w[1] == w[0] + 1), "{name}: manifolds out of colour order");
+            assert!(name != "rigid-pyramid" || si.manifolds.len() > 100, "{name}: the pyramid touches");
+        }
+    }
+}
