@@ -5,8 +5,9 @@
 //! cargo run --release -p solverlab-benches --bin rigid_threads [-- --rounds N] [--only KEY,…]
 //! ```
 //!
-//! For each scene of [`SCENES`] and each of the presets `tgs-soft` and `soft-step` (both sweep in
-//! the coloured order, whose large colours run on all threads), every round runs
+//! For each scene of [`SCENES`] and each solver of [`PRESETS`] (`tgs-soft` and `soft-step` in
+//! their natural order, and again in the coloured one, whose large colours run on all threads),
+//! every round runs
 //! `solverlab simulate` in a child process of this binary (`--child`, the command line's own
 //! `simulate` on the global pool) with `RAYON_NUM_THREADS=1` and then `=2`, one after the other.
 //! A run's time is the mean over its frames after the first [`SKIP`] of `steps.csv`'s
@@ -40,8 +41,23 @@ const SCENES: [ThreadScene; 3] = [
     ThreadScene { key: "joint-grid", builtin: "rigid-joint-grid", sets: &[], frames: 300 },
 ];
 
-/// The presets timed.
-const PRESETS: [&str; 2] = ["tgs-soft", "soft-step"];
+/// The solvers timed: `tgs-soft` and `soft-step` in their natural order (the contact search,
+/// the rows and the integration run on all threads, the sweeps on one) and in the coloured order
+/// (the large colours' sweeps on all threads too).
+const PRESETS: [&str; 4] = [
+    "tgs-soft",
+    "{ preset = \"tgs-soft\", rigid_order = \"colored\" }",
+    "soft-step",
+    "{ preset = \"soft-step\", rigid_order = \"colored\" }",
+];
+
+/// A solver's short name in the tables.
+fn label(solver: &str) -> String {
+    match solver.split('"').nth(1) {
+        Some(preset) if solver.starts_with('{') => format!("{preset} coloured"),
+        _ => solver.to_string(),
+    }
+}
 
 /// Frames left out at the start of a run's mean (first touches of memory, the pool's first
 /// waking).
@@ -119,7 +135,7 @@ fn child(key: &str, preset: &str, out: &Path) -> Result<(), String> {
 /// One run in a child process on `threads` threads: ms per frame and the final state hash.
 fn run(key: &str, preset: &str, threads: usize, dir: &Path) -> Result<(f64, String), String> {
     let exe = std::env::current_exe().map_err(|e| format!("this executable: {e}"))?;
-    let out = dir.join(format!("{key}-{preset}-{threads}"));
+    let out = dir.join(format!("{key}-{}-{threads}", label(preset).replace(' ', "-")));
     let _ = std::fs::remove_dir_all(&out);
     let o = std::process::Command::new(exe)
         .args(["--child", key, preset])
@@ -175,7 +191,7 @@ fn main() -> Result<(), String> {
         SCENES.iter().filter(|s| only.is_empty() || only.iter().any(|k| k == s.key)).collect();
     let work = std::env::temp_dir().join(format!("solverlab-rigid-threads-{}", std::process::id()));
     let mut times: BTreeMap<(&str, &str, usize), Vec<f64>> = BTreeMap::new();
-    let mut rows = String::from("scene,preset,threads,round,ms_per_frame,state_hash\n");
+    let mut rows = String::from("scene,solver,threads,round,ms_per_frame,state_hash\n");
     for round in 1..=rounds {
         eprintln!("round {round} of {rounds}");
         for s in &scenes {
@@ -183,26 +199,28 @@ fn main() -> Result<(), String> {
                 let mut hashes = Vec::new();
                 for threads in [1, 2] {
                     let (ms, hash) = run(s.key, preset, threads, &work)?;
-                    eprintln!("  {} under {preset}, {threads} thread(s): {ms:.3} ms per frame", s.key);
+                    eprintln!("  {} under {}, {threads} thread(s): {ms:.3} ms per frame", s.key, label(preset));
                     times.entry((s.key, preset, threads)).or_default().push(ms);
-                    rows += &format!("{},{preset},{threads},{round},{},{hash}\n", s.key, num(ms));
+                    rows += &format!("{},{},{threads},{round},{},{hash}\n", s.key, label(preset), num(ms));
                     hashes.push(hash);
                 }
                 if hashes[0] != hashes[1] {
-                    return Err(format!("{} under {preset}: 1 and 2 threads ended in different states", s.key));
+                    let name = label(preset);
+                    return Err(format!("{} under {name}: 1 and 2 threads ended in different states", s.key));
                 }
             }
         }
     }
     let _ = std::fs::remove_dir_all(&work);
     let mut table =
-        String::from("| scene | preset | frames | 1 thread | 2 threads | speedup |\n|---|---|---:|---:|---:|---:|\n");
+        String::from("| scene | solver | frames | 1 thread | 2 threads | speedup |\n|---|---|---:|---:|---:|---:|\n");
     for s in &scenes {
         for preset in PRESETS {
             let (one, two) = (median(&times[&(s.key, preset, 1)]), median(&times[&(s.key, preset, 2)]));
             table += &format!(
-                "| {} | {preset} | {} | {one:.3} ms | {two:.3} ms | **{:.2}×** |\n",
+                "| {} | {} | {} | {one:.3} ms | {two:.3} ms | **{:.2}×** |\n",
                 s.key,
+                label(preset),
                 s.frames,
                 one / two
             );

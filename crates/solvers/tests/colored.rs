@@ -1,5 +1,5 @@
-//! Coloured rigid sweeps (`rigid_order = "colored"`, the order of `soft-step` and `tgs-soft`): the
-//! same numbers on one thread and on two, and the physics of the natural order.
+//! Coloured rigid sweeps (`rigid_order = "colored"`): the same numbers on one thread and on two,
+//! and the physics of the natural order.
 
 use solverlab_core::hash::state_hash;
 use solverlab_core::sim::Simulation;
@@ -19,9 +19,11 @@ fn hash_on(threads: usize, scene: &solverlab_core::Scene, cfg: &PgsConfig, frame
     })
 }
 
+/// `tgs-soft` in the coloured order.
 fn tgs_soft() -> PgsConfig {
     let p = preset("tgs-soft").unwrap();
-    toml::Value::Table(p.config.settings().clone()).try_into().unwrap()
+    let cfg: PgsConfig = toml::Value::Table(p.config.settings().clone()).try_into().unwrap();
+    PgsConfig { rigid_order: solverlab_solvers::Order::Colored, ..cfg }
 }
 
 /// The 1,275-box pyramid (base 50) has colours of over 600 manifolds, which run on all

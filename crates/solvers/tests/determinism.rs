@@ -23,7 +23,7 @@ fn pinned_runs_give_the_pinned_state_hashes() {
         ("box-stack", "pgs", 20, 0x2dd86381f944db28),
         ("rigid-stack", "pgs", 30, 0xc1afbf4df6a61bee),
         ("rigid-stack", "xpbd", 30, 0xe62c3c9279e932c2),
-        ("rigid-ragdoll", "soft-step", 30, 0xfb1df1ec77276568),
+        ("rigid-ragdoll", "soft-step", 30, 0x748e17f3502f8111),
         // The relaxation family against every kind of collider: box faces, planes, blocks
         // (stairs), embedded points, particle pairs and box bodies.
         ("particles-in-box", "gs", 120, 0xddfc09f76ad782ca),

@@ -154,8 +154,8 @@ fn the_stacks_stand_as_measured() {
 /// so does `tgs-soft`: the 10 × 10 joint grid (182 ball joints, soft at the 120 Hz cap) then runs
 /// 150 frames with its joints opening at most 0.82 of a link (measured; the grid hangs torn past
 /// the 0.5 line, as `docs/benchmarks.md` says); warm-started, under this preset's single relax
-/// sweep, it comes apart: its joints open 14 links wide from frame 34 (coloured order; in the
-/// natural order the energy blows up in frame 90).
+/// sweep, it comes apart: the energy blows up in frame 90 (in the coloured order,
+/// `rigid_order = "colored"`, its joints open 14 links wide from frame 34 instead).
 #[test]
 fn joints_start_each_substep_from_zero_as_rapier_s_do() {
     let scene = solverlab_scenes::resolve("rigid-joint-grid", &[]).unwrap();

@@ -329,23 +329,25 @@ impl RigidSi {
         };
         let large = |span: &ColorSpan| !span.overflow && span.j.1 - span.j.0 + span.m.1 - span.m.0 >= PARALLEL_ROWS;
         let mut acc = (0.0_f64, 0.0, 0usize, 0.0);
-        if !spans.iter().any(large) {
-            // Every colour on the calling thread: the rows straight on the bodies (the same
-            // numbers as through [`Task`]s).
+        let threads = rayon::current_num_threads() > 1;
+        if !threads || !spans.iter().any(large) {
+            // Every colour on the calling thread: the rows straight on the bodies, a large
+            // colour's statistics summed in the chunks of the parallel visit (the same numbers
+            // as on all threads).
+            let mut vel = Direct { st, inv_m: &self.inv_m };
+            let rows = (&mut self.joints[..], &mut self.manifolds[..], &mut self.points[..]);
+            let (joints, manifolds, points) = rows;
             for span in spans {
-                for &k in &self.joint_order[span.j.0..span.j.1] {
-                    if let ColorPass::Sweep(visit) = what {
-                        visit.joint(st, &mut self.joints[k], &mut acc);
-                    }
-                }
-                for &i in &self.order[span.m.0..span.m.1] {
-                    let m = &mut self.manifolds[i];
-                    let points = &mut self.points[m.start..m.end];
-                    match what {
-                        ColorPass::Sweep(visit) => visit.manifold(st, m, points, &mut acc),
-                        ColorPass::Warm(visit, scale) => visit.warm_manifold(st, m, points, scale),
-                    }
-                }
+                let chunked = large(span);
+                direct_span(
+                    span,
+                    (&self.joint_order, &self.order),
+                    (joints, manifolds, points),
+                    &mut vel,
+                    what,
+                    &mut acc,
+                    chunked,
+                );
             }
             return acc;
         }
@@ -359,22 +361,11 @@ impl RigidSi {
             span.j.0 == span.j.1 && self.order[span.m.0..span.m.1].windows(2).all(|w| w[1] == w[0] + 1)
         };
         if spans.iter().filter(|s| large(s)).all(contiguous) {
-            let threads = rayon::current_num_threads() > 1;
             for span in spans {
                 if !large(span) {
-                    for &k in &self.joint_order[span.j.0..span.j.1] {
-                        if let ColorPass::Sweep(visit) = what {
-                            visit.joint(st, &mut self.joints[k], &mut acc);
-                        }
-                    }
-                    for &i in &self.order[span.m.0..span.m.1] {
-                        let m = &mut self.manifolds[i];
-                        let points = &mut self.points[m.start..m.end];
-                        match what {
-                            ColorPass::Sweep(visit) => visit.manifold(st, m, points, &mut acc),
-                            ColorPass::Warm(visit, scale) => visit.warm_manifold(st, m, points, scale),
-                        }
-                    }
+                    let mut vel = Direct { st, inv_m: &self.inv_m };
+                    let rows = (&mut self.joints[..], &mut self.manifolds[..], &mut self.points[..]);
+                    direct_span(span, (&self.joint_order, &self.order), rows, &mut vel, what, &mut acc, false);
                     continue;
                 }
                 let (i0, i1) = (self.order[span.m.0], self.order[span.m.1 - 1] + 1);
@@ -495,6 +486,72 @@ impl RigidSi {
     }
 }
 
+/// The bodies' velocities straight in the state, for rows run one after the other; like
+/// [`Local`], it leaves a fixed body's velocities alone (their changes are exactly zero).
+struct Direct<'s> {
+    st: &'s mut [RigidState],
+    inv_m: &'s [f64],
+}
+
+impl Velocities for Direct<'_> {
+    #[inline]
+    fn get(&self, k: usize) -> (Vec3, Vec3) {
+        (self.st[k].v, self.st[k].w)
+    }
+
+    #[inline]
+    fn add(&mut self, k: usize, dv: Vec3, dw: Vec3) {
+        if self.inv_m[k] != 0.0 {
+            self.st[k].v += dv;
+            self.st[k].w += dw;
+        }
+    }
+}
+
+/// `what` over the rows of `span` (joints, then manifolds), one after the other on `vel`; with
+/// `chunked`, the statistics summed in chunks of [`CHUNK`] rows as the parallel visit sums them.
+#[allow(clippy::too_many_arguments)]
+fn direct_span(
+    span: &ColorSpan,
+    (joint_order, order): (&[usize], &[usize]),
+    (joints, manifolds, points): (&mut [JointRows], &mut [Manifold], &mut [Point]),
+    vel: &mut Direct,
+    what: ColorPass,
+    acc: &mut SweepStats,
+    chunked: bool,
+) {
+    let mut part = (0.0_f64, 0.0, 0usize, 0.0);
+    let mut rows = 0;
+    let flush = |part: &mut SweepStats, acc: &mut SweepStats| {
+        *acc = (acc.0.max(part.0), acc.1 + part.1, acc.2 + part.2, acc.3 + part.3);
+        *part = (0.0, 0.0, 0, 0.0);
+    };
+    for &k in &joint_order[span.j.0..span.j.1] {
+        if let ColorPass::Sweep(visit) = what {
+            visit.joint(vel, &mut joints[k], if chunked { &mut part } else { &mut *acc });
+        }
+        rows += 1;
+        if chunked && rows % CHUNK == 0 {
+            flush(&mut part, acc);
+        }
+    }
+    for &i in &order[span.m.0..span.m.1] {
+        let m = &mut manifolds[i];
+        let points = &mut points[m.start..m.end];
+        match what {
+            ColorPass::Sweep(visit) => visit.manifold(vel, m, points, if chunked { &mut part } else { &mut *acc }),
+            ColorPass::Warm(visit, scale) => visit.warm_manifold(vel, m, points, scale),
+        }
+        rows += 1;
+        if chunked && rows % CHUNK == 0 {
+            flush(&mut part, acc);
+        }
+    }
+    if chunked && rows % CHUNK != 0 {
+        flush(&mut part, acc);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -510,9 +567,9 @@ mod tests {
             ("rigid-card-house", vec![]),
             ("rigid-ragdoll", vec![]),
         ];
-        let settings = crate::preset("tgs-soft").unwrap().config.settings().clone();
+        let settings = crate::preset("soft-step").unwrap().config.settings().clone();
         let cfg: PgsConfig = toml::Value::Table(settings).try_into().unwrap();
-        assert_eq!(cfg.rigid_order, crate::common::order::Order::Colored);
+        let cfg = PgsConfig { rigid_order: crate::common::order::Order::Colored, ..cfg };
         for (name, sets) in cases {
             let scene = solverlab_scenes::resolve(name, &sets).unwrap();
             let mut st = scene.initial_state(scene.dt).rigid;

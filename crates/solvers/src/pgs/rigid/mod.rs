@@ -33,7 +33,8 @@
 //!    friction impulse (a world vector, projected on the new tangents) and twist impulse, times
 //!    `warm_start`.
 //! 6. `iterations` sweeps, island by island: first the joints' blocks ([`super::joints`]), then
-//!    manifold by manifold: first the normal rows, either point by point,
+//!    manifold by manifold (with `rigid_order = "colored"`, colour by colour over all awake rows
+//!    at once, the joints' colours first, the large colours on all threads: [`colors`]): first the normal rows, either point by point,
 //!    `Δλ = −m·s_m·(v_n + bias) − s_i·λ`, scaled by SOR `ω`, accumulated and clamped to `λ ≥ 0`,
 //!    or (`block`, the default) all points of a manifold of two to four points at once (a box
 //!    whose speculative margin reaches past its size can have up to eight against a plane;
