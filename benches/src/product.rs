@@ -55,35 +55,53 @@ pub struct Product {
 /// `--simulate SOLVER OUT` to [`simulate`]) on `threads` threads, in a folder under `dir`, and
 /// reads its `steps.csv`.
 pub fn measure(solver: &str, threads: usize, dir: &Path) -> Result<Product, String> {
-    let exe = std::env::current_exe().map_err(|e| format!("the performance executable: {e}"))?;
     let out: PathBuf = dir.join(format!("run-{threads}"));
+    run_child(&["--simulate", solver], &out, threads).map_err(|e| format!("the product run of {solver}: {e}"))?;
+    let means = step_means(&out, &["solve_seconds", "iterations"], SKIP);
     let _ = std::fs::remove_dir_all(&out);
+    let means = means?;
+    Ok(Product { solve_seconds: means[0], iterations: means[1] })
+}
+
+/// Runs this executable again with `args` and then `out`, on a global pool of `threads`
+/// (`RAYON_NUM_THREADS`), into the folder `out` (emptied first).
+pub fn run_child(args: &[&str], out: &Path, threads: usize) -> Result<(), String> {
+    let exe = std::env::current_exe().map_err(|e| format!("this executable: {e}"))?;
+    let _ = std::fs::remove_dir_all(out);
     let o = std::process::Command::new(exe)
-        .args(["--simulate", solver])
-        .arg(&out)
+        .args(args)
+        .arg(out)
         .env("RAYON_NUM_THREADS", threads.to_string())
         .output()
-        .map_err(|e| format!("the product run of {solver}: {e}"))?;
-    if !o.status.success() {
-        return Err(format!("the product run of {solver}: {}", String::from_utf8_lossy(&o.stderr)));
+        .map_err(|e| e.to_string())?;
+    match o.status.success() {
+        true => Ok(()),
+        false => Err(String::from_utf8_lossy(&o.stderr).into_owned()),
     }
-    let path = out.join("steps.csv");
+}
+
+/// The means of `columns` of `dir/steps.csv` over the frames after the first `skip`.
+pub fn step_means(dir: &Path, columns: &[&str], skip: u64) -> Result<Vec<f64>, String> {
+    let path = dir.join("steps.csv");
     let bad = |what: String| format!("{}: {what}", path.display());
     let mut reader = csv::Reader::from_path(&path).map_err(|e| bad(e.to_string()))?;
     let headers = reader.headers().map_err(|e| bad(e.to_string()))?.clone();
     let column = |name: &str| headers.iter().position(|c| c == name).ok_or_else(|| bad(format!("no `{name}`")));
-    let (frame, seconds, iterations) = (column("frame")?, column("solve_seconds")?, column("iterations")?);
-    let (mut sum, mut its, mut count) = (0.0, 0.0, 0usize);
+    let frame = column("frame")?;
+    let wanted = columns.iter().map(|c| column(c)).collect::<Result<Vec<_>, _>>()?;
+    let (mut sums, mut count) = (vec![0.0; wanted.len()], 0usize);
     for record in reader.records() {
         let record = record.map_err(|e| bad(e.to_string()))?;
         let number = |k: usize| record[k].parse::<f64>().map_err(|_| bad(format!("`{}` is not a number", &record[k])));
-        if number(frame)? > SKIP as f64 {
-            (sum, its, count) = (sum + number(seconds)?, its + number(iterations)?, count + 1);
+        if number(frame)? > skip as f64 {
+            for (sum, &k) in sums.iter_mut().zip(&wanted) {
+                *sum += number(k)?;
+            }
+            count += 1;
         }
     }
-    let _ = std::fs::remove_dir_all(&out);
     match count {
         0 => Err(bad("no frames after the warm-up".into())),
-        n => Ok(Product { solve_seconds: sum / n as f64, iterations: its / n as f64 }),
+        n => Ok(sums.into_iter().map(|s| s / n as f64).collect()),
     }
 }

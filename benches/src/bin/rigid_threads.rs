@@ -22,6 +22,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+use solverlab_benches::product::{run_child, step_means};
 use solverlab_cli::{num, write_atomic, CliError, Simulate};
 use solverlab_solvers::Registry;
 
@@ -134,40 +135,16 @@ fn child(key: &str, preset: &str, out: &Path) -> Result<(), String> {
 
 /// One run in a child process on `threads` threads: ms per frame and the final state hash.
 fn run(key: &str, preset: &str, threads: usize, dir: &Path) -> Result<(f64, String), String> {
-    let exe = std::env::current_exe().map_err(|e| format!("this executable: {e}"))?;
     let out = dir.join(format!("{key}-{}-{threads}", label(preset).replace(' ', "-")));
+    let name = label(preset);
+    run_child(&["--child", key, preset], &out, threads).map_err(|e| format!("{key} under {name}: {e}"))?;
+    let means = step_means(&out, &["solve_seconds", "integrate_seconds"], SKIP);
+    let meta = std::fs::read_to_string(out.join("meta.json")).map_err(|e| format!("{key} under {name}: {e}"));
     let _ = std::fs::remove_dir_all(&out);
-    let o = std::process::Command::new(exe)
-        .args(["--child", key, preset])
-        .arg(&out)
-        .env("RAYON_NUM_THREADS", threads.to_string())
-        .output()
-        .map_err(|e| format!("{key} under {preset}: {e}"))?;
-    if !o.status.success() {
-        return Err(format!("{key} under {preset}: {}", String::from_utf8_lossy(&o.stderr)));
-    }
-    let path = out.join("steps.csv");
-    let bad = |what: String| format!("{}: {what}", path.display());
-    let mut reader = csv::Reader::from_path(&path).map_err(|e| bad(e.to_string()))?;
-    let headers = reader.headers().map_err(|e| bad(e.to_string()))?.clone();
-    let column = |name: &str| headers.iter().position(|c| c == name).ok_or_else(|| bad(format!("no `{name}`")));
-    let (frame, solve, integrate) = (column("frame")?, column("solve_seconds")?, column("integrate_seconds")?);
-    let (mut sum, mut count) = (0.0, 0usize);
-    for record in reader.records() {
-        let record = record.map_err(|e| bad(e.to_string()))?;
-        let number = |k: usize| record[k].parse::<f64>().map_err(|_| bad(format!("`{}` is not a number", &record[k])));
-        if number(frame)? > SKIP as f64 {
-            (sum, count) = (sum + number(solve)? + number(integrate)?, count + 1);
-        }
-    }
-    let meta = std::fs::read_to_string(out.join("meta.json")).map_err(|e| bad(e.to_string()))?;
+    let (means, meta) = (means?, meta?);
     let hash =
         meta.split("\"final_state_hash\"").nth(1).and_then(|rest| rest.split('"').nth(1)).unwrap_or("").to_string();
-    let _ = std::fs::remove_dir_all(&out);
-    match count {
-        0 => Err(bad("no frames after the warm-up".into())),
-        n => Ok((sum / n as f64 * 1e3, hash)),
-    }
+    Ok(((means[0] + means[1]) * 1e3, hash))
 }
 
 fn median(xs: &[f64]) -> f64 {

@@ -416,16 +416,8 @@ impl RigidSi {
         }
         // Every row with its rows' data, colour after colour.
         let mut joints: Vec<Option<&mut JointRows>> = self.joints.iter_mut().map(Some).collect();
-        // Each manifold with its points (the manifolds' point ranges follow one another).
-        let mut manifolds: Vec<Option<(&mut Manifold, &mut [Point])>> = Vec::with_capacity(self.manifolds.len());
-        let mut rest: &mut [Point] = &mut self.points;
-        let mut at = 0;
-        for m in self.manifolds.iter_mut() {
-            let (_, tail) = std::mem::take(&mut rest).split_at_mut(m.start - at);
-            let (points, tail) = tail.split_at_mut(m.end - m.start);
-            (rest, at) = (tail, m.end);
-            manifolds.push(Some((m, points)));
-        }
+        let mut manifolds: Vec<Option<(&mut Manifold, &mut [Point])>> =
+            with_points(&mut self.manifolds, &mut self.points).into_iter().map(Some).collect();
         let mut tasks: Vec<Task> = Vec::new();
         let mut bounds = Vec::with_capacity(spans.len());
         for span in spans {

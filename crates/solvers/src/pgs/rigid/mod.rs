@@ -265,6 +265,37 @@ enum Velocity {
 /// A contact point's normal impulse kept for the next step: (feature id, world point, impulse).
 type WarmPoint = (u32, Vec3, f64);
 
+/// Each manifold with its points, `points[m.start..m.end]` (the manifolds' point ranges follow
+/// one another), for passes that visit the manifolds apart (on several threads).
+fn with_points<'a>(
+    manifolds: &'a mut [Manifold],
+    mut points: &'a mut [Point],
+) -> Vec<(&'a mut Manifold, &'a mut [Point])> {
+    let mut out = Vec::with_capacity(manifolds.len());
+    let mut at = 0;
+    for m in manifolds.iter_mut() {
+        let (_, tail) = std::mem::take(&mut points).split_at_mut(m.start - at);
+        let (own, tail) = tail.split_at_mut(m.end - m.start);
+        (points, at) = (tail, m.end);
+        out.push((m, own));
+    }
+    out
+}
+
+/// The last step's normal impulse of contact `c` among its pair's `previous` points: the same
+/// feature within `√radius2` of it, or else the nearest within that distance.
+fn matched_impulse(previous: &[WarmPoint], c: &RigidContact, radius2: f64) -> Option<f64> {
+    let close = |e: &&WarmPoint| (e.1 - c.point.point).norm_squared() <= radius2;
+    let exact = previous.iter().filter(close).find(|e| e.0 == c.point.feature);
+    let near = || {
+        previous
+            .iter()
+            .filter(close)
+            .min_by(|x, y| (x.1 - c.point.point).norm_squared().total_cmp(&(y.1 - c.point.point).norm_squared()))
+    };
+    exact.or_else(near).map(|e| e.2)
+}
+
 /// One body pair's impulses kept for the next step: its points'
 /// `WarmMap::points[points.0..points.1]`, in the order of the step's contacts, and the
 /// manifold's friction impulse (a world vector) and twist impulse.

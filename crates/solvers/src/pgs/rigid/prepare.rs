@@ -210,15 +210,7 @@ impl RigidSi {
     /// apply them (the same numbers on any number of threads).
     fn colored_warm_start(&mut self, st: &mut [RigidState], cfg: &PgsConfig, h: f64) {
         let radius2 = (4.0 * cfg.slop).powi(2);
-        let mut rows: Vec<(&mut Manifold, &mut [Point])> = Vec::with_capacity(self.manifolds.len());
-        let mut rest: &mut [Point] = &mut self.points;
-        let mut at = 0;
-        for m in self.manifolds.iter_mut() {
-            let (_, tail) = std::mem::take(&mut rest).split_at_mut(m.start - at);
-            let (points, tail) = tail.split_at_mut(m.end - m.start);
-            (rest, at) = (tail, m.end);
-            rows.push((m, points));
-        }
+        let rows = with_points(&mut self.manifolds, &mut self.points);
         let (contacts, warm, awake) = (&self.contacts, &self.warm, &self.awake);
         rows.into_par_iter().with_min_len(par_min() / 4).for_each(|(m, points)| {
             // A sleeping island keeps its impulses as they were (for the forces it reports) and
@@ -230,14 +222,7 @@ impl RigidSi {
             let c = &contacts[m.start];
             let Some((previous, friction, twist)) = warm.get(&(c.a, c.b)) else { return };
             for (c, p) in contacts[m.start..m.end].iter().zip(points.iter_mut()) {
-                let close = |e: &&WarmPoint| (e.1 - c.point.point).norm_squared() <= radius2;
-                let exact = previous.iter().filter(close).find(|e| e.0 == c.point.feature);
-                let near = || {
-                    previous.iter().filter(close).min_by(|x, y| {
-                        (x.1 - c.point.point).norm_squared().total_cmp(&(y.1 - c.point.point).norm_squared())
-                    })
-                };
-                if let Some(&(_, _, ln)) = exact.or_else(near) {
+                if let Some(ln) = matched_impulse(previous, c, radius2) {
                     p.ln = ln * ws;
                 }
             }
@@ -448,15 +433,7 @@ impl RigidSi {
             let c = &self.contacts[m.start];
             let Some((previous, friction, twist)) = warm.get(&(c.a, c.b)) else { continue };
             for k in m.start..m.end {
-                let c = &self.contacts[k];
-                let close = |e: &&WarmPoint| (e.1 - c.point.point).norm_squared() <= radius2;
-                let exact = previous.iter().filter(close).find(|e| e.0 == c.point.feature);
-                let near = || {
-                    previous.iter().filter(close).min_by(|x, y| {
-                        (x.1 - c.point.point).norm_squared().total_cmp(&(y.1 - c.point.point).norm_squared())
-                    })
-                };
-                if let Some(&(_, _, ln)) = exact.or_else(near) {
+                if let Some(ln) = matched_impulse(previous, &self.contacts[k], radius2) {
                     let mut p = self.points[k];
                     p.ln = ln * ws;
                     self.points[k] = p;
