@@ -79,7 +79,7 @@ pub struct PgsConfig {
     /// in the order they were found) or `colored` (a graph colouring of the joints, then one of
     /// the manifolds, over all awake rows at once; the large colours run on all threads, with the
     /// same numbers on any number of threads; see `pgs::rigid::colors`) (default: `natural`, in
-    /// every preset: on one thread the coloured order cost `tgs-soft` 9 % of the 4,095-box
+    /// every preset: on one thread the coloured order cost `tgs-soft` 9–15 % of the 4,095-box
     /// pyramid's frame and 40 % of the 10,000 spheres', and some accuracy, its chain's joints
     /// opening 4.3 cm against the natural order's 2.4 and Rapier's 2.7; on two threads it is the
     /// faster, `docs/benchmarks.md`).
