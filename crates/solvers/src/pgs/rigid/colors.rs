@@ -15,7 +15,7 @@
 //! [`CHUNK`] rows whose statistics are summed chunk by chunk, on one thread as on several; a
 //! smaller one runs on the calling thread. Which colours run in parallel depends on their sizes
 //! alone, so a coloured sweep's every number is the same on any number of threads
-//! (`tests/rigid.rs`).
+//! (`tests/colored.rs`).
 
 use super::sweep::Visit;
 use super::*;
