@@ -6,8 +6,11 @@ use super::*;
 impl RigidSi {
     /// Steps 6–7, sleeping, and the bookkeeping for the next warm start.
     pub(in crate::pgs) fn finish(&mut self, scene: &Scene, st: &mut [RigidState], cfg: &PgsConfig, h: f64) {
+        // (Every awake point's `s_end` is still fresh from the last stopping test when all the
+        // manifolds are awake and every group was measured after its last sweep.)
+        let fresh = self.order.len() == self.manifolds.len() && self.fresh_end.iter().all(|&f| f);
         let mut points = std::mem::take(&mut self.points);
-        {
+        if !fresh {
             let (this, st): (&Self, &[RigidState]) = (self, st);
             points.par_iter_mut().with_min_len(par_min()).for_each(|p| {
                 let vn = p.n.dot(&(this.vrel(st, p, Velocity::Real) + this.vrel(st, p, Velocity::Pseudo)));

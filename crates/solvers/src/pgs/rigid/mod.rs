@@ -121,6 +121,10 @@ struct Point {
     bias: f64,
     mass_scale: f64,
     impulse_scale: f64,
+    /// `1/(mn·mass_scale)` and `1/mn` (0 when `mn` is 0): the sweeps' residual of the biased
+    /// and relax passes in m/s is an impulse change times these, multiplied rather than
+    /// divided in the hot loop.
+    inv_mn: [f64; 2],
     /// Split-row bias (m/s), 0 when the point needs no split correction.
     split_bias: f64,
     ln: f64,
@@ -137,6 +141,14 @@ struct Point {
     /// (`v_n = n·(v_a − v_b) + (r_a×n)·ω_a − (r_b×n)·ω_b`; an impulse `d` changes `ω_a` by
     /// `d·I_a⁻¹(r_a×n)`).
     row: JacobianRow,
+}
+
+impl Point {
+    /// Sets [`Point::inv_mn`] from `mn` and `mass_scale`.
+    fn set_inv_mn(&mut self) {
+        let inv = |k: f64| if k > 0.0 { 1.0 / k } else { 0.0 };
+        self.inv_mn = [inv(self.mn * self.mass_scale), inv(self.mn)];
+    }
 }
 
 /// A contact row's Jacobian and its image under `M⁻¹`, prepared once and read by each sweep.
@@ -229,6 +241,9 @@ pub(super) struct RigidSi {
     done: Vec<bool>,
     /// Per group: its last violation (m).
     group_violation: Vec<f64>,
+    /// Per group: whether its points' `s_end` were set by [`RigidSi::violation`] after the
+    /// group's last sweep (then [`RigidSi::finish`] need not compute them again).
+    fresh_end: Vec<bool>,
     /// Each body's island, and per island whether it is awake.
     island: Vec<usize>,
     awake: Vec<bool>,

@@ -156,6 +156,7 @@ impl RigidSi {
                     }
                 }
             }
+            p.set_inv_mn();
             p.vn0 = p.n.dot(&this.vrel(st, &p, Velocity::Real));
             p.p0 = c.point.point;
             p.la = st[c.a].q.inverse_transform_vector(&p.ra);
@@ -294,6 +295,7 @@ impl RigidSi {
                 let (bias_rate, soft_mass, soft_impulse) = if fixed { against_fixed } else { between_bodies };
                 ((bias_rate * p.s).max(-cfg.max_push), soft_mass, soft_impulse)
             };
+            p.set_inv_mn();
         });
         if !same_islands {
             for m in self.manifolds.iter_mut() {
@@ -303,6 +305,7 @@ impl RigidSi {
         }
         self.done.iter_mut().for_each(|d| *d = false);
         self.group_violation.iter_mut().for_each(|v| *v = 0.0);
+        self.fresh_end.iter_mut().for_each(|f| *f = false);
         self.joint_rows(scene, st, cfg, h);
         self.warm_start_joints(st, cfg);
         if cfg.warm_start == 0.0 {
@@ -407,6 +410,8 @@ impl RigidSi {
         self.done.resize(self.groups.len(), false);
         self.group_violation.clear();
         self.group_violation.resize(self.groups.len(), 0.0);
+        self.fresh_end.clear();
+        self.fresh_end.resize(self.groups.len(), false);
         self.island = island;
     }
 

@@ -99,6 +99,7 @@ impl Visit<'_> {
         let (max, sum2, count, dl2) = (&mut acc.0, &mut acc.1, &mut acc.2, &mut acc.3);
         let mut total = 0.0;
         let mut solved = false;
+        let (inv_omega, pass) = (1.0 / omega, usize::from(!biased));
         if self.block && (2..=4).contains(&points.len()) {
             if let Some((t, stats)) = self.block_normals(vel, m, points) {
                 (total, solved) = (t, true);
@@ -122,7 +123,7 @@ impl Visit<'_> {
                 p.ln = new;
                 total += new;
                 if p.mn > 0.0 {
-                    let r = (if omega * raw == d { raw } else { d / omega }).abs() / (p.mn * ms);
+                    let r = (if omega * raw == d { raw } else { d * inv_omega }).abs() * p.inv_mn[pass];
                     *max = max.max(r);
                     *sum2 += r * r;
                     *count += 1;
@@ -229,7 +230,7 @@ impl Visit<'_> {
             lam[i] = p.ln;
             if p.mn > 0.0 {
                 // The residual the point-by-point rule reports (see the module docs).
-                let r = ((p.ln - p.mn * v[i]).max(0.0) - p.ln).abs() / p.mn;
+                let r = ((p.ln - p.mn * v[i]).max(0.0) - p.ln).abs() * p.inv_mn[1];
                 max = max.max(r);
                 sum2 += r * r;
                 count += 1;
@@ -336,6 +337,7 @@ impl RigidSi {
         friction: bool,
         h: f64,
     ) -> SweepStats {
+        self.fresh_end[g] = false;
         if pass == Pass::Split {
             return self.split_sweep(g, st, omega);
         }
@@ -382,7 +384,7 @@ impl RigidSi {
                 let d = new - p.lp;
                 p.lp = new;
                 if p.mn > 0.0 {
-                    let r = (d / omega).abs() / p.mn;
+                    let r = (d / omega).abs() * p.inv_mn[1];
                     max = max.max(r);
                     sum2 += r * r;
                     count += 1;
@@ -409,22 +411,44 @@ impl RigidSi {
             .fold(0.0, f64::max);
         (self.vp, self.wp) = (vp, wp);
         let v = joints.max(0.0);
-        // (The largest of the manifolds' worst points: the same number in any grouping.)
-        let v = v.max(
-            self.order[first..last]
-                .par_iter()
-                .with_min_len(par_min() / 4)
-                .map(|&i| {
-                    (self.manifolds[i].start..self.manifolds[i].end)
-                        .map(|k| {
-                            let p = &self.points[k];
-                            -(p.s
-                                + h * p.n.dot(&(self.vrel(st, p, Velocity::Real) + self.vrel(st, p, Velocity::Pseudo))))
-                        })
-                        .fold(0.0, f64::max)
-                })
-                .reduce(|| 0.0, f64::max),
-        );
+        // (The largest of the manifolds' worst points: the same number in any grouping.) On the
+        // calling thread each point keeps its end separation `s_end`, which is then fresh for
+        // [`RigidSi::finish`] until the group's next sweep; in parallel tasks it is only read.
+        let min = par_min() / 4;
+        let serial = last - first < 2 * min;
+        let v = if serial {
+            let mut worst = v;
+            for o in first..last {
+                let m = self.manifolds[self.order[o]];
+                for k in m.start..m.end {
+                    let p = &self.points[k];
+                    let s_end =
+                        p.s + h * p.n.dot(&(self.vrel(st, p, Velocity::Real) + self.vrel(st, p, Velocity::Pseudo)));
+                    self.points[k].s_end = s_end;
+                    worst = worst.max(-s_end);
+                }
+            }
+            worst
+        } else {
+            v.max(
+                self.order[first..last]
+                    .par_iter()
+                    .with_min_len(min)
+                    .map(|&i| {
+                        (self.manifolds[i].start..self.manifolds[i].end)
+                            .map(|k| {
+                                let p = &self.points[k];
+                                -(p.s
+                                    + h * p
+                                        .n
+                                        .dot(&(self.vrel(st, p, Velocity::Real) + self.vrel(st, p, Velocity::Pseudo))))
+                            })
+                            .fold(0.0, f64::max)
+                    })
+                    .reduce(|| 0.0, f64::max),
+            )
+        };
+        self.fresh_end[g] = serial;
         self.group_violation[g] = v;
         v
     }
