@@ -27,7 +27,9 @@ struct Obb {
 
 impl Obb {
     fn new(half: Vec3, pose: &Pose) -> Self {
-        let ax = [pose.q * Vec3::x(), pose.q * Vec3::y(), pose.q * Vec3::z()];
+        let m = pose.q.to_rotation_matrix();
+        let m = m.matrix();
+        let ax = [m.column(0).into_owned(), m.column(1).into_owned(), m.column(2).into_owned()];
         Obb { c: pose.x, ax, h: [half.x, half.y, half.z] }
     }
     /// Half length of the projection of the box onto the unit direction `l`.
@@ -44,50 +46,70 @@ fn face_index(axis: usize, sign: f64) -> u32 {
 pub fn box_box(half_a: Vec3, a: &Pose, half_b: Vec3, b: &Pose, margin: f64, out: &mut Vec<ContactPoint>) {
     let (oa, ob) = (Obb::new(half_a, a), Obb::new(half_b, b));
     let d = oa.c - ob.c;
-    // Separation along unit axis `l` and the axis oriented from B to A.
-    let test = |l: Vec3| {
-        let dist = d.dot(&l);
-        let sep = dist.abs() - (oa.radius(&l) + ob.radius(&l));
-        (sep, if dist < 0.0 { -l } else { l })
-    };
+    // The candidate axes through the products of the two boxes' axes, `r[i][j] = a_i·b_j`, and
+    // the centres' offset along each box's axes: a face axis of A has radii `h_a[i]` and
+    // `Σ_j h_b[j]·|r[i][j]|`; an edge axis `a_i × b_j` (length `√(1 − r[i][j]²)`) has offset
+    // `r[i1][j]·(d·a_i2) − r[i2][j]·(d·a_i1)` and radii `h_a[i1]·|r[i2][j]| + h_a[i2]·|r[i1][j]|`
+    // and `h_b[j1]·|r[i][j2]| + h_b[j2]·|r[i][j1]|` (`i1, i2` and `j1, j2` the next two axes in
+    // cyclic order).
+    let mut r = [[0.0; 3]; 3];
+    let mut abs = [[0.0; 3]; 3];
+    for i in 0..3 {
+        for j in 0..3 {
+            r[i][j] = oa.ax[i].dot(&ob.ax[j]);
+            abs[i][j] = r[i][j].abs();
+        }
+    }
+    let ta = [d.dot(&oa.ax[0]), d.dot(&oa.ax[1]), d.dot(&oa.ax[2])];
+    let tb = [d.dot(&ob.ax[0]), d.dot(&ob.ax[1]), d.dot(&ob.ax[2])];
     // Candidate axes 0..3: faces of A, 3..6: faces of B, 6..15: edge pairs (i, j) = ((k - 6) / 3, (k - 6) % 3).
-    // best[g] = (separation, normal from B to A, axis id) of the best axis in group g (A faces, B faces, edges).
-    let mut best = [(f64::NEG_INFINITY, Vec3::zeros(), 0usize); 3];
+    // best[g] = (separation, sign of the axis from B to A, axis id) of the best axis in group g
+    // (A faces, B faces, edges).
+    let mut best = [(f64::NEG_INFINITY, 1.0, 0usize); 3];
     for k in 0..15 {
-        let l = match k {
-            0..3 => oa.ax[k],
-            3..6 => ob.ax[k - 3],
+        let (dist, ra, rb, len) = match k {
+            0..3 => (ta[k], oa.h[k], ob.h[0] * abs[k][0] + ob.h[1] * abs[k][1] + ob.h[2] * abs[k][2], 1.0),
+            3..6 => {
+                let j = k - 3;
+                (tb[j], oa.h[0] * abs[0][j] + oa.h[1] * abs[1][j] + oa.h[2] * abs[2][j], ob.h[j], 1.0)
+            }
             _ => {
-                let l = oa.ax[(k - 6) / 3].cross(&ob.ax[(k - 6) % 3]);
-                let len = l.norm();
+                let (i, j) = ((k - 6) / 3, (k - 6) % 3);
+                let len = (1.0 - r[i][j] * r[i][j]).max(0.0).sqrt();
                 if len < EDGE_PARALLEL_TOL {
                     continue;
                 }
-                l / len
+                let (i1, i2, j1, j2) = ((i + 1) % 3, (i + 2) % 3, (j + 1) % 3, (j + 2) % 3);
+                (
+                    r[i1][j] * ta[i2] - r[i2][j] * ta[i1],
+                    oa.h[i1] * abs[i2][j] + oa.h[i2] * abs[i1][j],
+                    ob.h[j1] * abs[i][j2] + ob.h[j2] * abs[i][j1],
+                    len,
+                )
             }
         };
-        let (s, n) = test(l);
+        let s = (dist.abs() - (ra + rb)) / len;
         if s >= margin {
             return;
         }
         let g = k.min(6) / 3;
         if s > best[g].0 {
-            best[g] = (s, n, k);
+            best[g] = (s, if dist < 0.0 { -1.0 } else { 1.0 }, k);
         }
     }
     let size = (oa.h.iter().sum::<f64>() + ob.h.iter().sum::<f64>()) / 6.0;
     let clearly_better = |cand: f64, cur: f64, rel: f64, abs: f64| cand > cur + rel * cur.abs() + abs * size;
     let use_b = clearly_better(best[1].0, best[0].0, FACE_B_REL, FACE_B_ABS);
-    let (s, n, k) = best[usize::from(use_b)];
+    let (s, sign, k) = best[usize::from(use_b)];
     if clearly_better(best[2].0, s, EDGE_REL, EDGE_ABS) {
-        let (s, n, k) = best[2];
-        edge_case(&oa, &ob, (k - 6) / 3, (k - 6) % 3, n, s, out);
+        let (s, sign, k) = best[2];
+        let (i, j) = ((k - 6) / 3, (k - 6) % 3);
+        edge_case(&oa, &ob, i, j, oa.ax[i].cross(&ob.ax[j]).normalize() * sign, s, out);
     } else if use_b {
-        let sign = if ob.ax[k - 3].dot(&n) < 0.0 { -1.0 } else { 1.0 };
+        // (The normal from B to A is B's face normal `sign·b_k`: that face is the reference.)
         face_case(&ob, &oa, k - 3, sign, true, margin, out);
     } else {
-        let sign = if oa.ax[k].dot(&n) > 0.0 { -1.0 } else { 1.0 };
-        face_case(&oa, &ob, k, sign, false, margin, out);
+        face_case(&oa, &ob, k, -sign, false, margin, out);
     }
 }
 
