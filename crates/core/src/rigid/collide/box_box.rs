@@ -32,10 +32,6 @@ impl Obb {
         let ax = [m.column(0).into_owned(), m.column(1).into_owned(), m.column(2).into_owned()];
         Obb { c: pose.x, ax, h: [half.x, half.y, half.z] }
     }
-    /// Half length of the projection of the box onto the unit direction `l`.
-    fn radius(&self, l: &Vec3) -> f64 {
-        self.h[0] * self.ax[0].dot(l).abs() + self.h[1] * self.ax[1].dot(l).abs() + self.h[2] * self.ax[2].dot(l).abs()
-    }
 }
 
 fn face_index(axis: usize, sign: f64) -> u32 {

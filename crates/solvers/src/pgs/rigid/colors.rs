@@ -17,7 +17,7 @@
 //! alone, so a coloured sweep's every number is the same on any number of threads
 //! (`tests/colored.rs`).
 
-use super::sweep::Visit;
+use super::sweep::{Visit, LANES};
 use super::*;
 use crate::pgs::joints::Velocities;
 
@@ -527,21 +527,58 @@ fn direct_span(
             flush(&mut part, acc);
         }
     }
-    for &i in &order[span.m.0..span.m.1] {
-        let m = &mut manifolds[i];
-        let points = &mut points[m.start..m.end];
-        match what {
-            ColorPass::Sweep(visit) => visit.manifold(vel, m, points, if chunked { &mut part } else { &mut *acc }),
-            ColorPass::Warm(visit, scale) => visit.warm_manifold(vel, m, points, scale),
+    let mut o = span.m.0;
+    while o < span.m.1 {
+        // A colour's manifolds share no movable body: a sweep visits up to `LANES` of them
+        // interleaved. Only in colours smaller than `PARALLEL_ROWS` (those not summed in
+        // chunks): on the 4,095-box pyramid's large colours, interleaving cost 13 % on one
+        // thread instead of saving time (their rows do not stay in cache).
+        let lanes = match what {
+            ColorPass::Sweep(visit) if !span.overflow && !visit.block && !chunked => LANES.min(span.m.1 - o),
+            _ => 1,
+        };
+        let stats = if chunked { &mut part } else { &mut *acc };
+        if lanes > 1 {
+            let ColorPass::Sweep(visit) = what else { unreachable!("lanes only in sweeps") };
+            let rows = (&mut *manifolds, &mut *points);
+            let go =
+                |ms: &mut [&mut Manifold], ps: &mut [&mut [Point]]| visit.manifolds_interleaved(vel, ms, ps, stats);
+            match lanes {
+                2 => with_lanes(rows, [order[o], order[o + 1]], go),
+                3 => with_lanes(rows, [order[o], order[o + 1], order[o + 2]], go),
+                _ => with_lanes(rows, [order[o], order[o + 1], order[o + 2], order[o + 3]], go),
+            }
+        } else {
+            let m = &mut manifolds[order[o]];
+            let points = &mut points[m.start..m.end];
+            match what {
+                ColorPass::Sweep(visit) => visit.manifold(vel, m, points, stats),
+                ColorPass::Warm(visit, scale) => visit.warm_manifold(vel, m, points, scale),
+            }
         }
-        rows += 1;
-        if chunked && rows % CHUNK == 0 {
-            flush(&mut part, acc);
+        for _ in 0..lanes {
+            rows += 1;
+            if chunked && rows % CHUNK == 0 {
+                flush(&mut part, acc);
+            }
         }
+        o += lanes;
     }
     if chunked && rows % CHUNK != 0 {
         flush(&mut part, acc);
     }
+}
+
+/// `f` on the distinct manifolds `idx` and their points (`&mut` of each at once).
+fn with_lanes<const N: usize>(
+    (manifolds, points): (&mut [Manifold], &mut [Point]),
+    idx: [usize; N],
+    f: impl FnOnce(&mut [&mut Manifold], &mut [&mut [Point]]),
+) {
+    let mut ms = manifolds.get_disjoint_mut(idx).expect("a colour holds each manifold once");
+    let ranges = ms.each_ref().map(|m| m.start..m.end);
+    let mut ps = points.get_disjoint_mut(ranges).expect("manifolds hold disjoint points");
+    f(&mut ms, &mut ps);
 }
 
 #[cfg(test)]

@@ -56,6 +56,9 @@ pub(super) fn apply_impulse<V: Velocities + ?Sized>(
     }
 }
 
+/// How many manifolds of one colour [`Visit::manifolds_interleaved`] visits together.
+pub(super) const LANES: usize = 4;
+
 /// What one visit of a manifold or a joint reads besides its rows: the inverse masses, the
 /// pass and its settings.
 #[derive(Clone, Copy)]
@@ -94,12 +97,10 @@ impl Visit<'_> {
         points: &mut [Point],
         acc: &mut SweepStats,
     ) {
-        let (omega, h) = (self.omega, self.h);
         let biased = self.pass == Pass::Biased;
         let (max, sum2, count, dl2) = (&mut acc.0, &mut acc.1, &mut acc.2, &mut acc.3);
         let mut total = 0.0;
         let mut solved = false;
-        let (inv_omega, pass) = (1.0 / omega, usize::from(!biased));
         if self.block && (2..=4).contains(&points.len()) {
             if let Some((t, stats)) = self.block_normals(vel, m, points) {
                 (total, solved) = (t, true);
@@ -113,30 +114,66 @@ impl Visit<'_> {
         // copying each in and out of the sweep cost as much as its arithmetic), through their
         // prepared Jacobians.
         if !solved {
+            let (inv_omega, pass) = (1.0 / self.omega, usize::from(!biased));
             for p in points.iter_mut() {
-                let (bias, ms, is) =
-                    if biased { (p.bias, p.mass_scale, p.impulse_scale) } else { ((p.s_end / h).max(0.0), 1.0, 0.0) };
-                let vn = row_speed(vel, p.a, p.b, &p.n, &p.row);
-                let raw = -p.mn * ms * (vn + bias) - is * p.ln;
-                let new = (p.ln + omega * raw).max(0.0);
-                let d = new - p.ln;
-                p.ln = new;
-                total += new;
-                if p.mn > 0.0 {
-                    let r = (if omega * raw == d { raw } else { d * inv_omega }).abs() * p.inv_mn[pass];
+                let (d, r) = self.normal_row(vel, p, inv_omega, pass);
+                total += p.ln;
+                if let Some(r) = r {
                     *max = max.max(r);
                     *sum2 += r * r;
                     *count += 1;
                 }
                 *dl2 += d * d;
-                let r = &p.row;
-                push(vel, p.a, p.b, p.n * d, (r.ima, r.imb), r.ga * d, r.gb * d);
             }
         }
-        if m.mu == 0.0 || !self.friction {
-            return;
-        }
         let (a, b) = (points[0].a, points[0].b);
+        let (tangent, twist) = self.friction_rows(vel, m, a, b, total, points.len());
+        *dl2 += tangent;
+        *dl2 += twist;
+    }
+
+    /// One normal row of a sweep (see [`Visit::manifold`]): its impulse change and, for a row
+    /// with mass, its residual (m/s).
+    #[inline(always)]
+    fn normal_row<V: Velocities + ?Sized>(
+        &self,
+        vel: &mut V,
+        p: &mut Point,
+        inv_omega: f64,
+        pass: usize,
+    ) -> (f64, Option<f64>) {
+        let (omega, h) = (self.omega, self.h);
+        let (bias, ms, is) =
+            if pass == 0 { (p.bias, p.mass_scale, p.impulse_scale) } else { ((p.s_end / h).max(0.0), 1.0, 0.0) };
+        let vn = row_speed(vel, p.a, p.b, &p.n, &p.row);
+        let raw = -p.mn * ms * (vn + bias) - is * p.ln;
+        let new = (p.ln + omega * raw).max(0.0);
+        let d = new - p.ln;
+        p.ln = new;
+        let r = (p.mn > 0.0).then(|| (if omega * raw == d { raw } else { d * inv_omega }).abs() * p.inv_mn[pass]);
+        let r_ = &p.row;
+        push(vel, p.a, p.b, p.n * d, (r_.ima, r_.imb), r_.ga * d, r_.gb * d);
+        (d, r)
+    }
+
+    /// The friction and twist rows of manifold `m` (bodies `a`, `b`, `count` points whose
+    /// normal impulses sum to `total`) in a sweep that solves friction (see
+    /// [`Visit::manifold`]): the squared changes of the tangent impulses and of the twist
+    /// impulse (0 for a row not solved).
+    #[inline(always)]
+    fn friction_rows<V: Velocities + ?Sized>(
+        &self,
+        vel: &mut V,
+        m: &mut Manifold,
+        a: usize,
+        b: Option<usize>,
+        total: f64,
+        count: usize,
+    ) -> (f64, f64) {
+        if m.mu == 0.0 || !self.friction {
+            return (0.0, 0.0);
+        }
+        let omega = self.omega;
         // Tangent block at the centre, clamped to the disk μ·Σλₙ.
         let [r1, r2] = m.rows_t;
         let (v1, v2) = (row_speed(vel, a, b, &m.t1, &r1), row_speed(vel, a, b, &m.t2, &r2));
@@ -154,19 +191,82 @@ impl Visit<'_> {
             FrictionCone::Pyramid => (l1, l2) = (l1.max(-limit).min(limit), l2.max(-limit).min(limit)),
         }
         (m.lt1, m.lt2) = (l1, l2);
-        *dl2 += (l1 - o1).powi(2) + (l2 - o2).powi(2);
+        let tangent = (l1 - o1).powi(2) + (l2 - o2).powi(2);
         let (d1, d2) = (l1 - o1, l2 - o2);
         push(vel, a, b, m.t1 * d1 + m.t2 * d2, (r1.ima, r1.imb), r1.ga * d1 + r2.ga * d2, r1.gb * d1 + r2.gb * d2);
         // Twist: the relative spin about the normal, clamped to μ·radius·Σλₙ.
-        if points.len() > 1 {
-            let spin = vel.get(a).1 - velocities(vel, b).1;
-            let old = m.l_twist;
-            let limit = m.mu * m.radius * total;
-            // (max/min, not clamp: a NaN limit from a diverged step must not panic.)
-            m.l_twist = (old - omega * m.m_twist * m.n.dot(&spin)).max(-limit).min(limit);
-            *dl2 += (m.l_twist - old).powi(2);
-            let d = m.l_twist - old;
-            push(vel, a, b, Vec3::zeros(), (0.0, 0.0), m.twist_a * d, m.twist_b * d);
+        if count < 2 {
+            return (tangent, 0.0);
+        }
+        let spin = vel.get(a).1 - velocities(vel, b).1;
+        let old = m.l_twist;
+        let limit = m.mu * m.radius * total;
+        // (max/min, not clamp: a NaN limit from a diverged step must not panic.)
+        m.l_twist = (old - omega * m.m_twist * m.n.dot(&spin)).max(-limit).min(limit);
+        let twist = (m.l_twist - old).powi(2);
+        let d = m.l_twist - old;
+        push(vel, a, b, Vec3::zeros(), (0.0, 0.0), m.twist_a * d, m.twist_b * d);
+        (tangent, twist)
+    }
+
+    /// [`Visit::manifold`] (point by point, without `block`) on up to [`LANES`] manifolds that
+    /// share no movable body (rows of one colour), interleaved: the first point of each, then
+    /// the second of each, …, then each one's friction and twist. The manifolds' dependency
+    /// chains (each row reads the velocities the row before wrote) are independent, so the
+    /// processor overlaps them; every manifold's arithmetic is that of [`Visit::manifold`], and
+    /// the statistics are added in the order of the manifolds one after the other, so the
+    /// numbers are those of visiting them one after the other.
+    pub(super) fn manifolds_interleaved<V: Velocities + ?Sized>(
+        &self,
+        vel: &mut V,
+        ms: &mut [&mut Manifold],
+        points: &mut [&mut [Point]],
+        acc: &mut SweepStats,
+    ) {
+        let lanes = ms.len().min(LANES);
+        let (inv_omega, pass) = (1.0 / self.omega, usize::from(self.pass != Pass::Biased));
+        let mut total = [0.0; LANES];
+        // Per lane and point: the squared impulse change and the residual (NaN: none).
+        let mut d2 = [[0.0; 4]; LANES];
+        let mut res = [[f64::NAN; 4]; LANES];
+        let most = points[..lanes].iter().map(|p| p.len()).max().unwrap_or(0);
+        let mut extra = Vec::new();
+        for k in 0..most {
+            for l in 0..lanes {
+                let Some(p) = points[l].get_mut(k) else { continue };
+                let (d, r) = self.normal_row(vel, p, inv_omega, pass);
+                total[l] += p.ln;
+                if k < 4 {
+                    d2[l][k] = d * d;
+                    res[l][k] = r.unwrap_or(f64::NAN);
+                } else {
+                    extra.push((l, k, d * d, r));
+                }
+            }
+        }
+        let mut rows = [(0.0, 0.0); LANES];
+        for l in 0..lanes {
+            let (a, b) = (points[l][0].a, points[l][0].b);
+            rows[l] = self.friction_rows(vel, ms[l], a, b, total[l], points[l].len());
+        }
+        let (max, sum2, count, dl2) = (&mut acc.0, &mut acc.1, &mut acc.2, &mut acc.3);
+        for l in 0..lanes {
+            for k in 0..points[l].len() {
+                let (d2, r) = if k < 4 {
+                    (d2[l][k], (!res[l][k].is_nan()).then_some(res[l][k]))
+                } else {
+                    let e = extra.iter().find(|e| e.0 == l && e.1 == k).expect("a row past the fourth is kept");
+                    (e.2, e.3)
+                };
+                if let Some(r) = r {
+                    *max = max.max(r);
+                    *sum2 += r * r;
+                    *count += 1;
+                }
+                *dl2 += d2;
+            }
+            *dl2 += rows[l].0;
+            *dl2 += rows[l].1;
         }
     }
 
