@@ -154,14 +154,21 @@ def test_threads_run_scenes_side_by_side_with_the_same_results():
 
 
 def test_ctrl_c_interrupts_a_long_simulation_promptly():
+    # Python turns SIGINT into KeyboardInterrupt only if its parent left SIGINT alone; a shell
+    # starting the tests in the background (`cmd &`) ignores it, and the signal below would then
+    # be lost and the run go on for hours. The test sets Python's own handler for its duration.
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     # Sent from another Python thread: it can only run if simulate released the GIL.
     timer = threading.Timer(0.5, lambda: os.kill(os.getpid(), signal.SIGINT))
     start = time.monotonic()
     timer.start()
-    with pytest.raises(KeyboardInterrupt):
-        solverlab.simulate(solverlab.scene("cloth", nx=48, ny=48), "direct", frames=100000)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            solverlab.simulate(solverlab.scene("cloth", nx=48, ny=48), "direct", frames=100000)
+    finally:
+        timer.join()
+        signal.signal(signal.SIGINT, previous)
     elapsed = time.monotonic() - start
-    timer.join()
     # 100000 frames would take hours; anything under a minute means the interrupt stopped it.
     assert elapsed < 60
     # The flag is cleared: the next run goes through.
