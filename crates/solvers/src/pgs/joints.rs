@@ -42,6 +42,30 @@ use solverlab_core::Vec3;
 use super::rows::{soft, Pass};
 use super::{Feedback, PgsConfig};
 
+/// The inverse of `k`, identity outside its leading `n × n` block (zero if that block is
+/// singular): the block alone is inverted, by the same LU with partial pivoting the whole
+/// 6 × 6 matrix would take (its padding adds only exact zeros), at a fraction of the cost.
+fn padded_inverse(k: &Matrix6<f64>, n: usize) -> Matrix6<f64> {
+    macro_rules! block {
+        ($n:literal) => {{
+            k.fixed_view::<$n, $n>(0, 0).into_owned().lu().try_inverse().map(|inv| {
+                let mut out = Matrix6::identity();
+                out.fixed_view_mut::<$n, $n>(0, 0).copy_from(&inv);
+                out
+            })
+        }};
+    }
+    let inv = match n {
+        1 => block!(1),
+        2 => block!(2),
+        3 => block!(3),
+        4 => block!(4),
+        5 => block!(5),
+        _ => k.lu().try_inverse(),
+    };
+    inv.unwrap_or_else(Matrix6::zeros)
+}
+
 /// One row: its coefficients on `(v_a, ω_a, v_b, ω_b)`.
 #[derive(Clone, Copy, Debug, Default)]
 struct Row {
@@ -133,13 +157,38 @@ impl JointRows {
         cfg: &PgsConfig,
         h: f64,
     ) -> Self {
+        let mut out = Self::default();
+        out.rebuild(j, f, st, inv_m, inv_i, cfg, h);
+        out
+    }
+
+    /// [`JointRows::new`] in place (a joint's rows are over a kilobyte: building them in their
+    /// slot saves copying them there).
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn rebuild(
+        &mut self,
+        j: &Joint,
+        f: &JointFrame,
+        st: &[RigidState],
+        inv_m: &[f64],
+        inv_i: &[Matrix3<f64>],
+        cfg: &PgsConfig,
+        h: f64,
+    ) {
         let (xa, qa) = (st[j.a].x, st[j.a].q);
         let (xb, qb) = j.b.map_or((Vec3::zeros(), UnitQuaternion::identity()), |k| (st[k].x, st[k].q));
         let (ima, ia) = (inv_m[j.a], inv_i[j.a]);
         let (imb, ib) = j.b.map_or((0.0, Matrix3::zeros()), |k| (inv_m[k], inv_i[k]));
         let ra = qa.transform_vector(&f.anchor_a);
         let rb = qb.transform_vector(&f.anchor_b);
-        let mut out = JointRows { a: j.a, b: j.b, mass_scale: 1.0, ..Default::default() };
+        // Every field the rows read is set below or reset here; the rows past `all()` and the
+        // matrices are overwritten or never read (writing the whole kilobyte anew cost more
+        // than the rest of the joint's preparation).
+        let out = self;
+        (out.a, out.b, out.dim, out.limit) = (j.a, j.b, 0, 0);
+        (out.c, out.bias, out.gamma, out.lambda) =
+            (Vector6::zeros(), Vector6::zeros(), Vector6::zeros(), Vector6::zeros());
+        (out.mass_scale, out.impulse_scale) = (1.0, 0.0);
         // Point rows.
         let gap = (xb + rb) - (xa + ra);
         for (i, e) in [Vec3::x(), Vec3::y(), Vec3::z()].into_iter().enumerate() {
@@ -185,22 +234,27 @@ impl JointRows {
         let all = dim + (out.limit > 0) as usize;
         // K = J M⁻¹ Jᵀ (+ compliance on the diagonal), identity-padded to 6 × 6.
         let mut k = Matrix6::identity();
+        let (mut ia_aa, mut ib_ab) = ([Vec3::zeros(); 6], [Vec3::zeros(); 6]);
+        for s in 0..all {
+            (ia_aa[s], ib_ab[s]) = (ia * out.rows[s].aa, ib * out.rows[s].ab);
+        }
         for r in 0..all {
             for s in 0..all {
                 let (x, y) = (&out.rows[r], &out.rows[s]);
-                k[(r, s)] =
-                    ima * x.la.dot(&y.la) + x.aa.dot(&(ia * y.aa)) + imb * x.lb.dot(&y.lb) + x.ab.dot(&(ib * y.ab));
+                k[(r, s)] = ima * x.la.dot(&y.la) + x.aa.dot(&ia_aa[s]) + imb * x.lb.dot(&y.lb) + x.ab.dot(&ib_ab[s]);
             }
             k[(r, r)] += out.gamma[r];
         }
-        out.k_inv_limit = k.try_inverse().unwrap_or_else(Matrix6::zeros);
-        if out.limit > 0 {
+        out.k_inv_limit = padded_inverse(&k, all);
+        out.k_inv = if out.limit > 0 {
             for r in 0..6 {
                 k[(r, dim)] = if r == dim { 1.0 } else { 0.0 };
                 k[(dim, r)] = if r == dim { 1.0 } else { 0.0 };
             }
-        }
-        out.k_inv = k.try_inverse().unwrap_or_else(Matrix6::zeros);
+            padded_inverse(&k, dim)
+        } else {
+            out.k_inv_limit
+        };
         // Feedback.
         let (joint_rate, joint_ms, joint_is) = soft(cfg.soft_hertz(h).1, cfg.joint_damping_ratio, h);
         let compliant = j.compliance > 0.0;
@@ -233,7 +287,6 @@ impl JointRows {
                 cfg.baumgarte * c / h
             };
         }
-        out
     }
 
     /// The joint's two bodies (`b` none for a joint to the world).

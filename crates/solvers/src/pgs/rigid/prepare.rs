@@ -241,9 +241,9 @@ impl RigidSi {
             self.frames = scene.joints.iter().map(|j| JointFrame::new(j, &scene.rigid)).collect();
             self.warm_joints = vec![None; scene.joints.len()];
         }
-        self.joints.clear();
-        for (j, f) in scene.joints.iter().zip(&self.frames) {
-            self.joints.push(JointRows::new(j, f, st, &self.inv_m, &self.inv_i, cfg, h));
+        self.joints.resize_with(scene.joints.len(), JointRows::default);
+        for ((j, f), rows) in scene.joints.iter().zip(&self.frames).zip(self.joints.iter_mut()) {
+            rows.rebuild(j, f, st, &self.inv_m, &self.inv_i, cfg, h);
         }
     }
 
