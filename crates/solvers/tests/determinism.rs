@@ -23,7 +23,7 @@ fn pinned_runs_give_the_pinned_state_hashes() {
         ("box-stack", "pgs", 20, 0x2dd86381f944db28),
         ("rigid-stack", "pgs", 30, 0xe97dbf7720350037),
         ("rigid-stack", "xpbd", 30, 0x0f18837f216cb3ec),
-        ("rigid-ragdoll", "soft-step", 30, 0x748e17f3502f8111),
+        ("rigid-ragdoll", "soft-step", 30, 0xbc2dc32e6e0baadc),
         // The relaxation family against every kind of collider: box faces, planes, blocks
         // (stairs), embedded points, particle pairs and box bodies.
         ("particles-in-box", "gs", 120, 0xddfc09f76ad782ca),

@@ -43,12 +43,12 @@ use super::rows::{soft, Pass};
 use super::{Feedback, PgsConfig};
 
 /// The inverse of `k`, identity outside its leading `n × n` block (zero if that block is
-/// singular): the block alone is inverted, by the same LU with partial pivoting the whole
-/// 6 × 6 matrix would take (its padding adds only exact zeros), at a fraction of the cost.
+/// singular): the block alone is inverted, in closed form (cofactors over the determinant) up
+/// to 4 × 4 and by LU with partial pivoting above, at a fraction of inverting the padded 6 × 6.
 fn padded_inverse(k: &Matrix6<f64>, n: usize) -> Matrix6<f64> {
     macro_rules! block {
         ($n:literal) => {{
-            k.fixed_view::<$n, $n>(0, 0).into_owned().lu().try_inverse().map(|inv| {
+            k.fixed_view::<$n, $n>(0, 0).into_owned().try_inverse().map(|inv| {
                 let mut out = Matrix6::identity();
                 out.fixed_view_mut::<$n, $n>(0, 0).copy_from(&inv);
                 out
@@ -60,7 +60,11 @@ fn padded_inverse(k: &Matrix6<f64>, n: usize) -> Matrix6<f64> {
         2 => block!(2),
         3 => block!(3),
         4 => block!(4),
-        5 => block!(5),
+        5 => k.fixed_view::<5, 5>(0, 0).into_owned().lu().try_inverse().map(|inv| {
+            let mut out = Matrix6::identity();
+            out.fixed_view_mut::<5, 5>(0, 0).copy_from(&inv);
+            out
+        }),
         _ => k.lu().try_inverse(),
     };
     inv.unwrap_or_else(Matrix6::zeros)
