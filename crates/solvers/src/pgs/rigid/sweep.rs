@@ -516,7 +516,24 @@ impl RigidSi {
         // [`RigidSi::finish`] until the group's next sweep; in parallel tasks it is only read.
         let min = par_min() / 4;
         let serial = last - first < 2 * min;
-        let v = if serial {
+        // (A group of every manifold holds every point: in parallel tasks over the points, each
+        // keeps its `s_end` too.)
+        let whole = first == 0 && last == self.order.len() && self.order.len() == self.manifolds.len();
+        let v = if !serial && whole {
+            let mut points = std::mem::take(&mut self.points);
+            let this: &Self = self;
+            let worst = points
+                .par_iter_mut()
+                .with_min_len(par_min())
+                .map(|p| {
+                    p.s_end =
+                        p.s + h * p.n.dot(&(this.vrel(st, p, Velocity::Real) + this.vrel(st, p, Velocity::Pseudo)));
+                    -p.s_end
+                })
+                .reduce(|| 0.0, f64::max);
+            self.points = points;
+            v.max(worst)
+        } else if serial {
             let mut worst = v;
             for o in first..last {
                 let m = self.manifolds[self.order[o]];
@@ -548,7 +565,7 @@ impl RigidSi {
                     .reduce(|| 0.0, f64::max),
             )
         };
-        self.fresh_end[g] = serial;
+        self.fresh_end[g] = serial || whole;
         self.group_violation[g] = v;
         v
     }
