@@ -149,25 +149,9 @@ impl Velocities for Poses<'_> {
 }
 
 impl JointRows {
-    /// Prepares the rows of joint `j` at the start-of-step poses `st` (`inv_m`, `inv_i`: the
-    /// bodies' inverse mass and world inverse inertia).
-    #[allow(clippy::too_many_arguments)]
-    pub(super) fn new(
-        j: &Joint,
-        f: &JointFrame,
-        st: &[RigidState],
-        inv_m: &[f64],
-        inv_i: &[Matrix3<f64>],
-        cfg: &PgsConfig,
-        h: f64,
-    ) -> Self {
-        let mut out = Self::default();
-        out.rebuild(j, f, st, inv_m, inv_i, cfg, h);
-        out
-    }
-
-    /// [`JointRows::new`] in place (a joint's rows are over a kilobyte: building them in their
-    /// slot saves copying them there).
+    /// Prepares, in place, the rows of joint `j` at the start-of-step poses `st` (`inv_m`,
+    /// `inv_i`: the bodies' inverse mass and world inverse inertia); a joint's rows are over a
+    /// kilobyte, so they are built in their slot rather than returned.
     #[allow(clippy::too_many_arguments)]
     pub(super) fn rebuild(
         &mut self,

@@ -124,9 +124,10 @@ impl RigidSi {
     /// largest linear correction), as a position impulse `−C/K` applied to the poses directly
     /// (velocities untouched).
     fn position_pass(&mut self, scene: &Scene, st: &mut [RigidState], cfg: &PgsConfig, h: f64) {
+        let mut rows = JointRows::default();
         for o in 0..self.joint_order.len() {
             let k = self.joint_order[o];
-            let rows = JointRows::new(&scene.joints[k], &self.frames[k], st, &self.inv_m, &self.inv_i, cfg, h);
+            rows.rebuild(&scene.joints[k], &self.frames[k], st, &self.inv_m, &self.inv_i, cfg, h);
             rows.correct_positions(st, &self.inv_m, &self.inv_i);
         }
         let max_correction = 0.2;
