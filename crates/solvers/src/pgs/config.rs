@@ -78,12 +78,12 @@ pub struct PgsConfig {
     /// Visiting order of the rigid rows: `natural` (joints, then manifolds, island by island,
     /// in the order they were found) or `colored` (a graph colouring of the joints, then one of
     /// the manifolds, over all awake rows at once; the large colours run on all threads, with the
-    /// same numbers on any number of threads; see `pgs::rigid::colors`) (default: `natural`, in
-    /// every preset: on one thread the coloured order cost `tgs-soft` 9–15 % of the 4,095-box
-    /// pyramid's frame and some 40 % of the 10,000 spheres' (one run, before one thread visited
-    /// the coloured rows on the state directly), and some accuracy, its chain's joints
-    /// opening 4.3 cm against the natural order's 2.4 and Rapier's 2.7; on two threads it is the
-    /// faster, `docs/benchmarks.md`).
+    /// same numbers on any number of threads; a small colour's manifolds are visited four at a
+    /// time, interleaved; see `pgs::rigid::colors`) (default: `natural`, in every preset: on
+    /// one thread the coloured order is within 5 % of the natural one on small scenes but cost
+    /// `tgs-soft` 9 % of the 4,095-box pyramid's frame, and some accuracy, its chain's joints
+    /// opening 4.3 cm against the natural order's 2.4 and Rapier's 2.7; on two threads it is
+    /// the faster, `docs/benchmarks.md`).
     pub rigid_order: Order,
     /// Seed of the `shuffled` order (default: 0).
     pub seed: u64,
