@@ -534,7 +534,11 @@ fn direct_span(
         // chunks): on the 4,095-box pyramid's large colours, interleaving cost 13 % on one
         // thread instead of saving time (their rows do not stay in cache).
         let lanes = match what {
-            ColorPass::Sweep(visit) if !span.overflow && !visit.block && !chunked => LANES.min(span.m.1 - o),
+            ColorPass::Sweep(visit) if !span.overflow && !visit.block && !chunked => {
+                // (Manifolds of at most four points: a box on a plane can hold eight.)
+                let next = &order[o..o + LANES.min(span.m.1 - o)];
+                next.iter().take_while(|&&i| manifolds[i].end - manifolds[i].start <= 4).count().max(1)
+            }
             _ => 1,
         };
         let stats = if chunked { &mut part } else { &mut *acc };

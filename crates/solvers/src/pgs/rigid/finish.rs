@@ -13,8 +13,7 @@ impl RigidSi {
         if !fresh {
             let (this, st): (&Self, &[RigidState]) = (self, st);
             points.par_iter_mut().with_min_len(par_min()).for_each(|p| {
-                let vn = p.n.dot(&(this.vrel(st, p, Velocity::Real) + this.vrel(st, p, Velocity::Pseudo)));
-                p.s_end = p.s + h * vn;
+                p.s_end = this.end_separation(st, p, h);
             });
         }
         self.points = points;

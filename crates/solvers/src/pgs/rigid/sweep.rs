@@ -209,8 +209,8 @@ impl Visit<'_> {
         (tangent, twist)
     }
 
-    /// [`Visit::manifold`] (point by point, without `block`) on up to [`LANES`] manifolds that
-    /// share no movable body (rows of one colour), interleaved: the first point of each, then
+    /// [`Visit::manifold`] (point by point, without `block`) on up to [`LANES`] manifolds of at
+    /// most four points each that share no movable body (rows of one colour), interleaved: the first point of each, then
     /// the second of each, …, then each one's friction and twist. The manifolds' dependency
     /// chains (each row reads the velocities the row before wrote) are independent, so the
     /// processor overlaps them; every manifold's arithmetic is that of [`Visit::manifold`], and
@@ -226,22 +226,18 @@ impl Visit<'_> {
         let lanes = ms.len().min(LANES);
         let (inv_omega, pass) = (1.0 / self.omega, usize::from(self.pass != Pass::Biased));
         let mut total = [0.0; LANES];
-        // Per lane and point: the squared impulse change and the residual (NaN: none).
+        // Per lane and point: the squared impulse change and the residual (none for a row
+        // without mass).
         let mut d2 = [[0.0; 4]; LANES];
-        let mut res = [[f64::NAN; 4]; LANES];
+        let mut res = [[None; 4]; LANES];
+        debug_assert!(points[..lanes].iter().all(|p| p.len() <= 4), "interleaved manifolds have at most 4 points");
         let most = points[..lanes].iter().map(|p| p.len()).max().unwrap_or(0);
-        let mut extra = Vec::new();
         for k in 0..most {
             for l in 0..lanes {
                 let Some(p) = points[l].get_mut(k) else { continue };
                 let (d, r) = self.normal_row(vel, p, inv_omega, pass);
                 total[l] += p.ln;
-                if k < 4 {
-                    d2[l][k] = d * d;
-                    res[l][k] = r.unwrap_or(f64::NAN);
-                } else {
-                    extra.push((l, k, d * d, r));
-                }
+                (d2[l][k], res[l][k]) = (d * d, r);
             }
         }
         let mut rows = [(0.0, 0.0); LANES];
@@ -252,18 +248,12 @@ impl Visit<'_> {
         let (max, sum2, count, dl2) = (&mut acc.0, &mut acc.1, &mut acc.2, &mut acc.3);
         for l in 0..lanes {
             for k in 0..points[l].len() {
-                let (d2, r) = if k < 4 {
-                    (d2[l][k], (!res[l][k].is_nan()).then_some(res[l][k]))
-                } else {
-                    let e = extra.iter().find(|e| e.0 == l && e.1 == k).expect("a row past the fourth is kept");
-                    (e.2, e.3)
-                };
-                if let Some(r) = r {
+                if let Some(r) = res[l][k] {
                     *max = max.max(r);
                     *sum2 += r * r;
                     *count += 1;
                 }
-                *dl2 += d2;
+                *dl2 += d2[l][k];
             }
             *dl2 += rows[l].0;
             *dl2 += rows[l].1;
@@ -526,8 +516,7 @@ impl RigidSi {
                 .par_iter_mut()
                 .with_min_len(par_min())
                 .map(|p| {
-                    p.s_end =
-                        p.s + h * p.n.dot(&(this.vrel(st, p, Velocity::Real) + this.vrel(st, p, Velocity::Pseudo)));
+                    p.s_end = this.end_separation(st, p, h);
                     -p.s_end
                 })
                 .reduce(|| 0.0, f64::max);
@@ -538,9 +527,7 @@ impl RigidSi {
             for o in first..last {
                 let m = self.manifolds[self.order[o]];
                 for k in m.start..m.end {
-                    let p = &self.points[k];
-                    let s_end =
-                        p.s + h * p.n.dot(&(self.vrel(st, p, Velocity::Real) + self.vrel(st, p, Velocity::Pseudo)));
+                    let s_end = self.end_separation(st, &self.points[k], h);
                     self.points[k].s_end = s_end;
                     worst = worst.max(-s_end);
                 }
@@ -553,13 +540,7 @@ impl RigidSi {
                     .with_min_len(min)
                     .map(|&i| {
                         (self.manifolds[i].start..self.manifolds[i].end)
-                            .map(|k| {
-                                let p = &self.points[k];
-                                -(p.s
-                                    + h * p
-                                        .n
-                                        .dot(&(self.vrel(st, p, Velocity::Real) + self.vrel(st, p, Velocity::Pseudo))))
-                            })
+                            .map(|k| -self.end_separation(st, &self.points[k], h))
                             .fold(0.0, f64::max)
                     })
                     .reduce(|| 0.0, f64::max),
@@ -568,6 +549,13 @@ impl RigidSi {
         self.fresh_end[g] = serial || whole;
         self.group_violation[g] = v;
         v
+    }
+
+    /// The separation point `p` reaches at the end of the step at the current velocities and
+    /// pseudo velocities (m): `s + h·n·(v_rel + v_rel,pseudo)`, the `s_end` of the relax pass
+    /// and the common violation's contact term.
+    pub(super) fn end_separation(&self, st: &[RigidState], p: &Point, h: f64) -> f64 {
+        p.s + h * p.n.dot(&(self.vrel(st, p, Velocity::Real) + self.vrel(st, p, Velocity::Pseudo)))
     }
 
     /// The largest last violation over the groups (m).
