@@ -53,8 +53,8 @@ use crate::Vec3;
 
 pub use collide::{ContactPoint, Pose};
 pub use contact::{
-    collider_support, max_penetration, max_point_speed, rigid_contacts, rigid_contacts_with, shape_contacts,
-    ContactForce, Other, RigidContact,
+    collider_support, max_penetration, max_point_speed, rigid_contacts, rigid_contacts_coherent, rigid_contacts_with,
+    shape_contacts, ContactCache, ContactForce, Other, RigidContact,
 };
 pub use frame::JointFrame;
 pub use joint::{joined, Joint, JointForce, JointKind};

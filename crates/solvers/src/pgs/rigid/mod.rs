@@ -222,6 +222,8 @@ pub(super) struct RigidSi {
     bouncy: bool,
     /// The narrow phase's per-task lists, kept for their memory.
     contact_scratch: Vec<Vec<RigidContact>>,
+    /// The box–box contact points kept from frame to frame (`contact_reuse`).
+    contact_cache: solverlab_core::rigid::ContactCache,
     points: Vec<Point>,
     manifolds: Vec<Manifold>,
     /// Manifold indices of the awake islands, island by island (or all in one group).

@@ -2,6 +2,7 @@
 //! friction rows and normal block, the joints' rows, islands and the groups of the sweeps, and
 //! the warm start.
 
+use super::sweep::apply_impulse;
 use super::*;
 use crate::common::order::Order;
 
@@ -101,7 +102,19 @@ impl RigidSi {
         let steps = if frame_substeps > 1 { f64::from(frame_substeps) + 1.0 } else { 2.0 };
         let margin = 4.0 * cfg.slop + steps * h * speed;
         let mut contacts = std::mem::take(&mut self.contacts);
-        solverlab_core::rigid::rigid_contacts_with(scene, st, margin, &mut contacts, &mut self.contact_scratch);
+        if cfg.contact_reuse {
+            let cache = &mut self.contact_cache;
+            solverlab_core::rigid::rigid_contacts_coherent(
+                scene,
+                st,
+                margin,
+                &mut contacts,
+                &mut self.contact_scratch,
+                cache,
+            );
+        } else {
+            solverlab_core::rigid::rigid_contacts_with(scene, st, margin, &mut contacts, &mut self.contact_scratch);
+        }
         if cfg.rigid_order == Order::Colored {
             colors::sort_contacts_by_color(scene, &mut contacts, &mut self.contact_scratch);
         }
@@ -426,8 +439,10 @@ impl RigidSi {
         }
         let radius2 = (4.0 * cfg.slop).powi(2);
         let warm = std::mem::take(&mut self.warm);
-        for i in 0..self.manifolds.len() {
-            let m = self.manifolds[i];
+        // (In place: a point or a manifold is hundreds of bytes, and copying each in and out
+        // cost as much as applying its impulse.)
+        let masses = (&self.inv_m[..], &self.inv_i[..]);
+        for m in self.manifolds.iter_mut() {
             // A sleeping island keeps its impulses as they were (for the forces it reports) and
             // applies nothing.
             let awake = m.island != usize::MAX && self.awake[m.island];
@@ -439,23 +454,20 @@ impl RigidSi {
             let Some((previous, friction, twist)) = warm.get(&(c.a, c.b)) else { continue };
             for k in m.start..m.end {
                 if let Some(ln) = matched_impulse(previous, &self.contacts[k], radius2) {
-                    let mut p = self.points[k];
+                    let p = &mut self.points[k];
                     p.ln = ln * ws;
-                    self.points[k] = p;
                     if awake {
-                        self.apply(st, &p, p.n * p.ln, Velocity::Real);
+                        apply_impulse(st, masses, p.a, p.b, &p.ra, &p.rb, p.n * p.ln, Vec3::zeros());
                     }
                 }
             }
-            let mut m = m;
             m.lt1 = friction.dot(&m.t1) * ws;
             m.lt2 = friction.dot(&m.t2) * ws;
             m.l_twist = twist * ws;
-            self.manifolds[i] = m;
             if awake {
                 let p = &self.points[m.start];
-                let (a, b) = (p.a, p.b);
-                self.apply_at(st, a, b, &m.ra, &m.rb, m.t1 * m.lt1 + m.t2 * m.lt2, m.n * m.l_twist, Velocity::Real);
+                let impulse = m.t1 * m.lt1 + m.t2 * m.lt2;
+                apply_impulse(st, masses, p.a, p.b, &m.ra, &m.rb, impulse, m.n * m.l_twist);
             }
         }
         self.warm = warm;
