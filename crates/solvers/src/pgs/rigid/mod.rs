@@ -102,22 +102,20 @@ fn par_min() -> usize {
     }
 }
 
-/// One prepared contact point.
+/// One prepared contact point. (The fields a sweep reads come first, in declaration order,
+/// so that a visit touches few cache lines.)
 #[derive(Clone, Copy, Debug, Default)]
+#[repr(C)]
 struct Point {
     a: usize,
     b: Option<usize>,
-    ra: Vec3,
-    rb: Vec3,
     n: Vec3,
+    /// The row's Jacobian and its image under the inverse mass, for the sweeps: the angular
+    /// parts `r_a×n`, `r_b×n`, those times the world inverse inertia, and the inverse masses
+    /// (`v_n = n·(v_a − v_b) + (r_a×n)·ω_a − (r_b×n)·ω_b`; an impulse `d` changes `ω_a` by
+    /// `d·I_a⁻¹(r_a×n)`).
+    row: JacobianRow,
     mn: f64,
-    /// Separation at the start of the step (m).
-    s: f64,
-    /// Separation when the contact was found, at the start of the frame (m); the same as `s`
-    /// unless contacts are carried through substeps (`contacts_per_frame`).
-    s0: f64,
-    /// Separation the integrated velocities reach (m), for the relax pass.
-    s_end: f64,
     bias: f64,
     mass_scale: f64,
     impulse_scale: f64,
@@ -125,9 +123,18 @@ struct Point {
     /// and relax passes in m/s is an impulse change times these, multiplied rather than
     /// divided in the hot loop.
     inv_mn: [f64; 2],
+    ln: f64,
+    /// Separation the integrated velocities reach (m), for the relax pass.
+    s_end: f64,
+    /// Separation at the start of the step (m).
+    s: f64,
+    /// Separation when the contact was found, at the start of the frame (m); the same as `s`
+    /// unless contacts are carried through substeps (`contacts_per_frame`).
+    s0: f64,
+    ra: Vec3,
+    rb: Vec3,
     /// Split-row bias (m/s), 0 when the point needs no split correction.
     split_bias: f64,
-    ln: f64,
     lp: f64,
     e: f64,
     vn0: f64,
@@ -136,11 +143,6 @@ struct Point {
     p0: Vec3,
     la: Vec3,
     lb: Vec3,
-    /// The row's Jacobian and its image under the inverse mass, for the sweeps: the angular
-    /// parts `r_a×n`, `r_b×n`, those times the world inverse inertia, and the inverse masses
-    /// (`v_n = n·(v_a − v_b) + (r_a×n)·ω_a − (r_b×n)·ω_b`; an impulse `d` changes `ω_a` by
-    /// `d·I_a⁻¹(r_a×n)`).
-    row: JacobianRow,
 }
 
 impl Point {
@@ -153,6 +155,7 @@ impl Point {
 
 /// A contact row's Jacobian and its image under `M⁻¹`, prepared once and read by each sweep.
 #[derive(Clone, Copy, Debug, Default)]
+#[repr(C)]
 struct JacobianRow {
     ja: Vec3,
     jb: Vec3,
@@ -160,6 +163,27 @@ struct JacobianRow {
     gb: Vec3,
     ima: f64,
     imb: f64,
+}
+
+impl JacobianRow {
+    /// `d₁·K·d₂` between this row (along `d1`) and `other` (along `d2`), both at the same arms
+    /// of the same bodies: the change of this row's speed per unit impulse of `other`.
+    fn coupling(&self, other: &JacobianRow, d1: &Vec3, d2: &Vec3) -> f64 {
+        let dd = d1.dot(d2);
+        // (Without a second body its terms are zeros, and adding them changes nothing.)
+        self.ima * dd + self.ja.dot(&other.ga) + (self.imb * dd + self.jb.dot(&other.gb))
+    }
+
+    /// The effective mass `1/(J M⁻¹ Jᵀ)` of the row along the unit `d` it was built for (0 for
+    /// a row without mass).
+    fn effective_mass(&self, d: &Vec3) -> f64 {
+        let k = self.coupling(self, d, d);
+        if k > 0.0 {
+            1.0 / k
+        } else {
+            0.0
+        }
+    }
 }
 
 /// The friction rows of one manifold (the consecutive points of one pair), at its centre.
@@ -251,8 +275,11 @@ pub(super) struct RigidSi {
     awake: Vec<bool>,
     inv_m: Vec<f64>,
     inv_i: Vec<Matrix3<f64>>,
+    /// The pseudo velocities of the split rows (zero at the start of each step), and whether a
+    /// split sweep has run since they were zeroed (if not, they are zero and not read).
     vp: Vec<Vec3>,
     wp: Vec<Vec3>,
+    pseudo: bool,
     /// Last step's impulses per body pair.
     warm: WarmMap,
     forces: Vec<ContactForce>,
@@ -433,18 +460,6 @@ impl RigidSi {
         }
     }
 
-    /// `d₁·K·d₂` with `K` the point mass matrix of the point with arms `ra`, `rb`: the change of
-    /// the relative point velocity along `d₁` per unit impulse along `d₂`.
-    fn coupling(&self, a: usize, b: Option<usize>, ra: &Vec3, rb: &Vec3, d1: &Vec3, d2: &Vec3) -> f64 {
-        let (a1, a2) = (ra.cross(d1), ra.cross(d2));
-        let mut k = self.inv_m[a] * d1.dot(d2) + a1.dot(&(self.inv_i[a] * a2));
-        if let Some(b) = b {
-            let (b1, b2) = (rb.cross(d1), rb.cross(d2));
-            k += self.inv_m[b] * d1.dot(d2) + b1.dot(&(self.inv_i[b] * b2));
-        }
-        k
-    }
-
     /// The Jacobian of the row along `d` at arms `ra`, `rb` between `a` and `b`
     /// ([`JacobianRow`]), with this step's inverse masses.
     fn jacobian_row(&self, a: usize, b: Option<usize>, ra: &Vec3, rb: &Vec3, d: &Vec3) -> JacobianRow {
@@ -456,15 +471,6 @@ impl RigidSi {
             row.imb = self.inv_m[b];
         }
         row
-    }
-
-    fn effective_mass(&self, p: &Point, d: &Vec3) -> f64 {
-        let k = self.coupling(p.a, p.b, &p.ra, &p.rb, d, d);
-        if k > 0.0 {
-            1.0 / k
-        } else {
-            0.0
-        }
     }
 
     /// `d₁·K·d₂` between two points of one pair: the change of the normal speed at the point

@@ -38,21 +38,23 @@ impl RigidSi {
         let t2 = n.cross(&t1);
         let ra = centre - st[a].x;
         let rb = b.map_or(Vec3::zeros(), |k| centre - st[k].x);
-        let k11 = self.coupling(a, b, &ra, &rb, &t1, &t1);
-        let k12 = self.coupling(a, b, &ra, &rb, &t1, &t2);
-        let k22 = self.coupling(a, b, &ra, &rb, &t2, &t2);
+        let rows_t = [self.jacobian_row(a, b, &ra, &rb, &t1), self.jacobian_row(a, b, &ra, &rb, &t2)];
+        let k11 = rows_t[0].coupling(&rows_t[0], &t1, &t1);
+        let k12 = rows_t[0].coupling(&rows_t[1], &t1, &t2);
+        let k22 = rows_t[1].coupling(&rows_t[1], &t2, &t2);
         let det = k11 * k22 - k12 * k12;
         let mt = if det > 1e-12 * (k11 * k22).max(f64::MIN_POSITIVE) {
             [k22 / det, -k12 / det, -k12 / det, k11 / det]
         } else {
             [0.0; 4]
         };
-        let kt = n.dot(&(self.inv_i[a] * n)) + b.map_or(0.0, |k| n.dot(&(self.inv_i[k] * n)));
+        let (twist_a, twist_b) = (self.inv_i[a] * n, b.map_or(Vec3::zeros(), |k| self.inv_i[k] * n));
+        let kt = n.dot(&twist_a) + b.map_or(0.0, |_| n.dot(&twist_b));
         let radius = pts.iter().map(|p| (p.ra + st[a].x - centre).norm()).sum::<f64>() / count;
         Manifold {
-            rows_t: [self.jacobian_row(a, b, &ra, &rb, &t1), self.jacobian_row(a, b, &ra, &rb, &t2)],
-            twist_a: self.inv_i[a] * n,
-            twist_b: b.map_or(Vec3::zeros(), |k| self.inv_i[k] * n),
+            rows_t,
+            twist_a,
+            twist_b,
             start,
             end,
             mu,
@@ -94,6 +96,7 @@ impl RigidSi {
         }
         self.vp.clear();
         self.vp.resize(n, Vec3::zeros());
+        self.pseudo = false;
         self.wp.clear();
         self.wp.resize(n, Vec3::zeros());
         let speed = solverlab_core::rigid::max_point_speed(&scene.rigid, st);
@@ -142,8 +145,8 @@ impl RigidSi {
                 mass_scale: 1.0,
                 ..Point::default()
             };
-            p.mn = this.effective_mass(&p, &p.n);
             p.row = this.jacobian_row(p.a, p.b, &p.ra, &p.rb, &p.n);
+            p.mn = p.row.effective_mass(&p.n);
             p.s0 = p.s;
             let s = p.s;
             if s > 0.0 {
@@ -152,7 +155,8 @@ impl RigidSi {
                 match cfg.feedback {
                     Feedback::Soft => {
                         // Against a fixed body or a world collider: `static_contact_hertz`.
-                        let fixed = b.is_none_or(|k| scene.rigid[k].is_fixed()) || scene.rigid[c.a].is_fixed();
+                        // (Inverse masses of zero: a fixed body, or none for a world collider.)
+                        let fixed = p.row.ima == 0.0 || p.row.imb == 0.0;
                         let (bias_rate, soft_mass, soft_impulse) = if fixed { against_fixed } else { between_bodies };
                         p.bias = (bias_rate * s).max(-cfg.max_push);
                         (p.mass_scale, p.impulse_scale) = (soft_mass, soft_impulse);
@@ -170,7 +174,10 @@ impl RigidSi {
                 }
             }
             p.set_inv_mn();
-            p.vn0 = p.n.dot(&this.vrel(st, &p, Velocity::Real));
+            // (The approach speed is read only by the restitution pass.)
+            if p.e > 0.0 {
+                p.vn0 = p.n.dot(&this.vrel(st, &p, Velocity::Real));
+            }
             p.p0 = c.point.point;
             p.la = st[c.a].q.inverse_transform_vector(&p.ra);
             if let Some(k) = b {
@@ -290,6 +297,7 @@ impl RigidSi {
             .with_min_len(par_min() / 4)
             .for_each(|(inv_i, (b, s))| *inv_i = b.inv_inertia_world(&s.q));
         self.vp.iter_mut().for_each(|v| *v = Vec3::zeros());
+        self.pseudo = false;
         self.wp.iter_mut().for_each(|v| *v = Vec3::zeros());
         let between_bodies = soft(cfg.soft_hertz(h).0, cfg.contact_damping_ratio, h);
         let against_fixed = soft(cfg.static_soft_hertz(h), cfg.contact_damping_ratio, h);
@@ -304,7 +312,7 @@ impl RigidSi {
                 (p.s / h, 1.0, 0.0)
             } else {
                 // As in `prepare`: against a fixed body or a world collider, `static_contact_hertz`.
-                let fixed = p.b.is_none_or(|k| scene.rigid[k].is_fixed()) || scene.rigid[p.a].is_fixed();
+                let fixed = p.row.ima == 0.0 || p.row.imb == 0.0;
                 let (bias_rate, soft_mass, soft_impulse) = if fixed { against_fixed } else { between_bodies };
                 ((bias_rate * p.s).max(-cfg.max_push), soft_mass, soft_impulse)
             };

@@ -458,6 +458,7 @@ impl RigidSi {
 
     /// One sweep of the split rows on the pseudo velocities ([`Pass::Split`]).
     fn split_sweep(&mut self, g: usize, st: &mut [RigidState], omega: f64) -> SweepStats {
+        self.pseudo = true;
         let (mut max, mut sum2, mut count, mut dl2) = (0.0_f64, 0.0, 0usize, 0.0);
         let group = self.groups[g];
         let (first, last) = group.m;
@@ -555,7 +556,10 @@ impl RigidSi {
     /// pseudo velocities (m): `s + h·n·(v_rel + v_rel,pseudo)`, the `s_end` of the relax pass
     /// and the common violation's contact term.
     pub(super) fn end_separation(&self, st: &[RigidState], p: &Point, h: f64) -> f64 {
-        p.s + h * p.n.dot(&(self.vrel(st, p, Velocity::Real) + self.vrel(st, p, Velocity::Pseudo)))
+        let real = self.vrel(st, p, Velocity::Real);
+        // (Zero pseudo velocities add nothing: the same number without them.)
+        let rel = if self.pseudo { real + self.vrel(st, p, Velocity::Pseudo) } else { real };
+        p.s + h * p.n.dot(&rel)
     }
 
     /// The largest last violation over the groups (m).
