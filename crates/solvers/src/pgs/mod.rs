@@ -298,8 +298,7 @@ impl Solver for PgsSolver {
     }
 
     fn rigid_contacts(&self, out: &mut Vec<solverlab_core::rigid::ContactForce>) {
-        out.clear();
-        out.extend_from_slice(self.rigid.forces());
+        self.rigid.forces(out);
     }
 
     fn rigid_joints(&self, out: &mut Vec<solverlab_core::rigid::JointForce>) {

@@ -77,7 +77,6 @@ impl RigidSi {
         let (contacts, points) = (&self.contacts, &self.points);
         let mut pairs = std::mem::take(&mut self.warm.pairs);
         let mut warm = std::mem::take(&mut self.warm.points);
-        let mut forces = std::mem::take(&mut self.forces);
         let min = par_min() / 4;
         self.manifolds
             .par_iter()
@@ -96,24 +95,9 @@ impl RigidSi {
             .map(|(c, p)| (c.point.feature, c.point.point, p.ln))
             .collect_into_vec(&mut warm);
         (self.warm.pairs, self.warm.points) = (pairs, warm);
-        // The forces: the manifold's friction is shared among its points by their normal
-        // impulses.
-        // The forces, point by point (each finds its manifold): the manifold's friction is
-        // shared among its points by their normal impulses.
-        let manifolds = &self.manifolds;
-        points
-            .par_iter()
-            .enumerate()
-            .with_min_len(par_min())
-            .map(|(k, p)| {
-                let m = &manifolds[manifolds.partition_point(|m| m.end <= k)];
-                let friction = (m.t1 * m.lt1 + m.t2 * m.lt2).norm();
-                let total: f64 = points[m.start..m.end].iter().map(|p| p.ln).sum();
-                let share = if total > 0.0 { p.ln / total } else { 1.0 / (m.end - m.start) as f64 };
-                ContactForce { contact: contacts[k], normal_force: p.ln / h, tangent_force: friction * share / h }
-            })
-            .collect_into_vec(&mut forces);
-        self.forces = forces;
+        // The forces are computed when asked for ([`RigidSi::forces`]), from this step's
+        // impulses, which stand until the next step.
+        self.forces_h = Some(h);
     }
 
     /// One nonlinear Gauss-Seidel position sweep (Box2D v2.4's position solver): first every

@@ -282,7 +282,9 @@ pub(super) struct RigidSi {
     pseudo: bool,
     /// Last step's impulses per body pair.
     warm: WarmMap,
-    forces: Vec<ContactForce>,
+    /// The length of the step whose impulses the points and manifolds hold, once it has
+    /// finished (none from the start of the next step's contacts): the forces reported.
+    forces_h: Option<f64>,
     /// The joints' forces of the last step.
     joint_forces: Vec<JointForce>,
     /// The friction bound of this step (from the settings).
@@ -383,12 +385,30 @@ impl RigidSi {
         self.frames.clear();
         self.warm_joints.clear();
         self.warm.clear();
-        self.forces.clear();
+        self.forces_h = None;
         self.joint_forces.clear();
     }
 
-    pub(super) fn forces(&self) -> &[ContactForce] {
-        &self.forces
+    /// The contact forces of the last finished step into `out` (none before one has finished):
+    /// each point's normal impulse over the step, and its manifold's friction impulse shared
+    /// among its points by their normal impulses, point by point (each finds its manifold; the
+    /// same list on any number of threads).
+    pub(super) fn forces(&self, out: &mut Vec<ContactForce>) {
+        out.clear();
+        let Some(h) = self.forces_h else { return };
+        let (contacts, points, manifolds) = (&self.contacts, &self.points, &self.manifolds);
+        points
+            .par_iter()
+            .enumerate()
+            .with_min_len(par_min())
+            .map(|(k, p)| {
+                let m = &manifolds[manifolds.partition_point(|m| m.end <= k)];
+                let friction = (m.t1 * m.lt1 + m.t2 * m.lt2).norm();
+                let total: f64 = points[m.start..m.end].iter().map(|p| p.ln).sum();
+                let share = if total > 0.0 { p.ln / total } else { 1.0 / (m.end - m.start) as f64 };
+                ContactForce { contact: contacts[k], normal_force: p.ln / h, tangent_force: friction * share / h }
+            })
+            .collect_into_vec(out);
     }
 
     pub(super) fn joint_forces(&self) -> &[JointForce] {

@@ -83,6 +83,7 @@ impl RigidSi {
         frame_substeps: u32,
     ) {
         self.carried_for = frame_substeps;
+        self.forces_h = None;
         self.active.clear();
         self.active.extend((0..scene.joints.len()).map(|j| scene.joint_active(j, time)));
         let n = scene.rigid.len();
