@@ -41,6 +41,11 @@ pub struct RigidContact {
     pub friction: f64,
     /// Combined restitution.
     pub restitution: f64,
+    /// For a recycled contact ([`rigid_contacts_recycled`]): the lever arms from `a`'s centre
+    /// and from `b`'s (m, world frame) to the point, frozen when the pair's contacts were last
+    /// found (the second has no use for a world collider); `None` for a contact found in this
+    /// call, whose arms run to `point.point`.
+    pub arms: Option<[Vec3; 2]>,
 }
 
 impl RigidContact {
@@ -69,11 +74,11 @@ pub fn rigid_contacts_with(
     contacts_with(scene, states, margin, out, scratch, None);
 }
 
-/// [`rigid_contacts_with`] with contact coherence: a box's contacts with another box or a world
-/// block are those of the last call, their separations measured anew, while the pair's relative
-/// motion since they were found stays small ([`ContactCache`]); otherwise they are found anew
-/// and kept for the next call. The first call, or one with a new body count, finds all.
-pub fn rigid_contacts_coherent(
+/// [`rigid_contacts_with`] with contact recycling, as Rapier 0.36 does it (its
+/// `contact_recycling`, on by default): a pair whose relative pose has drifted little since its
+/// contacts were last found keeps them ([`ContactCache`]); the others are found anew and kept
+/// for the next call. The first call, or one with a new body count, finds all.
+pub fn rigid_contacts_recycled(
     scene: &crate::Scene,
     states: &[RigidState],
     margin: f64,
@@ -83,100 +88,102 @@ pub fn rigid_contacts_coherent(
 ) {
     if cache.bodies.len() != scene.rigid.len() {
         cache.bodies.clear();
-        cache.bodies.resize_with(scene.rigid.len(), Vec::new);
+        cache.bodies.resize_with(scene.rigid.len(), KeptBody::default);
     }
     contacts_with(scene, states, margin, out, scratch, Some(&mut cache.bodies));
 }
 
-/// The box–box contact points of the last call of [`rigid_contacts_coherent`], kept in both
-/// bodies' frames, by first body.
+/// The pairs and contact points of the last call of [`rigid_contacts_recycled`], by first body.
 ///
-/// A pair's kept points are used again, as in the contact coherence of parry's cuboid–cuboid
-/// manifolds (which Rapier uses), while all of these hold: the normal, fixed in each body, has
-/// turned by less than 1° from one body to the other; no point has crossed between gap and
-/// penetration since the last call; and no point's two ends have slid more than 1 mm apart
-/// along the normal's plane since the points were found. The points then keep their feature ids
-/// (their warm start), the normal turns with the second body, and each separation is the
-/// distance along it between the point's two ends. A pair that fails any test, and every pair
-/// of other shapes, is found anew by the narrow phase.
+/// A pair of bodies, or of a body and a world block or sphere, is recycled while both hold:
+/// * its relative pose (the second's pose in the first's frame) has drifted by at most
+///   [`RECYCLE_DISTANCE`] since its contacts were found: the translation's change plus the
+///   chord `2·r·sin(Δθ/2)` of its rotation's change, `r` the larger bounding radius; for a pair
+///   that had no contact point, at most the speculative margin it was found with, if less;
+/// * neither body has turned by more than about 11.5° since (`cos Δθ > 0.98`).
+///
+/// A recycled pair keeps its points and their feature ids (their warm start), their normals
+/// and their lever arms frozen in the world as they were found; each point's separation is
+/// measured anew along its normal between its two ends, each carried by its body. (The frozen
+/// arms make the rows the same from frame to frame, which Rapier's documentation calls
+/// load-bearing for tall stacks.) Contacts with planes and box walls are found anew every
+/// call: an infinite collider's drift bound is infinite, as it is in Rapier.
 #[derive(Clone, Debug, Default)]
 pub struct ContactCache {
-    bodies: Vec<Vec<KeptPoint>>,
+    bodies: Vec<KeptBody>,
 }
 
 impl ContactCache {
-    /// Forgets every kept point (the next call finds all contacts anew).
+    /// Forgets every kept pair (the next call finds all contacts anew).
     pub fn clear(&mut self) {
         self.bodies.clear();
     }
 }
 
-/// One kept contact point of body `a` (the cache's index) with `b`.
+/// The largest relative drift of a recycled pair (m): Rapier 0.36's
+/// `normalized_contact_recycle_distance` (0.05) at a length unit of 1 m.
+pub const RECYCLE_DISTANCE: f64 = 0.05;
+
+/// The smallest `cos Δθ` of either body's turn since its pair's contacts were found, for the
+/// pair to be recycled (Rapier 0.36's bound; about 11.5°).
+const RECYCLE_TURN_COS: f64 = 0.98;
+
+/// One body's kept pairs and their points.
+#[derive(Clone, Debug, Default)]
+struct KeptBody {
+    pairs: Vec<KeptPair>,
+    points: Vec<KeptPoint>,
+}
+
+/// A pair of the body (`a`) with `b`, as its contacts were last found.
+#[derive(Clone, Copy, Debug)]
+struct KeptPair {
+    b: Other,
+    /// `b`'s pose in `a`'s frame: its position and orientation.
+    t: Vec3,
+    q: UnitQuaternion<f64>,
+    /// Both bodies' orientations.
+    qa: UnitQuaternion<f64>,
+    qb: UnitQuaternion<f64>,
+    /// The larger bounding radius (m) and the largest drift for recycling (m).
+    extent: f64,
+    max_drift: f64,
+    /// Its points, `KeptBody::points[points.0..points.1]`.
+    points: (usize, usize),
+}
+
+/// A kept contact point.
 #[derive(Clone, Copy, Debug)]
 struct KeptPoint {
-    b: Other,
-    /// The point's end on `a`'s surface, in `a`'s frame (m).
+    /// The point's end on `a`'s surface in `a`'s frame, and on `b`'s in `b`'s (m).
     la: Vec3,
-    /// Its end on `b`'s surface, in `b`'s frame (the world's for a block) (m).
     lb: Vec3,
-    /// The normal (from `b` to `a`) in `a`'s frame and in `b`'s.
-    na: Vec3,
-    nb: Vec3,
-    /// The separation last measured (m).
-    separation: f64,
+    /// The normal (from `b` to `a`) and the lever arms from `a`'s and `b`'s origin, frozen in the
+    /// world frame.
+    n: Vec3,
+    arms: [Vec3; 2],
     feature: u32,
 }
 
-/// The smallest cosine between the normal as fixed in either body for kept points to be used
-/// again (1°).
-const COHERENT_COS: f64 = 0.999_847_695_156_391_2;
-
-/// The largest squared slide of a kept point's two ends along the normal's plane (m²): 1 mm.
-const COHERENT_SLIDE2: f64 = 1.0e-6;
-
-/// The kept points `kept` of a pair at poses `pa`, `pb`, appended to `out` with their
-/// separations measured anew and written back, or `false` (and `out` unchanged) when the pair
-/// moved too far for them ([`ContactCache`]).
-fn reuse(kept: &mut [KeptPoint], pa: &Pose, pb: &Pose, out: &mut Vec<ContactPoint>) -> bool {
-    let Some(first) = kept.first() else { return false };
-    let n = pb.q * first.nb;
-    if (pa.q * first.na).dot(&n) < COHERENT_COS {
-        return false;
-    }
-    let start = out.len();
-    for k in kept.iter() {
-        let (ea, eb) = (pa.x + pa.q * k.la, pb.x + pb.q * k.lb);
-        let d = ea - eb;
-        let separation = d.dot(&n);
-        if separation * k.separation < 0.0 || (d - n * separation).norm_squared() > COHERENT_SLIDE2 {
-            out.truncate(start);
+impl KeptPair {
+    /// Whether the pair at poses `pa`, `pb` is still within its recycling bounds.
+    fn holds(&self, pa: &Pose, pb: &Pose) -> bool {
+        let turn_cos = |base: &UnitQuaternion<f64>, now: &UnitQuaternion<f64>| {
+            let c = base.coords.dot(&now.coords);
+            2.0 * c * c - 1.0
+        };
+        if turn_cos(&self.qa, &pa.q).min(turn_cos(&self.qb, &pb.q)) <= RECYCLE_TURN_COS {
             return false;
         }
-        out.push(ContactPoint { point: (ea + eb) * 0.5, normal: n, separation, feature: k.feature });
-    }
-    for (k, p) in kept.iter_mut().zip(&out[start..]) {
-        k.separation = p.separation;
-    }
-    true
-}
-
-/// Keeps the fresh points `points` of body `a` at `pa` with `b` at `pb` in `kept`.
-fn keep(b: Other, points: &[ContactPoint], pa: &Pose, pb: &Pose, kept: &mut Vec<KeptPoint>) {
-    for p in points {
-        let half = p.normal * (0.5 * p.separation);
-        kept.push(KeptPoint {
-            b,
-            la: pa.q.inverse_transform_vector(&(p.point + half - pa.x)),
-            lb: pb.q.inverse_transform_vector(&(p.point - half - pb.x)),
-            na: pa.q.inverse_transform_vector(&p.normal),
-            nb: pb.q.inverse_transform_vector(&p.normal),
-            separation: p.separation,
-            feature: p.feature,
-        });
+        let t = pa.q.inverse_transform_vector(&(pb.x - pa.x));
+        let q = pa.q.inverse() * pb.q;
+        let turn = q * self.q.inverse();
+        let drift = (t - self.t).norm() + 2.0 * turn.imag().norm() * self.extent;
+        drift <= self.max_drift
     }
 }
 
-/// [`rigid_contacts_with`], with the kept points of [`rigid_contacts_coherent`] (one list per
+/// [`rigid_contacts_with`], with the kept pairs of [`rigid_contacts_recycled`] (one entry per
 /// body) when given.
 fn contacts_with(
     scene: &crate::Scene,
@@ -184,7 +191,7 @@ fn contacts_with(
     margin: f64,
     out: &mut Vec<RigidContact>,
     scratch: &mut Vec<Vec<RigidContact>>,
-    mut cache: Option<&mut Vec<Vec<KeptPoint>>>,
+    mut cache: Option<&mut Vec<KeptBody>>,
 ) {
     out.clear();
     let bodies = &scene.rigid;
@@ -217,7 +224,7 @@ fn contacts_with(
     use rayon::prelude::*;
     scratch.resize_with(chunks.max(scratch.len()), Vec::new);
     // Each task's part of the kept points (its bodies' lists), if any.
-    let mut kept: Vec<Option<&mut [Vec<KeptPoint>]>> = match cache {
+    let mut kept: Vec<Option<&mut [KeptBody]>> = match cache {
         Some(c) => c.chunks_mut(CONTACT_CHUNK).map(Some).collect(),
         None => (0..chunks).map(|_| None).collect(),
     };
@@ -265,59 +272,83 @@ struct NarrowPhase<'a> {
 
 impl NarrowPhase<'_> {
     /// The contacts of bodies `range`, body by body, appended to `out`; with `cache` (the kept
-    /// points of these bodies, `cache[a - range.start]` body `a`'s), box–box pairs reuse their
-    /// kept points while coherent, and each body's list is replaced by its pairs' of this call.
-    fn bodies(
-        &self,
-        range: std::ops::Range<usize>,
-        out: &mut Vec<RigidContact>,
-        mut cache: Option<&mut [Vec<KeptPoint>]>,
-    ) {
+    /// pairs of these bodies, `cache[a - range.start]` body `a`'s), a pair within its recycling
+    /// bounds keeps its points ([`ContactCache`]), and each body's entry is replaced by its pairs
+    /// of this call.
+    fn bodies(&self, range: std::ops::Range<usize>, out: &mut Vec<RigidContact>, mut cache: Option<&mut [KeptBody]>) {
         let (scene, states, margin) = (self.scene, self.states, self.margin);
         let bodies = &scene.rigid;
-        let mut points = Vec::new();
-        // The lists being built: one body's kept points of this call (its old list is reused for
-        // the next body's).
-        let mut fresh: Vec<KeptPoint> = Vec::new();
+        let (mut points, mut arms) = (Vec::new(), Vec::new());
+        // The entry being built for one body (the entry it replaces is reused for the next).
+        let mut fresh = KeptBody::default();
         let first = range.start;
         for a in range {
             let (ba, sa) = (&bodies[a], &states[a]);
             let pose = sa.pose();
-            let mut old = match (cache.as_mut(), ba.shape) {
-                (Some(c), Shape::Box { .. }) => Some(std::mem::take(&mut c[a - first])),
-                _ => None,
-            };
-            fresh.clear();
-            // A box's contacts with box `bb` at `pb` (`b`): its kept points if coherent, else
-            // the narrow phase's, kept.
-            let mut boxes = |b: Other, bb: &Shape, pb: &Pose, points: &mut Vec<ContactPoint>| {
-                let Some(old) = old.as_mut().filter(|_| matches!(bb, Shape::Box { .. })) else {
-                    shape_contacts(&ba.shape, &pose, bb, pb, margin, points);
-                    return;
-                };
-                let run = old.iter().position(|k| k.b == b).map(|s| {
-                    let e = old[s..].iter().position(|k| k.b != b).map_or(old.len(), |e| s + e);
-                    s..e
-                });
-                if let Some(run) = run {
-                    if reuse(&mut old[run.clone()], &pose, pb, points) {
-                        fresh.extend_from_slice(&old[run]);
+            let mut old = cache.as_mut().map(|c| std::mem::take(&mut c[a - first]));
+            fresh.pairs.clear();
+            fresh.points.clear();
+            // The contacts with `b` (shape `bb` at `pb`) into `points`, and with recycling their
+            // frozen arms into `arms`: the kept ones if the pair is within its bounds, else the
+            // narrow phase's, kept.
+            let mut pair =
+                |b: Other, bb: &Shape, pb: &Pose, points: &mut Vec<ContactPoint>, arms: &mut Vec<[Vec3; 2]>| {
+                    let Some(old) = old.as_ref() else {
+                        shape_contacts(&ba.shape, &pose, bb, pb, margin, points);
+                        return;
+                    };
+                    let start = fresh.points.len();
+                    if let Some(k) = old.pairs.iter().find(|k| k.b == b).filter(|k| k.holds(&pose, pb)) {
+                        for kp in &old.points[k.points.0..k.points.1] {
+                            let (ea, eb) = (pose.x + pose.q * kp.la, pb.x + pb.q * kp.lb);
+                            let separation = (ea - eb).dot(&kp.n);
+                            points.push(ContactPoint {
+                                point: (ea + eb) * 0.5,
+                                normal: kp.n,
+                                separation,
+                                feature: kp.feature,
+                            });
+                            arms.push(kp.arms);
+                            fresh.points.push(*kp);
+                        }
+                        fresh.pairs.push(KeptPair { points: (start, fresh.points.len()), ..*k });
                         return;
                     }
-                }
-                shape_contacts(&ba.shape, &pose, bb, pb, margin, points);
-                keep(b, points, &pose, pb, &mut fresh);
-            };
-            let mut push = |b: Other, points: &mut Vec<ContactPoint>, mu: f64, e: f64| {
-                for p in points.drain(..) {
+                    shape_contacts(&ba.shape, &pose, bb, pb, margin, points);
+                    for p in points.iter() {
+                        let half = p.normal * (0.5 * p.separation);
+                        fresh.points.push(KeptPoint {
+                            la: pose.q.inverse_transform_vector(&(p.point + half - pose.x)),
+                            lb: pb.q.inverse_transform_vector(&(p.point - half - pb.x)),
+                            n: p.normal,
+                            arms: [p.point - pose.x, p.point - pb.x],
+                            feature: p.feature,
+                        });
+                    }
+                    fresh.pairs.push(KeptPair {
+                        b,
+                        t: pose.q.inverse_transform_vector(&(pb.x - pose.x)),
+                        q: pose.q.inverse() * pb.q,
+                        qa: pose.q,
+                        qb: pb.q,
+                        extent: ba.shape.bounding_radius().max(bb.bounding_radius()),
+                        max_drift: if points.is_empty() { RECYCLE_DISTANCE.min(margin) } else { RECYCLE_DISTANCE },
+                        points: (start, fresh.points.len()),
+                    });
+                };
+            // Appends `points` (their frozen arms in `arms` if recycled), emptying both.
+            let mut push = |b: Other, points: &mut Vec<ContactPoint>, arms: &mut Vec<[Vec3; 2]>, mu: f64, e: f64| {
+                for (k, p) in points.drain(..).enumerate() {
                     out.push(RigidContact {
                         a,
                         b,
                         point: p,
                         friction: (ba.friction * mu).sqrt(),
                         restitution: ba.restitution.max(e),
+                        arms: arms.get(k).copied(),
                     });
                 }
+                arms.clear();
             };
             let against_plane = |n: Vec3, offset: f64, points: &mut Vec<ContactPoint>| match ba.shape {
                 Shape::Box { half } => collide::box_plane(half, &pose, n, offset, margin, points),
@@ -340,12 +371,19 @@ impl NarrowPhase<'_> {
                         -bx.max[axis]
                     };
                     against_plane(n, offset, &mut points);
-                    push(Other::Collider(ColliderRef::BoxFace(face).code()), &mut points, bx.friction, bx.restitution);
+                    let face = Other::Collider(ColliderRef::BoxFace(face).code());
+                    push(face, &mut points, &mut arms, bx.friction, bx.restitution);
                 }
             }
             for (k, p) in scene.planes.iter().enumerate().filter(|_| world) {
                 against_plane(p.normal.normalize(), p.offset, &mut points);
-                push(Other::Collider(ColliderRef::Plane(k as u32).code()), &mut points, p.friction, p.restitution);
+                push(
+                    Other::Collider(ColliderRef::Plane(k as u32).code()),
+                    &mut points,
+                    &mut arms,
+                    p.friction,
+                    p.restitution,
+                );
             }
             for (k, s) in scene.spheres.iter().enumerate().filter(|_| world) {
                 let r = s.radius + ba.shape.bounding_radius() + margin;
@@ -353,8 +391,9 @@ impl NarrowPhase<'_> {
                     continue;
                 }
                 let ball = Pose { x: s.center, q: UnitQuaternion::identity() };
-                shape_contacts(&ba.shape, &pose, &Shape::Sphere { radius: s.radius }, &ball, margin, &mut points);
-                push(Other::Collider(ColliderRef::Sphere(k as u32).code()), &mut points, s.friction, s.restitution);
+                let code = Other::Collider(ColliderRef::Sphere(k as u32).code());
+                pair(code, &Shape::Sphere { radius: s.radius }, &ball, &mut points, &mut arms);
+                push(code, &mut points, &mut arms, s.friction, s.restitution);
             }
             for (k, blk) in scene.blocks.iter().enumerate().filter(|_| world) {
                 let half = (blk.max - blk.min) / 2.0;
@@ -365,20 +404,19 @@ impl NarrowPhase<'_> {
                 }
                 let block_pose = Pose { x: centre, q: UnitQuaternion::identity() };
                 let code = Other::Collider(ColliderRef::Block(k as u32).code());
-                boxes(code, &Shape::Box { half }, &block_pose, &mut points);
-                push(Other::Collider(ColliderRef::Block(k as u32).code()), &mut points, blk.friction, blk.restitution);
+                pair(code, &Shape::Box { half }, &block_pose, &mut points, &mut arms);
+                push(code, &mut points, &mut arms, blk.friction, blk.restitution);
             }
             for &(_, b) in &self.candidates[self.first[a]..self.first[a + 1]] {
                 let (bb, sb) = (&bodies[b], &states[b]);
                 if (ba.is_fixed() && bb.is_fixed()) || self.joined.binary_search(&(a, b)).is_ok() {
                     continue;
                 }
-                boxes(Other::Body(b), &bb.shape, &sb.pose(), &mut points);
-                push(Other::Body(b), &mut points, bb.friction, bb.restitution);
+                pair(Other::Body(b), &bb.shape, &sb.pose(), &mut points, &mut arms);
+                push(Other::Body(b), &mut points, &mut arms, bb.friction, bb.restitution);
             }
-            if let (Some(c), Some(old)) = (cache.as_mut(), old.as_mut()) {
-                std::mem::swap(old, &mut fresh);
-                c[a - first] = std::mem::take(old);
+            if let Some(c) = cache.as_mut() {
+                c[a - first] = std::mem::replace(&mut fresh, old.take().unwrap_or_default());
             }
         }
     }
@@ -455,9 +493,9 @@ mod tests {
         (scene, states)
     }
 
-    fn coherent(scene: &crate::Scene, states: &[RigidState], cache: &mut ContactCache) -> Vec<RigidContact> {
+    fn recycled(scene: &crate::Scene, states: &[RigidState], cache: &mut ContactCache) -> Vec<RigidContact> {
         let mut out = Vec::new();
-        rigid_contacts_coherent(scene, states, 0.02, &mut out, &mut Vec::new(), cache);
+        rigid_contacts_recycled(scene, states, 0.02, &mut out, &mut Vec::new(), cache);
         out
     }
 
@@ -467,54 +505,47 @@ mod tests {
         out
     }
 
-    /// The first call finds what the narrow phase finds. Moved by less than the limits, the
-    /// upper box keeps its points (features, surface ends): a slide along the normal moves each
-    /// separation by the slide exactly, and a slide along the face leaves each point midway
-    /// between the box's end, which moved, and the lower box's, which did not. Past a 1 mm slide,
-    /// across the gap, or turned by 2°, the points are the narrow phase's again.
+    /// The first call finds what the narrow phase finds. Moved by 1 mm up and 3 cm along the
+    /// face (drift 3 cm), the upper box keeps its points: their features, their normal and
+    /// their arms as found, each separation the distance along the normal between the point's
+    /// ends carried by the bodies (1 mm more), the point midway between the ends. Past 5 cm of
+    /// drift, or with both boxes turned together by 12° (no relative drift, but frozen arms
+    /// would be wrong), the points are the narrow phase's again.
     #[test]
-    fn kept_box_contacts_follow_the_bodies_until_they_move_too_far() {
+    fn recycled_contacts_follow_the_bodies_until_they_drift_too_far() {
         let (scene, mut states) = two_boxes();
         let mut cache = ContactCache::default();
-        let first = coherent(&scene, &states, &mut cache);
+        let first = recycled(&scene, &states, &mut cache);
         assert_eq!(first, fresh(&scene, &states));
         assert_eq!(first.len(), 4);
-        assert!(first.iter().all(|c| (c.point.separation + 0.001).abs() < 1e-12));
+        assert!(first.iter().all(|c| (c.point.separation + 0.001).abs() < 1e-12 && c.arms.is_none()));
 
-        // 0.4 mm up: kept, each separation moved by the slide.
-        states[0].x.y += 0.0004;
-        let kept = coherent(&scene, &states, &mut cache);
+        let moved = Vec3::new(0.03, 0.001, 0.0);
+        states[0].x += moved;
+        let kept = recycled(&scene, &states, &mut cache);
         assert_eq!(kept.len(), 4);
         for (k, f) in kept.iter().zip(&first) {
-            assert_eq!(k.point.feature, f.point.feature);
-            assert!((k.point.separation - (f.point.separation + 0.0004)).abs() < 1e-12, "{}", k.point.separation);
-            assert!((k.point.normal - f.point.normal).norm() < 1e-12);
+            assert_eq!((k.a, k.b, k.point.feature, k.point.normal), (f.a, f.b, f.point.feature, f.point.normal));
+            assert!((k.point.separation - (f.point.separation + 0.001)).abs() < 1e-12, "{}", k.point.separation);
+            assert!((k.point.point - (f.point.point + moved * 0.5)).norm() < 1e-12);
+            let [ra, rb] = k.arms.expect("recycled");
+            assert!((ra - (f.point.point - scene.rigid[0].x)).norm() < 1e-12);
+            assert!((rb - (f.point.point - scene.rigid[1].x)).norm() < 1e-12);
         }
 
-        // 0.5 mm along x: kept, midway between the ends (0.25 mm behind the narrow phase's).
-        states[0].x.x += 0.0005;
-        let (kept, found) = (coherent(&scene, &states, &mut cache), fresh(&scene, &states));
-        assert_eq!(kept.len(), found.len());
-        for (k, f) in kept.iter().zip(&found) {
-            assert_eq!(k.point.feature, f.point.feature);
-            assert!((k.point.separation - f.point.separation).abs() < 1e-12);
-            assert!((k.point.point - f.point.point + Vec3::new(0.00025, 0.0, 0.0)).norm() < 1e-12);
-        }
+        // 2.5 cm more along the face: 5.5 cm from where they were found.
+        states[0].x.x += 0.025;
+        assert_eq!(recycled(&scene, &states, &mut cache), fresh(&scene, &states));
 
-        // 0.6 mm more (1.1 mm since they were found): found anew.
-        states[0].x.x += 0.0006;
-        assert_eq!(coherent(&scene, &states, &mut cache), fresh(&scene, &states));
-
-        // Across the gap (from −0.6 mm to +0.2 mm): found anew.
-        coherent(&scene, &states, &mut cache);
-        states[0].x.y += 0.0008;
-        assert_eq!(coherent(&scene, &states, &mut cache), fresh(&scene, &states));
-
-        // Tilted by 2° about x: found anew.
+        // Both boxes turned by 12° about the vertical through the lower box's centre.
         let (scene, mut states) = two_boxes();
         let mut cache = ContactCache::default();
-        coherent(&scene, &states, &mut cache);
-        states[0].q = nalgebra::UnitQuaternion::from_euler_angles(2f64.to_radians(), 0.0, 0.0);
-        assert_eq!(coherent(&scene, &states, &mut cache), fresh(&scene, &states));
+        recycled(&scene, &states, &mut cache);
+        let turn = UnitQuaternion::from_euler_angles(0.0, 12f64.to_radians(), 0.0);
+        for s in states.iter_mut() {
+            s.x = Vec3::new(0.0, -1.0, 0.0) + turn * (s.x - Vec3::new(0.0, -1.0, 0.0));
+            s.q = turn * s.q;
+        }
+        assert_eq!(recycled(&scene, &states, &mut cache), fresh(&scene, &states));
     }
 }

@@ -53,7 +53,7 @@ use crate::Vec3;
 
 pub use collide::{ContactPoint, Pose};
 pub use contact::{
-    collider_support, max_penetration, max_point_speed, rigid_contacts, rigid_contacts_coherent, rigid_contacts_with,
+    collider_support, max_penetration, max_point_speed, rigid_contacts, rigid_contacts_recycled, rigid_contacts_with,
     shape_contacts, ContactCache, ContactForce, Other, RigidContact,
 };
 pub use frame::JointFrame;

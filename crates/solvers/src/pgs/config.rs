@@ -161,13 +161,15 @@ pub struct PgsConfig {
     /// as Box2D v3's soft step and Rapier's TGS-soft do. Needs `feedback = "soft"` and no
     /// `position_iterations` (default: false; true in `soft-step` and `tgs-soft`).
     pub contacts_per_frame: bool,
-    /// Rigid boxes: contact coherence. A box's contacts with another box or a world block are
-    /// those found in an earlier step, their separations measured anew, while the pair has moved
-    /// little since (the normal turned less than 1°, no point crossed between gap and
-    /// penetration, no point's two ends slid more than 1 mm apart), as parry's cuboid–cuboid
-    /// manifolds do under Rapier; otherwise they are found anew. It saves most of the narrow
-    /// phase of resting stacks and piles (default: false; true in `tgs-soft`).
-    pub contact_reuse: bool,
+    /// Rigid bodies: contact recycling, as Rapier 0.36 ships it (`contact_recycling`): a pair
+    /// whose relative pose has drifted less than 5 cm since its contacts were found (translation
+    /// plus the rotation's chord at the larger bounding radius), with neither body turned by
+    /// more than about 11.5°, keeps its points, their normals and lever arms frozen in the world,
+    /// each separation measured anew between the point's two ends as the bodies carry them;
+    /// contacts with planes and box walls are found every frame
+    /// (`solverlab_core::rigid::ContactCache`). It saves most of the narrow phase of resting
+    /// piles, and the frozen rows hold tall stacks (default: false; true in `tgs-soft`).
+    pub contact_recycling: bool,
     /// Rigid joints: start each step from the joints' last impulses (times `warm_start`) as the
     /// contacts do; with `false` every step's joint impulses start from zero (default: true;
     /// false in `tgs-soft`, Rapier's `warmstart_joints = false`).
@@ -207,7 +209,7 @@ impl Default for PgsConfig {
             sleep_speed: 0.05,
             sleep_spin: 2f64.to_radians(),
             contacts_per_frame: false,
-            contact_reuse: false,
+            contact_recycling: false,
             warm_start_joints: true,
         }
     }
@@ -287,9 +289,8 @@ fn pgs_presets() -> Vec<(&'static str, &'static str, PgsConfig)> {
 /// rigid (10⁶ Hz, ζ 1); here joints keep the soft rows' cap of half the substep rate (120 Hz at
 /// 60 Hz × 4), the stiffest the step can follow; like Rapier's (`warmstart_joints = false`) they
 /// start every substep from zero impulses (warm-started, the 10 × 10 joint grid blows up under
-/// this preset's single relax sweep in frame 90). As Rapier's cuboids do, boxes keep their
-/// contact points while a pair moves little (`contact_reuse`, parry's contact coherence: 1°,
-/// 1 mm). What else differs: Rapier solves contact normals in 2 × 2 blocks (a default feature)
+/// this preset's single relax sweep in frame 90). Contacts are recycled as Rapier 0.36 does by
+/// default (`contact_recycling`: 5 cm of relative drift, 11.5° of turn). What else differs: Rapier solves contact normals in 2 × 2 blocks (a default feature)
 /// where this preset goes point by point, and it caps body speeds.
 fn tgs_soft() -> PgsConfig {
     PgsConfig {
@@ -308,7 +309,7 @@ fn tgs_soft() -> PgsConfig {
         friction_pass: FrictionPass::Relax,
         block: false,
         contacts_per_frame: true,
-        contact_reuse: true,
+        contact_recycling: true,
         warm_start_joints: false,
         ..PgsConfig::default()
     }

@@ -246,7 +246,7 @@ pub(super) struct RigidSi {
     bouncy: bool,
     /// The narrow phase's per-task lists, kept for their memory.
     contact_scratch: Vec<Vec<RigidContact>>,
-    /// The box–box contact points kept from frame to frame (`contact_reuse`).
+    /// The contact pairs kept from frame to frame (`contact_recycling`).
     contact_cache: solverlab_core::rigid::ContactCache,
     points: Vec<Point>,
     manifolds: Vec<Manifold>,

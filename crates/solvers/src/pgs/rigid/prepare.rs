@@ -106,9 +106,9 @@ impl RigidSi {
         let steps = if frame_substeps > 1 { f64::from(frame_substeps) + 1.0 } else { 2.0 };
         let margin = 4.0 * cfg.slop + steps * h * speed;
         let mut contacts = std::mem::take(&mut self.contacts);
-        if cfg.contact_reuse {
+        if cfg.contact_recycling {
             let cache = &mut self.contact_cache;
-            solverlab_core::rigid::rigid_contacts_coherent(
+            solverlab_core::rigid::rigid_contacts_recycled(
                 scene,
                 st,
                 margin,
@@ -135,11 +135,14 @@ impl RigidSi {
                 Other::Collider(_) => None,
             };
             let nrm = c.point.normal;
+            // A recycled contact's arms are those frozen when it was found.
+            let [ra, rb] =
+                c.arms.unwrap_or([c.point.point - st[c.a].x, b.map_or(Vec3::zeros(), |k| c.point.point - st[k].x)]);
             let mut p = Point {
                 a: c.a,
                 b,
-                ra: c.point.point - st[c.a].x,
-                rb: b.map_or(Vec3::zeros(), |k| c.point.point - st[k].x),
+                ra,
+                rb: if b.is_some() { rb } else { Vec3::zeros() },
                 n: nrm,
                 s: c.point.separation,
                 e: c.restitution,
@@ -149,6 +152,13 @@ impl RigidSi {
             p.row = this.jacobian_row(p.a, p.b, &p.ra, &p.rb, &p.n);
             p.mn = p.row.effective_mass(&p.n);
             p.s0 = p.s;
+            if c.arms.is_some() {
+                // The separation a later substep measures, `s₀ + n·(Δp_a − Δp_b)`, follows the
+                // arms' ends from the frame's start, which need not meet at the point when the
+                // arms are frozen: `s₀` is rebased so that it starts at `s`.
+                let end_b = b.map_or(c.point.point, |k| st[k].x + p.rb);
+                p.s0 = p.s - p.n.dot(&((st[c.a].x + p.ra) - end_b));
+            }
             let s = p.s;
             if s > 0.0 {
                 p.bias = s / h;
