@@ -105,10 +105,10 @@ impl Mode {
     /// (10⁶ Hz, ζ 1: `tgs-soft`'s nominal numbers, which solverlab caps at half the substep
     /// rate, 120 Hz at 60 Hz × 4).
     ///
-    /// What is left at Rapier's defaults on purpose, and differs from solverlab's impulse
-    /// family: joints not warm-started, contact recycling (a pair that moved less than 5 cm
-    /// keeps its contact points; solverlab finds contacts anew every substep, and without
-    /// recycling Rapier drops the stack with a 10× top too), continuous collision detection for
+    /// What is left at Rapier's defaults on purpose, and differs from some of solverlab's impulse
+    /// presets: joints not warm-started (as in `tgs-soft`), contact recycling (a pair that moved
+    /// less than 5 cm keeps its contact points, as `tgs-soft`'s `contact_recycling` does; without
+    /// it Rapier drops the stack with a 10× top, and so does `tgs-soft`), continuous collision detection for
     /// fast bodies, the 400 m/s speed cap, and Rapier's 2 × 2 block solver of contact normals (a
     /// compile-time feature, on by default; `tgs-soft` goes point by point).
     pub fn parameters(self, dt: f64) -> IntegrationParameters {

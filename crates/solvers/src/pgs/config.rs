@@ -270,7 +270,7 @@ fn pgs_presets() -> Vec<(&'static str, &'static str, PgsConfig)> {
         ),
         (
             "tgs-soft",
-            "Rapier 0.36's defaults: 4 substeps × (1 biased, 1 relax), friction in the relax sweep; contacts 30 Hz ζ 10 (60 Hz against fixed bodies), push ≤ 3 m/s",
+            "Rapier 0.36's defaults: 4 substeps × (1 biased, 1 relax), friction in the relax sweep; contacts 30 Hz ζ 10 (60 Hz against fixed bodies), push ≤ 3 m/s, contact recycling",
             tgs_soft(),
         ),
     ]
