@@ -105,7 +105,7 @@ pub fn rigid_contacts_recycled(
 /// A recycled pair keeps its points and their feature ids (their warm start), their normals
 /// and their lever arms frozen in the world as they were found; each point's separation is
 /// measured anew along its normal between its two ends, each carried by its body. (The frozen
-/// arms make the rows the same from frame to frame, which Rapier's documentation calls
+/// arms make the rows the same from frame to frame, which Rapier's source calls
 /// load-bearing for tall stacks.) Contacts with planes and box walls are found anew every
 /// call: an infinite collider's drift bound is infinite, as it is in Rapier.
 #[derive(Clone, Debug, Default)]
