@@ -219,7 +219,10 @@ fn chromium() -> Option<PathBuf> {
 
 fn headless(args: &[&str]) -> Output {
     let browser = chromium().expect("Debian's chromium: apt-get install chromium (.ci/run does)");
-    let profile = std::env::temp_dir().join(format!("solverlab-chromium-{}", std::process::id()));
+    // (A profile of its own per call: tests run on several threads, and each removes its own.)
+    static CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let profile = common::tmp("chromium", &format!("profile-{call}"));
     Command::new(browser)
         .args(["--headless=new", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--no-first-run"])
         .arg(format!("--user-data-dir={}", profile.display()))

@@ -10,12 +10,43 @@ pub fn solverlab(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_solverlab")).args(args).output().expect("runs")
 }
 
-/// A fresh, empty folder `solverlab-GROUP-PID-NAME` in the system's temporary folder.
-pub fn tmp(group: &str, name: &str) -> PathBuf {
+/// A fresh, empty folder `solverlab-GROUP-PID-NAME` in the system's temporary folder, removed
+/// with everything in it when the test that made it passes (a failing test leaves it to look at).
+pub fn tmp(group: &str, name: &str) -> TmpDir {
     let d = std::env::temp_dir().join(format!("solverlab-{group}-{}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);
     std::fs::create_dir_all(&d).unwrap();
-    d
+    TmpDir(d)
+}
+
+/// A temporary folder's path ([`tmp`], [`absent`]), removed on drop unless the thread panics.
+pub struct TmpDir(PathBuf);
+
+impl std::ops::Deref for TmpDir {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl AsRef<Path> for TmpDir {
+    fn as_ref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl AsRef<std::ffi::OsStr> for TmpDir {
+    fn as_ref(&self) -> &std::ffi::OsStr {
+        self.0.as_os_str()
+    }
+}
+
+impl Drop for TmpDir {
+    fn drop(&mut self) {
+        if !std::thread::panicking() {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
 }
 
 /// What a run printed on stderr.
@@ -30,7 +61,7 @@ pub fn s(p: &Path) -> &str {
 
 /// Like [`tmp`], but the folder does not exist yet (for commands that must create it, or must
 /// write nothing).
-pub fn absent(group: &str, name: &str) -> PathBuf {
+pub fn absent(group: &str, name: &str) -> TmpDir {
     let d = tmp(group, name);
     std::fs::remove_dir(&d).unwrap();
     d

@@ -97,7 +97,7 @@ pub fn rigid_contacts_recycled(
 ///
 /// A pair of bodies, or of a body and a world block or sphere, is recycled while both hold:
 /// * its relative pose (the second's pose in the first's frame) has drifted by at most
-///   [`RECYCLE_DISTANCE`] since its contacts were found: the translation's change plus the
+///   5 cm (Rapier 0.36's default) since its contacts were found: the translation's change plus the
 ///   chord `2·r·sin(Δθ/2)` of its rotation's change, `r` the larger bounding radius; for a pair
 ///   that had no contact point, at most the speculative margin it was found with, if less;
 /// * neither body has turned by more than about 11.5° since (`cos Δθ > 0.98`).
@@ -122,7 +122,7 @@ impl ContactCache {
 
 /// The largest relative drift of a recycled pair (m): Rapier 0.36's
 /// `normalized_contact_recycle_distance` (0.05) at a length unit of 1 m.
-pub const RECYCLE_DISTANCE: f64 = 0.05;
+const RECYCLE_DISTANCE: f64 = 0.05;
 
 /// The smallest `cos Δθ` of either body's turn since its pair's contacts were found, for the
 /// pair to be recycled (Rapier 0.36's bound; about 11.5°).
