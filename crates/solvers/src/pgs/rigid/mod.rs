@@ -385,6 +385,7 @@ impl RigidSi {
         self.frames.clear();
         self.warm_joints.clear();
         self.warm.clear();
+        self.contact_cache.clear();
         self.forces_h = None;
         self.joint_forces.clear();
     }
