@@ -126,8 +126,15 @@ pub struct PgsConfig {
     /// 0.36 by default).
     pub friction_pass: FrictionPass,
     /// Soft joints (equality rows): stiffness frequency (Hz) (default: 60); capped at half the
-    /// (sub)step rate (Box2D v3: twice the capped contact frequency).
+    /// (sub)step rate (Box2D v3: twice the capped contact frequency); rigid joints only with
+    /// `cap_rigid_joint_hertz`.
     pub joint_hertz: f64,
+    /// Cap `joint_hertz` for rigid bodies' joints at half the (sub)step rate, Box2D v3's rule
+    /// (default: true; false in `tgs-soft`: Rapier 0.36 caps no joint frequency, and its joints
+    /// default to 10⁶ Hz, so stiff that each substep's bias removes the whole joint error,
+    /// `C/h`). Particle sticks keep the cap either way: uncapped at 10⁶ Hz with one biased
+    /// sweep a substep, they tore the cloth (131 %) and the plant.
+    pub cap_rigid_joint_hertz: bool,
     /// Soft joints: damping ratio (default: 2).
     pub joint_damping_ratio: f64,
     /// Largest speed at which penetration is pushed out (m/s) (default: 3).
@@ -199,6 +206,7 @@ impl Default for PgsConfig {
             friction_cone: FrictionCone::Disk,
             friction_pass: FrictionPass::Both,
             joint_hertz: 60.0,
+            cap_rigid_joint_hertz: true,
             joint_damping_ratio: 2.0,
             max_push: 3.0,
             restitution_threshold: 1.0,
@@ -285,9 +293,10 @@ fn pgs_presets() -> Vec<(&'static str, &'static str, PgsConfig)> {
 /// solved in the unbiased sweep only (`friction_in_bias_pass = false`); warm start 1
 /// (`warmstart_coefficient`). Rapier's 0.005 m slop (`allowed_linear_error`) is no dead zone on
 /// the push-out, and neither is solverlab's on soft rigid rows; the slop sets the speculative
-/// margin, 4 × 0.005 m = Rapier's 0.02 m prediction distance. Rapier's joints are effectively
-/// rigid (10⁶ Hz, ζ 1); here joints keep the soft rows' cap of half the substep rate (120 Hz at
-/// 60 Hz × 4), the stiffest the step can follow; like Rapier's (`warmstart_joints = false`) they
+/// margin, 4 × 0.005 m = Rapier's 0.02 m prediction distance. Joints are Rapier's, effectively
+/// rigid: 10⁶ Hz, ζ 1, uncapped (`cap_rigid_joint_hertz = false`; with Box2D v3's cap of half the
+/// substep rate, 120 Hz here, the 10 × 10 joint grid opened its joints to 8 cm and tore in
+/// frame 11, where Rapier's open 5 cm); like Rapier's (`warmstart_joints = false`) they
 /// start every substep from zero impulses (warm-started, the 10 × 10 joint grid blows up under
 /// this preset's single relax sweep in frame 90). Contacts are recycled as Rapier 0.36 does by
 /// default (`contact_recycling`: 5 cm of relative drift, 11.5° of turn). What else differs: Rapier solves contact normals in 2 × 2 blocks (a default feature)
@@ -302,6 +311,7 @@ fn tgs_soft() -> PgsConfig {
         contact_damping_ratio: 10.0,
         static_contact_hertz: 60.0,
         joint_hertz: 1e6,
+        cap_rigid_joint_hertz: false,
         joint_damping_ratio: 1.0,
         max_push: 3.0,
         slop: 0.005,
@@ -317,10 +327,20 @@ fn tgs_soft() -> PgsConfig {
 
 impl PgsConfig {
     /// The soft frequencies in force for a step of `h` seconds (Hz): contacts at most a quarter
-    /// of the step rate, joints at most half (Box2D v3's rule; at 60 Hz and one substep the
-    /// default 30 and 60 Hz become 15 and 30 Hz).
+    /// of the step rate, joints (particle sticks) at most half (Box2D v3's rule; at 60 Hz and
+    /// one substep the default 30 and 60 Hz become 15 and 30 Hz).
     pub fn soft_hertz(&self, h: f64) -> (f64, f64) {
         (self.contact_hertz.min(0.25 / h), self.joint_hertz.min(0.5 / h))
+    }
+
+    /// The soft frequency of rigid bodies' joints for a step of `h` seconds (Hz): `joint_hertz`,
+    /// capped as [`PgsConfig::soft_hertz`] caps sticks with `cap_rigid_joint_hertz`.
+    pub fn rigid_joint_hertz(&self, h: f64) -> f64 {
+        if self.cap_rigid_joint_hertz {
+            self.joint_hertz.min(0.5 / h)
+        } else {
+            self.joint_hertz
+        }
     }
 
     /// The soft frequency in force for a rigid contact with a fixed body or a world collider,

@@ -244,7 +244,7 @@ impl JointRows {
             out.k_inv_limit
         };
         // Feedback.
-        let (joint_rate, joint_ms, joint_is) = soft(cfg.soft_hertz(h).1, cfg.joint_damping_ratio, h);
+        let (joint_rate, joint_ms, joint_is) = soft(cfg.rigid_joint_hertz(h), cfg.joint_damping_ratio, h);
         let compliant = j.compliance > 0.0;
         for r in 0..dim {
             if out.gamma[r] > 0.0 {
