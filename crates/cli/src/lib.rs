@@ -416,6 +416,12 @@ fn output_dir(out: &std::path::Path) -> Result<(), CliError> {
 /// Runs the command line (the process's arguments) with the solver families of `registry`, and
 /// returns the exit status (see the crate docs).
 pub fn main_with(registry: Registry) -> ExitCode {
+    // The calling thread becomes one of the global pool's workers (of `RAYON_NUM_THREADS`, or
+    // one per core): the runner's own thread then takes part in every parallel pass of a solver
+    // instead of handing each to the pool and sleeping until it returns. The hand-offs cost a
+    // wake-up each, and a substepped rigid solver makes some hundred of them a frame. (If a
+    // global pool exists already, as in a test harness, it is kept.)
+    let _ = rayon::ThreadPoolBuilder::new().use_current_thread().build_global();
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
     if let Some(m) = set_form_error(&args) {
         eprintln!("error: {m}");
