@@ -23,6 +23,8 @@ pub const SKIP: u64 = 3;
 /// The child's part: `simulate` of `solver` (a TOML inline table or a preset name) on the builtin
 /// scene `scene` with `sets`, `FRAMES` frames, no positions and no figures, into `out`.
 pub fn simulate(scene: &str, sets: &[String], solver: &str, out: &Path) -> Result<(), String> {
+    // As the `solverlab` command does first: this thread works in the pool.
+    solverlab_cli::join_thread_pool();
     let args = Simulate {
         scene: scene.into(),
         sets: sets.to_vec(),

@@ -113,6 +113,8 @@ fn scene(key: &str) -> Result<&'static ThreadScene, String> {
 
 /// The child: the command line's `simulate`, no positions, no figures.
 fn child(key: &str, preset: &str, out: &Path) -> Result<(), String> {
+    // As the `solverlab` command does first: this thread works in the pool.
+    solverlab_cli::join_thread_pool();
     let s = scene(key)?;
     let args = Simulate {
         scene: s.builtin.into(),

@@ -81,9 +81,10 @@ pub struct PgsConfig {
     /// same numbers on any number of threads; a small colour's manifolds are visited four at a
     /// time, interleaved; see `pgs::rigid::colors`) (default: `natural`, in every preset: on
     /// one thread the coloured order is within 5 % of the natural one on small scenes but cost
-    /// `tgs-soft` 9 % of the 4,095-box pyramid's frame, and some accuracy, its chain's joints
-    /// opening 4.3 cm against the natural order's 2.4 and Rapier's 2.7; on two threads it is
-    /// the faster, `docs/benchmarks.md`).
+    /// `tgs-soft` 9 % of the 4,095-box pyramid's frame, and some accuracy on joints: the chain's
+    /// open 2.6 cm against the natural order's 1.8 (Rapier's 2.7), and the three ragdolls sink
+    /// 7.7 cm into each other against 2.7; on two threads it is the faster,
+    /// `docs/benchmarks.md`).
     pub rigid_order: Order,
     /// Seed of the `shuffled` order (default: 0).
     pub seed: u64,

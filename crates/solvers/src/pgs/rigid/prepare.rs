@@ -373,8 +373,16 @@ impl RigidSi {
 
     /// Islands, waking, and the order and groups of the sweeps (see the module docs).
     fn build_islands(&mut self, scene: &Scene, st: &mut [RigidState], cfg: &PgsConfig) {
+        // Without sleeping, and with sweeps that do not go island by island (coloured, or
+        // `islands = false`), the islands decide nothing: every movable body is awake, in one
+        // group. The search over the contact graph is then skipped (it ran on one thread).
+        let grouped = cfg.islands && cfg.rigid_order != Order::Colored;
+        let nothing_sleeps = cfg.sleep_time == 0.0 && st.iter().all(|s| !s.asleep);
         // A joint that left with a removed body links nothing.
         let (island, count) = match self.active.iter().all(|&a| a) {
+            _ if !grouped && nothing_sleeps => {
+                (scene.rigid.iter().map(|b| if b.is_fixed() { usize::MAX } else { 0 }).collect(), 1)
+            }
             true => islands(&scene.rigid, &self.contacts, &scene.joints),
             false => {
                 let held: Vec<_> =
