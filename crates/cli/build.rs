@@ -13,15 +13,15 @@ fn main() {
     println!("cargo:rustc-env=SOLVERLAB_COMMIT={commit}{}", if dirty { "-dirty" } else { "" });
     let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
     println!("cargo:rustc-env=SOLVERLAB_RUSTC={}", run(&rustc, &["--version"]).unwrap_or_else(|| "unknown".into()));
-    // Git's own paths: in a linked work tree (`git worktree`) `.git` is a file and HEAD and the
-    // index live in the main repository's `.git/worktrees/NAME/`; a commit rewrites the index.
-    // And the workspace's sources: an edit that is not yet staged makes the build dirty, and
-    // without this the script would keep the clean commit it found before the edit.
+    // The workspace's sources: an edit that is not yet staged makes the build dirty, and without
+    // this the script would keep the clean commit it found before the edit.
     for dir in ["../../crates", "../../benches", "../../Cargo.toml", "../../Cargo.lock"] {
         if std::path::Path::new(dir).exists() {
             println!("cargo:rerun-if-changed={dir}");
         }
     }
+    // Git's own paths: in a linked work tree (`git worktree`) `.git` is a file and HEAD and the
+    // index live in the main repository's `.git/worktrees/NAME/`; a commit rewrites the index.
     for name in ["HEAD", "index"] {
         let path = run("git", &["rev-parse", "--git-path", name]).unwrap_or_else(|| format!("../../.git/{name}"));
         if std::path::Path::new(&path).exists() {

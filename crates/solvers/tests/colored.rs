@@ -53,8 +53,7 @@ fn coloured_sweeps_give_the_same_numbers_on_one_and_two_threads() {
 /// order's (measured over 120 frames with `solverlab simulate`: 3.3 against 3.4 mm), and so on
 /// the three falling ragdolls with their joints capped at 120 Hz (2.5 against 4.7 cm). With the
 /// preset's own joints, Rapier's uncapped 10⁶ Hz, the coloured order lets the ragdolls sink
-/// further: 7.7 against 2.7 cm over 120 frames (measured; the joints' colours are solved before the contacts',
-/// each rigid joint removing its whole error).
+/// further: 7.7 against 2.7 cm over 90 frames and over 120 (measured; why is not traced).
 #[test]
 fn the_coloured_order_keeps_the_natural_order_s_penetration() {
     let worst = |scene: &solverlab_core::Scene, order: &str, capped: bool, frames: usize| {

@@ -299,7 +299,7 @@ fn pgs_presets() -> Vec<(&'static str, &'static str, PgsConfig)> {
 /// substep rate, 120 Hz here, the 10 × 10 joint grid opened its joints to 8 cm and tore in
 /// frame 11, where Rapier's open 5 cm); like Rapier's (`warmstart_joints = false`) they
 /// start every substep from zero impulses (warm-started, the 10 × 10 joint grid blows up under
-/// this preset's single relax sweep in frame 90). Contacts are recycled as Rapier 0.36 does by
+/// this preset's single relax sweep in frame 18). Contacts are recycled as Rapier 0.36 does by
 /// default (`contact_recycling`: 5 cm of relative drift, 11.5° of turn). What else differs: Rapier solves contact normals in 2 × 2 blocks (a default feature)
 /// where this preset goes point by point, and it caps body speeds.
 fn tgs_soft() -> PgsConfig {

@@ -378,17 +378,14 @@ impl RigidSi {
         // group. The search over the contact graph is then skipped (it ran on one thread).
         let grouped = cfg.islands && cfg.rigid_order != Order::Colored;
         let nothing_sleeps = cfg.sleep_time == 0.0 && st.iter().all(|s| !s.asleep);
-        // A joint that left with a removed body links nothing.
-        let (island, count) = match self.active.iter().all(|&a| a) {
-            _ if !grouped && nothing_sleeps => {
-                (scene.rigid.iter().map(|b| if b.is_fixed() { usize::MAX } else { 0 }).collect(), 1)
-            }
-            true => islands(&scene.rigid, &self.contacts, &scene.joints),
-            false => {
-                let held: Vec<_> =
-                    scene.joints.iter().zip(&self.active).filter(|(_, a)| **a).map(|(j, _)| *j).collect();
-                islands(&scene.rigid, &self.contacts, &held)
-            }
+        let (island, count) = if !grouped && nothing_sleeps {
+            (scene.rigid.iter().map(|b| if b.is_fixed() { usize::MAX } else { 0 }).collect(), 1)
+        } else if self.active.iter().all(|&a| a) {
+            islands(&scene.rigid, &self.contacts, &scene.joints)
+        } else {
+            // A joint that left with a removed body links nothing.
+            let held: Vec<_> = scene.joints.iter().zip(&self.active).filter(|(_, a)| **a).map(|(j, _)| *j).collect();
+            islands(&scene.rigid, &self.contacts, &held)
         };
         // An island is awake if any of its bodies is: a body touched by an awake one wakes with
         // its whole island.
