@@ -29,6 +29,8 @@ fn the_preset_is_rapier_0_36_s_defaults() {
     assert_eq!((c.max_push, c.warm_start, c.slop), (3.0, 1.0, 0.005));
     assert_eq!(c.friction_pass, FrictionPass::Relax);
     assert!(!c.warm_start_joints, "Rapier's warmstart_joints is false");
+    // Rapier's `block-solver` feature (on by default): contact normals in 2 × 2 blocks.
+    assert!(c.block_pairs && !c.block);
     assert_eq!((c.joint_hertz, c.joint_damping_ratio), (1e6, 1.0));
     // Rapier caps no joint frequency: the rigid joints get the full 10⁶ Hz, particle sticks
     // keep Box2D v3's cap of half the substep rate.
@@ -65,6 +67,10 @@ fn the_switch_names_the_sweeps() {
     assert!(parse("kind = \"pgs\"\nfriction_pass = \"never\"").unwrap_err().to_string().starts_with("friction_pass"));
     let negative = parse("kind = \"pgs\"\nstatic_contact_hertz = -1.0").unwrap_err().to_string();
     assert!(negative.starts_with("static_contact_hertz"), "{negative}");
+    // Whole-manifold blocks and pairs are two ways to solve the same rows: one or the other.
+    let both = parse("kind = \"pgs\"\nblock = true\nblock_pairs = true").unwrap_err().to_string();
+    assert!(both.starts_with("block_pairs") && both.contains("not both"), "{both}");
+    assert!(parse("kind = \"pgs\"\nblock = false\nblock_pairs = true").is_ok());
 }
 
 /// A 0.5 m, 1 kg box at rest on a floor with μ = 0.5, under gravity tilted by `theta_deg` (a

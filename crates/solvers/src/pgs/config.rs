@@ -116,9 +116,20 @@ pub struct PgsConfig {
     /// there for 2-point manifolds), instead of point by point; the biased sweeps of soft rows
     /// stay point by point (default: true; false in `pgs-bullet`, `soft-step` and `tgs-soft`:
     /// Bullet and Box2D v3 go point by point, and Rapier 0.36's blocks are pairs of points with
-    /// their softness in the block, which this is not; `block = false` is the impulse tutorial's
+    /// their softness in the block, `block_pairs`; `block = false` is the impulse tutorial's
     /// rule).
     pub block: bool,
+    /// Rigid bodies: solve the normal rows of each manifold of two to four points two at a
+    /// time, each pair as a 2 × 2 complementarity problem with the rows' softness in it (Rapier
+    /// 0.36's block solver, a default feature of its crate): a four-point manifold's two
+    /// diagonals (each point paired with the one farthest from it), a three-point manifold's
+    /// farthest pair and then its third point alone. A pair's 2 × 2 matrix `K'` is the rows'
+    /// coupling `K` with each diagonal entry divided by the row's mass scale (1 in the relax
+    /// sweeps); of the four candidates, both pushing, only the first, only the second or neither,
+    /// the first that solves the problem wins, the impulses kept when none does (as Rapier). A pair
+    /// whose `det K ≤ 0.01·K₁₁K₂₂` (nearly parallel rows) goes point by point. Cannot be
+    /// combined with `block` (default: false; true in `tgs-soft`).
+    pub block_pairs: bool,
     /// Rigid bodies: the friction bound, `disk` or `pyramid` (default: `disk`).
     pub friction_cone: FrictionCone,
     /// Which sweeps solve the friction rows, of particle and rigid contacts: `both` the biased
@@ -204,6 +215,7 @@ impl Default for PgsConfig {
             contact_damping_ratio: 10.0,
             static_contact_hertz: 0.0,
             block: true,
+            block_pairs: false,
             friction_cone: FrictionCone::Disk,
             friction_pass: FrictionPass::Both,
             joint_hertz: 60.0,
@@ -279,7 +291,7 @@ fn pgs_presets() -> Vec<(&'static str, &'static str, PgsConfig)> {
         ),
         (
             "tgs-soft",
-            "Rapier 0.36's defaults: 4 substeps × (1 biased, 1 relax), friction in the relax sweep; contacts 30 Hz ζ 10 (60 Hz against fixed bodies), push ≤ 3 m/s, contact recycling",
+            "Rapier 0.36's defaults: 4 substeps × (1 biased, 1 relax), friction in the relax sweep; contacts 30 Hz ζ 10 (60 Hz against fixed bodies), push ≤ 3 m/s, contact recycling, normals in 2 × 2 soft blocks",
             tgs_soft(),
         ),
     ]
@@ -300,8 +312,12 @@ fn pgs_presets() -> Vec<(&'static str, &'static str, PgsConfig)> {
 /// frame 11, where Rapier's open 5 cm); like Rapier's (`warmstart_joints = false`) they
 /// start every substep from zero impulses (warm-started, the 10 × 10 joint grid blows up under
 /// this preset's single relax sweep in frame 18). Contacts are recycled as Rapier 0.36 does by
-/// default (`contact_recycling`: 5 cm of relative drift, 11.5° of turn). What else differs: Rapier solves contact normals in 2 × 2 blocks (a default feature)
-/// where this preset goes point by point, and it caps body speeds.
+/// default (`contact_recycling`: 5 cm of relative drift, 11.5° of turn), and contact normals
+/// are solved two points at a time in 2 × 2 soft blocks (`block_pairs`), as Rapier's default
+/// `block-solver` feature does. What else differs: Rapier caps body speeds, solves a
+/// manifold's twist row before its tangent rows (here after), and bounds the twist by
+/// `μ·Σλᵢ·dᵢ` over the points' distances `dᵢ` from the centre (here `μ·d̄·Σλᵢ`, `d̄` their
+/// mean).
 fn tgs_soft() -> PgsConfig {
     PgsConfig {
         iterations: 1,
@@ -319,6 +335,7 @@ fn tgs_soft() -> PgsConfig {
         warm_start: 1.0,
         friction_pass: FrictionPass::Relax,
         block: false,
+        block_pairs: true,
         contacts_per_frame: true,
         contact_recycling: true,
         warm_start_joints: false,
@@ -381,6 +398,12 @@ impl PgsConfig {
         }
         if self.feedback == Feedback::Soft && (self.contact_hertz == 0.0 || self.joint_hertz == 0.0) {
             return Err(ConfigError::new("contact_hertz", "soft feedback needs positive frequencies"));
+        }
+        if self.block && self.block_pairs {
+            return Err(ConfigError::new(
+                "block_pairs",
+                "the normal rows go either as whole-manifold blocks (`block`) or in pairs (`block_pairs`), not both",
+            ));
         }
         if !matches!(self.rigid_order, Order::Natural | Order::Colored) {
             return Err(ConfigError::new("rigid_order", "the rigid rows go in the `natural` or the `colored` order"));

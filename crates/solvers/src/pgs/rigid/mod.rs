@@ -219,12 +219,26 @@ struct Manifold {
     /// block, both row-major 4 × 4 (only the manifold's points are used).
     coupling: [f64; 16],
     coupling_pinv: [f64; 16],
+    /// Pair solve (`block_pairs`): the pairs of points (0, 1) and (2, 3); `paired` when the
+    /// manifold's normals go in pairs.
+    pairs: [Pair; 2],
+    paired: bool,
     /// The island of the manifold's movable body (its index, until the islands are built).
     island: usize,
     /// The manifold's movable body.
     body: usize,
     /// Its bodies' velocities during a coloured sweep's parallel visit, until written back.
     vel: colors::Local,
+}
+
+/// Two normal rows of a manifold solved together (`block_pairs`): their `K = J M⁻¹ Jᵀ`.
+#[derive(Clone, Copy, Debug, Default)]
+struct Pair {
+    k11: f64,
+    k12: f64,
+    k22: f64,
+    /// Whether the pair is solved as a block: both rows have mass and `det K > 0.01·K₁₁K₂₂`.
+    block: bool,
 }
 
 /// A group of rows iterated together: one island, or everything.

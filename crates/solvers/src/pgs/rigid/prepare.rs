@@ -27,6 +27,20 @@ impl RigidSi {
         }
     }
 
+    /// The pairs of manifold `m`'s normal rows (see [`Manifold::pairs`]): `(0, 1)` and, with four
+    /// points, `(2, 3)`.
+    fn pair_couplings(&self, m: &mut Manifold) {
+        let pts = &self.points[m.start..m.end];
+        m.paired = true;
+        for (k, pair) in pts.chunks_exact(2).enumerate() {
+            let (p, q) = (&pair[0], &pair[1]);
+            let k12 = p.row.coupling(&q.row, &p.n, &q.n);
+            let (k11, k22) = (p.row.coupling(&p.row, &p.n, &p.n), q.row.coupling(&q.row, &q.n, &q.n));
+            let block = p.mn > 0.0 && q.mn > 0.0 && k11 * k22 - k12 * k12 > 0.01 * k11 * k22;
+            m.pairs[k] = Pair { k11, k12, k22, block };
+        }
+    }
+
     /// The friction rows of the manifold `points[start..end]` (all of one pair).
     fn manifold(&self, st: &[RigidState], start: usize, end: usize, mu: f64) -> Manifold {
         let pts = &self.points[start..end];
@@ -122,13 +136,16 @@ impl RigidSi {
         if cfg.rigid_order == Order::Colored {
             colors::sort_contacts_by_color(scene, &mut contacts, &mut self.contact_scratch);
         }
+        if cfg.block_pairs {
+            pair_diagonals(&mut contacts);
+        }
         self.bouncy = contacts.par_iter().with_min_len(par_min()).any(|c| c.restitution > 0.0);
         let between_bodies = soft(cfg.soft_hertz(h).0, cfg.contact_damping_ratio, h);
         let against_fixed = soft(cfg.static_soft_hertz(h), cfg.contact_damping_ratio, h);
         let mut points = std::mem::take(&mut self.points);
         let this: &Self = self;
         let st_read: &[RigidState] = st;
-        let point = |c: &RigidContact| {
+        let point = |(c, p): (&RigidContact, &mut Point)| {
             let st = st_read;
             let b = match c.b {
                 Other::Body(k) => Some(k),
@@ -138,7 +155,7 @@ impl RigidSi {
             // A recycled contact's arms are those frozen when it was found.
             let [ra, rb] =
                 c.arms.unwrap_or([c.point.point - st[c.a].x, b.map_or(Vec3::zeros(), |k| c.point.point - st[k].x)]);
-            let mut p = Point {
+            *p = Point {
                 a: c.a,
                 b,
                 ra,
@@ -187,18 +204,17 @@ impl RigidSi {
             p.set_inv_mn();
             // (The approach speed is read only by the restitution pass.)
             if p.e > 0.0 {
-                p.vn0 = p.n.dot(&this.vrel(st, &p, Velocity::Real));
+                p.vn0 = p.n.dot(&this.vrel(st, p, Velocity::Real));
             }
             p.p0 = c.point.point;
             p.la = st[c.a].q.inverse_transform_vector(&p.ra);
             if let Some(k) = b {
                 p.lb = st[k].q.inverse_transform_vector(&p.rb);
             }
-            p
         };
-        // Each point on its own: the same rows on any number of threads.
-        points.clear();
-        contacts.par_iter().with_min_len(par_min()).map(point).collect_into_vec(&mut points);
+        // Each point on its own, written in place: the same rows on any number of threads.
+        points.resize(contacts.len(), Point::default());
+        contacts.par_iter().zip(points.par_iter_mut()).with_min_len(par_min()).for_each(point);
         self.points = points;
         self.contacts = contacts;
         // The manifolds: the runs of one pair's points, each built on its own.
@@ -219,6 +235,9 @@ impl RigidSi {
             let mut m = this.manifold(st_read, start, end, this.contacts[start].friction);
             if cfg.block && (2..=4).contains(&(end - start)) {
                 this.block_matrices(&mut m);
+            }
+            if cfg.block_pairs && (2..=4).contains(&(end - start)) {
+                this.pair_couplings(&mut m);
             }
             let c = &this.contacts[start];
             m.body = match c.b {
@@ -495,5 +514,29 @@ impl RigidSi {
             }
         }
         self.warm = warm;
+    }
+}
+
+/// Orders each three- or four-point manifold of `contacts` (the runs of one pair) for
+/// `block_pairs`: the point farthest from the first comes second, so that a four-point
+/// manifold's pairs `(0, 1)` and `(2, 3)` are its diagonals and a three-point one's first pair
+/// is its longest side from the first point (the first of the farthest on a tie).
+fn pair_diagonals(contacts: &mut [RigidContact]) {
+    let mut start = 0;
+    while start < contacts.len() {
+        let pair = (contacts[start].a, contacts[start].b);
+        let end = (start..contacts.len()).find(|&k| (contacts[k].a, contacts[k].b) != pair).unwrap_or(contacts.len());
+        if (3..=4).contains(&(end - start)) {
+            let first = contacts[start].point.point;
+            let mut far = (start + 1, f64::NEG_INFINITY);
+            for (k, c) in contacts.iter().enumerate().take(end).skip(start + 1) {
+                let d = (c.point.point - first).norm_squared();
+                if d > far.1 {
+                    far = (k, d);
+                }
+            }
+            contacts.swap(start + 1, far.0);
+        }
+        start = end;
     }
 }
