@@ -16,6 +16,22 @@ pub enum Feedback {
     Soft,
 }
 
+/// How rigid bodies turn in a step: the gyroscopic term and the orientation update.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Rotation {
+    /// After the solve, the torque-free motion over the step (Euler's equations and the
+    /// orientation together) by one classical Runge–Kutta step
+    /// ([`solverlab_core::rigid::torque_free_drift`]).
+    #[default]
+    Rk4,
+    /// Rapier 0.36's: before the solve, one explicit step of the gyroscopic term with the angular
+    /// momentum's magnitude kept ([`solverlab_core::rigid::gyroscopic_explicit`]); after it,
+    /// the orientation turned by the exponential map of `h·ω`
+    /// ([`solverlab_core::rigid::rotate_exp`]).
+    Explicit,
+}
+
 /// How the two tangent impulses of a contact are bounded by `μ·λₙ`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -83,7 +99,7 @@ pub struct PgsConfig {
     /// one thread the coloured order is within 5 % of the natural one on small scenes but cost
     /// `tgs-soft` 9 % of the 4,095-box pyramid's frame, and some accuracy on joints: the chain's
     /// open 2.6 cm against the natural order's 1.8 (Rapier's 2.7), and the three ragdolls sink
-    /// 7.7 cm into each other against 2.7; on two threads it is the faster,
+    /// 5.5 cm into each other against 1.9; on two threads it is the faster,
     /// `docs/benchmarks.md`).
     pub rigid_order: Order,
     /// Seed of the `shuffled` order (default: 0).
@@ -193,6 +209,9 @@ pub struct PgsConfig {
     /// contacts do; with `false` every step's joint impulses start from zero (default: true;
     /// false in `tgs-soft`, Rapier's `warmstart_joints = false`).
     pub warm_start_joints: bool,
+    /// Rigid bodies: how they turn, `rk4` or `explicit` ([`Rotation`]) (default: `rk4`;
+    /// `explicit` in `tgs-soft`, Rapier 0.36's gyroscopic update).
+    pub rotation: Rotation,
 }
 
 impl Default for PgsConfig {
@@ -232,6 +251,7 @@ impl Default for PgsConfig {
             contacts_per_frame: false,
             contact_recycling: false,
             warm_start_joints: true,
+            rotation: Rotation::Rk4,
         }
     }
 }
@@ -314,7 +334,8 @@ fn pgs_presets() -> Vec<(&'static str, &'static str, PgsConfig)> {
 /// this preset's single relax sweep in frame 18). Contacts are recycled as Rapier 0.36 does by
 /// default (`contact_recycling`: 5 cm of relative drift, 11.5° of turn), and contact normals
 /// are solved two points at a time in 2 × 2 soft blocks (`block_pairs`), as Rapier's default
-/// `block-solver` feature does. What else differs: Rapier caps body speeds, solves a
+/// `block-solver` feature does, and bodies turn as Rapier turns them (`rotation = "explicit"`:
+/// its gyroscopic step before the solve, the exponential map after). What else differs: Rapier caps body speeds, solves a
 /// manifold's twist row before its tangent rows (here after), and bounds the twist by
 /// `μ·Σλᵢ·dᵢ` over the points' distances `dᵢ` from the centre (here `μ·d̄·Σλᵢ`, `d̄` their
 /// mean).
@@ -336,6 +357,7 @@ fn tgs_soft() -> PgsConfig {
         friction_pass: FrictionPass::Relax,
         block: false,
         block_pairs: true,
+        rotation: Rotation::Explicit,
         contacts_per_frame: true,
         contact_recycling: true,
         warm_start_joints: false,

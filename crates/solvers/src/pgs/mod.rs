@@ -120,6 +120,7 @@
 //! * Video Game Physics Tutorial, Part III: Constrained Rigid Body Simulation (Toptal): PGS
 //!   equals sequential impulses.
 
+use rayon::prelude::*;
 use solverlab_core::rows::IdMap;
 
 mod config;
@@ -127,7 +128,7 @@ pub(crate) mod joints;
 mod rigid;
 mod rows;
 
-pub use config::{family, Feedback, FrictionCone, FrictionPass, PgsConfig};
+pub use config::{family, Feedback, FrictionCone, FrictionPass, PgsConfig, Rotation};
 
 use solverlab_core::metrics::constraint_violation_until;
 use solverlab_core::rng::Rng;
@@ -322,6 +323,14 @@ impl PgsSolver {
         let st = &mut state.rigid;
         let cfg = &self.cfg;
         let (substep, substeps) = (ctx.substep, ctx.substeps);
+        if cfg.rotation == Rotation::Explicit {
+            // Rapier's gyroscopic update, with the forces, before the solve.
+            st.par_iter_mut().zip(scene.rigid.par_iter()).with_min_len(rigid::par_min() / 4).for_each(|(s, b)| {
+                if !b.is_fixed() && !s.asleep {
+                    s.w = solverlab_core::rigid::gyroscopic_explicit(b, &s.q, &s.w, h);
+                }
+            });
+        }
         if cfg.contacts_per_frame && substep > 1 && self.rigid.carried(substeps) {
             self.rigid.advance(scene, st, cfg, h, time);
         } else {

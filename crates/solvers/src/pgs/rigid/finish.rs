@@ -17,14 +17,18 @@ impl RigidSi {
             });
         }
         self.points = points;
-        let (vp, wp) = (&self.vp, &self.wp);
+        let (vp, wp, rotation) = (&self.vp, &self.wp, cfg.rotation);
         st.par_iter_mut().enumerate().zip(scene.rigid.par_iter()).with_min_len(par_min() / 4).for_each(
             |((k, s), b)| {
                 if b.is_fixed() || s.asleep {
                     return;
                 }
                 s.x += (s.v + vp[k]) * h;
-                (s.q, s.w) = torque_free_drift(b, &s.q, &s.w, h);
+                match rotation {
+                    Rotation::Rk4 => (s.q, s.w) = torque_free_drift(b, &s.q, &s.w, h),
+                    // (The gyroscopic term acted before the solve.)
+                    Rotation::Explicit => s.q = rotate_exp(&s.q, &s.w, h),
+                }
                 if wp[k] != Vec3::zeros() {
                     s.q = rotate(&s.q, &wp[k], h);
                 }

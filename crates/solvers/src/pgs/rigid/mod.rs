@@ -54,7 +54,10 @@
 //!    these sweeps with `friction_pass = "relax"` (and out of step 8's with `"biased"`). With
 //!    split impulses, a sweep of the split rows on the pseudo velocities follows.
 //! 7. Positions: `x ← x + h·(v + v_p)`; the rotation by the torque-free drift of `ω`
-//!    ([`solverlab_core::rigid::torque_free_drift`], the gyroscopic term), then by `ω_p`.
+//!    ([`solverlab_core::rigid::torque_free_drift`], the gyroscopic term), then by `ω_p`; with
+//!    `rotation = "explicit"` (Rapier 0.36's), the gyroscopic term acts before the solve, as one
+//!    explicit step that keeps `|L|` ([`solverlab_core::rigid::gyroscopic_explicit`]), and the
+//!    rotation here is the exponential map of `h·ω` ([`solverlab_core::rigid::rotate_exp`]).
 //!    With `position_iterations`, positions are then corrected by nonlinear Gauss-Seidel
 //!    sweeps over the joints and the contacts (Box2D v2.4's position solver).
 //! 8. `relax_iterations` unbiased sweeps (speculative bias only, from the separation the
@@ -73,7 +76,8 @@
 
 use nalgebra::{Matrix3, Matrix4};
 use solverlab_core::rigid::{
-    islands, rotate, torque_free_drift, ContactForce, JointForce, JointFrame, Other, RigidContact, RigidState,
+    islands, rotate, rotate_exp, torque_free_drift, ContactForce, JointForce, JointFrame, Other, RigidContact,
+    RigidState,
 };
 use solverlab_core::{Scene, Vec3};
 
@@ -87,14 +91,14 @@ mod sweep;
 use rayon::prelude::*;
 
 use super::rows::{soft, Pass};
-use super::{Feedback, FrictionCone, PgsConfig};
+use super::{Feedback, FrictionCone, PgsConfig, Rotation};
 use sweep::pseudo_inverse;
 
 /// The fewest items (points, bodies) a parallel task of the rigid passes takes: smaller scenes
 /// run on the calling thread, and so does everything on one thread (handing a pass to a pool of
 /// one costs more than small passes do). Every such pass writes each item on its own or takes a
 /// maximum, so its numbers do not depend on the number of threads.
-fn par_min() -> usize {
+pub(super) fn par_min() -> usize {
     if rayon::current_num_threads() > 1 {
         4096
     } else {
