@@ -9,7 +9,14 @@ fn run(cmd: &str, args: &[&str]) -> Option<String> {
 
 fn main() {
     let commit = run("git", &["rev-parse", "HEAD"]).unwrap_or_else(|| "unknown".into());
-    let dirty = run("git", &["status", "--porcelain", "--untracked-files=no"]).is_some_and(|s| !s.is_empty());
+    // Dirty: a tracked file edited anywhere, or a new file among the sources (an untracked
+    // file elsewhere, such as a result, is not part of the build).
+    let tracked = run("git", &["status", "--porcelain", "--untracked-files=no"]);
+    let new_sources = run(
+        "git",
+        &["status", "--porcelain", "--untracked-files=all", "--", ":/crates", ":/benches", ":/peers", ":/Cargo.toml"],
+    );
+    let dirty = [tracked, new_sources].into_iter().flatten().any(|s| !s.is_empty());
     println!("cargo:rustc-env=SOLVERLAB_COMMIT={commit}{}", if dirty { "-dirty" } else { "" });
     let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
     println!("cargo:rustc-env=SOLVERLAB_RUSTC={}", run(&rustc, &["--version"]).unwrap_or_else(|| "unknown".into()));

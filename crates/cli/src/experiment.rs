@@ -63,6 +63,13 @@ pub fn run_experiment(
             return Ok(());
         }
         let run = &exp.runs[k];
+        // The frames (and study solves) this run counts; those it does not reach are counted
+        // as skipped when it ends.
+        let counted = std::sync::atomic::AtomicU64::new(0);
+        let tick = || {
+            counted.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            bar.inc();
+        };
         let dir = assemble::part_dir(&out, k);
         let _ = std::fs::remove_dir_all(&dir);
         let _unfinished = Temporary::dir(&dir);
@@ -70,14 +77,14 @@ pub fn run_experiment(
         let fail = |e: std::io::Error| format!("{}: {e}", dir.display());
         let result = results::RunWriter::create(&dir, &run.scene, prefix, exp.file.forces_every.is_some()).and_then(
             |mut writer| {
-                let summary =
-                    runner::execute(run, &recording, exp.file.convergence.as_ref(), &mut writer, &|| bar.inc())?;
+                let summary = runner::execute(run, &recording, exp.file.convergence.as_ref(), &mut writer, &tick)?;
                 match summary.status {
                     RunStatus::Interrupted => Ok(false),
                     _ => writer.finish_part(run, exp.file.warmup, &summary).map(|_| true),
                 }
             },
         );
+        bar.skip((run.frames + study).saturating_sub(counted.load(std::sync::atomic::Ordering::Relaxed)));
         // A part that did not finish (interrupted, or a write that failed) leaves nothing.
         if !matches!(result, Ok(true)) {
             let _ = std::fs::remove_dir_all(&dir);

@@ -60,6 +60,13 @@ impl Progress {
         eprintln!("{}: {pos}/{len} {}, {elapsed:.0} s elapsed, about {eta:.0} s to go", self.message, self.unit);
     }
 
+    /// Counts `n` units as done without doing them: the frames a run did not reach because it
+    /// stopped early (blew up, tore, or failed), so that the count still ends at its total and
+    /// the time left is estimated from the work that remains.
+    pub fn skip(&self, n: u64) {
+        self.bar.inc(n);
+    }
+
     /// Clears the bar; without a terminal, says how long the whole took if it took long enough to
     /// have printed progress lines.
     pub fn finish(&self) {
@@ -68,5 +75,22 @@ impl Progress {
         if self.last_line.is_some() && self.start.elapsed() >= self.every {
             eprintln!("{}: {} {} in {elapsed:.0} s", self.message, self.bar.position(), self.unit);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A run that stops early has its unreached frames counted as skipped, so the count ends
+    /// at its total.
+    #[test]
+    fn skipped_frames_complete_the_count() {
+        let p = Progress::new(10, "frames", "test");
+        for _ in 0..3 {
+            p.inc();
+        }
+        p.skip(7);
+        assert_eq!((p.bar.position(), p.bar.length()), (10, Some(10)));
     }
 }
