@@ -152,8 +152,21 @@ struct Point {
 impl Point {
     /// Sets [`Point::inv_mn`] from `mn` and `mass_scale`.
     fn set_inv_mn(&mut self) {
-        let inv = |k: f64| if k > 0.0 { 1.0 / k } else { 0.0 };
-        self.inv_mn = [inv(self.mn * self.mass_scale), inv(self.mn)];
+        self.inv_mn = [inverse(self.mn * self.mass_scale), inverse(self.mn)];
+    }
+
+    /// [`Point::set_inv_mn`] after a change of `mass_scale` only (`mn` unchanged).
+    fn set_inv_mn_scaled(&mut self) {
+        self.inv_mn[0] = inverse(self.mn * self.mass_scale);
+    }
+}
+
+/// `1/k`, or 0 for `k ≤ 0` (a row without mass).
+fn inverse(k: f64) -> f64 {
+    if k > 0.0 {
+        1.0 / k
+    } else {
+        0.0
     }
 }
 

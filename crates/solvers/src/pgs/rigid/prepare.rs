@@ -41,8 +41,9 @@ impl RigidSi {
         }
     }
 
-    /// The friction rows of the manifold `points[start..end]` (all of one pair).
-    fn manifold(&self, st: &[RigidState], start: usize, end: usize, mu: f64) -> Manifold {
+    /// The friction rows of the manifold `points[start..end]` (all of one pair), written over
+    /// `out` (in place: a manifold is hundreds of bytes).
+    fn manifold(&self, st: &[RigidState], start: usize, end: usize, mu: f64, out: &mut Manifold) {
         let pts = &self.points[start..end];
         let (a, b) = (pts[0].a, pts[0].b);
         let count = pts.len() as f64;
@@ -65,7 +66,7 @@ impl RigidSi {
         let (twist_a, twist_b) = (self.inv_i[a] * n, b.map_or(Vec3::zeros(), |k| self.inv_i[k] * n));
         let kt = n.dot(&twist_a) + b.map_or(0.0, |_| n.dot(&twist_b));
         let radius = pts.iter().map(|p| (p.ra + st[a].x - centre).norm()).sum::<f64>() / count;
-        Manifold {
+        *out = Manifold {
             rows_t,
             twist_a,
             twist_b,
@@ -81,7 +82,7 @@ impl RigidSi {
             m_twist: if kt > 0.0 { 1.0 / kt } else { 0.0 },
             radius,
             ..Manifold::default()
-        }
+        };
     }
 
     /// Steps 1–4: contacts, rows and the warm start; with `frame_substeps > 1` the contacts
@@ -231,13 +232,13 @@ impl RigidSi {
         let mut manifolds = std::mem::take(&mut self.manifolds);
         let this: &Self = self;
         let st_read: &[RigidState] = st;
-        let manifold = |&(start, end): &(usize, usize)| {
-            let mut m = this.manifold(st_read, start, end, this.contacts[start].friction);
+        let manifold = |(&(start, end), m): (&(usize, usize), &mut Manifold)| {
+            this.manifold(st_read, start, end, this.contacts[start].friction, m);
             if cfg.block && (2..=4).contains(&(end - start)) {
-                this.block_matrices(&mut m);
+                this.block_matrices(m);
             }
             if cfg.block_pairs && (2..=4).contains(&(end - start)) {
-                this.pair_couplings(&mut m);
+                this.pair_couplings(m);
             }
             let c = &this.contacts[start];
             m.body = match c.b {
@@ -245,10 +246,10 @@ impl RigidSi {
                 _ => c.a,
             };
             m.island = m.body;
-            m
         };
-        manifolds.clear();
-        runs.par_iter().with_min_len(par_min() / 4).map(manifold).collect_into_vec(&mut manifolds);
+        // Each manifold on its own, written in place.
+        manifolds.resize(runs.len(), Manifold::default());
+        runs.par_iter().zip(manifolds.par_iter_mut()).with_min_len(par_min() / 4).for_each(manifold);
         self.manifolds = manifolds;
         self.build_islands(scene, st, cfg);
         self.joint_rows(scene, st, cfg, h);
@@ -346,7 +347,8 @@ impl RigidSi {
                 let (bias_rate, soft_mass, soft_impulse) = if fixed { against_fixed } else { between_bodies };
                 ((bias_rate * p.s).max(-cfg.max_push), soft_mass, soft_impulse)
             };
-            p.set_inv_mn();
+            // (The rows' effective masses are the frame's: only the mass scale changed.)
+            p.set_inv_mn_scaled();
         });
         if !same_islands {
             for m in self.manifolds.iter_mut() {
