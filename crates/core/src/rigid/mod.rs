@@ -379,10 +379,6 @@ pub fn islands(bodies: &[RigidBody], contacts: &[RigidContact], joints: &[Joint]
 mod tests {
     use super::*;
 
-    /// A free box tumbling about a non-principal axis without gravity keeps |L| within 1 % over
-    /// 600 steps of 1/60 s, and its energy within 1e-6 (the fourth-order torque-free drift; the
-    /// first-order update with ω carried along, or with L carried along, misses by 13 % and by a
-    /// factor 3.4 in energy).
     /// Rapier's explicit gyroscopic step keeps `|L|` in the body frame to round-off, and for a
     /// small step it turns `ω` as the torque-free motion does, to first order: against the
     /// fourth-order drift over `h` the change of `ω` differs by `O(h²)` (halving `h` quarters the
@@ -403,6 +399,10 @@ mod tests {
         assert!((turned.angle() - 0.75).abs() < 1e-15 && (turned.axis().unwrap().z - 1.0).abs() < 1e-15);
     }
 
+    /// A free box tumbling about a non-principal axis without gravity keeps |L| within 1 % over
+    /// 600 steps of 1/60 s, and its energy within 1e-6 (the fourth-order torque-free drift; the
+    /// first-order update with ω carried along, or with L carried along, misses by 13 % and by a
+    /// factor 3.4 in energy).
     #[test]
     fn tumbling_box_keeps_its_angular_momentum() {
         let body = RigidBody::new(Shape::Box { half: Vec3::new(0.5, 0.25, 0.125) }, 1.0, Vec3::zeros());
