@@ -39,7 +39,7 @@
 //!    or (`block`, the default) all points of a manifold of two to four points at once (a box
 //!    whose speculative margin reaches past its size can have up to eight against a plane;
 //!    those go point by point) as a small complementarity
-//!    problem solved by enumerating its active sets (`RigidSi::block_normals`; Box2D's block
+//!    problem solved by enumerating its active sets (`Visit::block_normals`; Box2D's block
 //!    solver for two points, which Catto reported let Box2D stack 24 boxes at 10 iterations,
 //!    here up to four). One block visit solves a lone manifold exactly; point by point, each
 //!    point's impulse turns the body and disturbs the others, and the error that ten sweeps
@@ -83,6 +83,7 @@ use solverlab_core::{Scene, Vec3};
 
 use super::joints::{JointRows, Pseudo};
 
+mod blocks;
 mod colors;
 mod finish;
 mod prepare;
@@ -92,7 +93,7 @@ use rayon::prelude::*;
 
 use super::rows::{soft, Pass};
 use super::{Feedback, FrictionCone, PgsConfig, Rotation};
-use sweep::pseudo_inverse;
+use blocks::pseudo_inverse;
 
 /// The fewest items (points, bodies) a parallel task of the rigid passes takes: smaller scenes
 /// run on the calling thread, and so does everything on one thread (handing a pass to a pool of

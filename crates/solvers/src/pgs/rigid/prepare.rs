@@ -137,8 +137,11 @@ impl RigidSi {
         if cfg.rigid_order == Order::Colored {
             colors::sort_contacts_by_color(scene, &mut contacts, &mut self.contact_scratch);
         }
+        // The manifolds: the runs of one pair's points (the same runs after any reordering
+        // within them).
+        let runs = pair_runs(&contacts);
         if cfg.block_pairs {
-            pair_diagonals(&mut contacts);
+            pair_diagonals(&mut contacts, &runs);
         }
         self.bouncy = contacts.par_iter().with_min_len(par_min()).any(|c| c.restitution > 0.0);
         let between_bodies = soft(cfg.soft_hertz(h).0, cfg.contact_damping_ratio, h);
@@ -218,17 +221,7 @@ impl RigidSi {
         contacts.par_iter().zip(points.par_iter_mut()).with_min_len(par_min()).for_each(point);
         self.points = points;
         self.contacts = contacts;
-        // The manifolds: the runs of one pair's points, each built on its own.
-        let mut runs = Vec::new();
-        let mut start = 0;
-        while start < self.contacts.len() {
-            let pair = (self.contacts[start].a, self.contacts[start].b);
-            let end = (start..self.contacts.len())
-                .find(|&k| (self.contacts[k].a, self.contacts[k].b) != pair)
-                .unwrap_or(self.contacts.len());
-            runs.push((start, end));
-            start = end;
-        }
+        // The manifolds, each built on its own.
         let mut manifolds = std::mem::take(&mut self.manifolds);
         let this: &Self = self;
         let st_read: &[RigidState] = st;
@@ -519,26 +512,33 @@ impl RigidSi {
     }
 }
 
-/// Orders each three- or four-point manifold of `contacts` (the runs of one pair) for
+/// Orders each three- or four-point manifold of `contacts` (its run in `runs`) for
 /// `block_pairs`: the point farthest from the first comes second, so that a four-point
 /// manifold's pairs `(0, 1)` and `(2, 3)` are its diagonals and a three-point one's first pair
 /// is its longest side from the first point (the first of the farthest on a tie).
-fn pair_diagonals(contacts: &mut [RigidContact]) {
+fn pair_diagonals(contacts: &mut [RigidContact], runs: &[(usize, usize)]) {
+    for &(start, end) in runs.iter().filter(|(start, end)| (3..=4).contains(&(end - start))) {
+        let first = contacts[start].point.point;
+        let mut far = (start + 1, f64::NEG_INFINITY);
+        for (k, c) in contacts.iter().enumerate().take(end).skip(start + 1) {
+            let d = (c.point.point - first).norm_squared();
+            if d > far.1 {
+                far = (k, d);
+            }
+        }
+        contacts.swap(start + 1, far.0);
+    }
+}
+
+/// The runs `(start, end)` of consecutive contacts of one pair of bodies: each manifold's.
+fn pair_runs(contacts: &[RigidContact]) -> Vec<(usize, usize)> {
+    let mut runs = Vec::new();
     let mut start = 0;
     while start < contacts.len() {
         let pair = (contacts[start].a, contacts[start].b);
         let end = (start..contacts.len()).find(|&k| (contacts[k].a, contacts[k].b) != pair).unwrap_or(contacts.len());
-        if (3..=4).contains(&(end - start)) {
-            let first = contacts[start].point.point;
-            let mut far = (start + 1, f64::NEG_INFINITY);
-            for (k, c) in contacts.iter().enumerate().take(end).skip(start + 1) {
-                let d = (c.point.point - first).norm_squared();
-                if d > far.1 {
-                    far = (k, d);
-                }
-            }
-            contacts.swap(start + 1, far.0);
-        }
+        runs.push((start, end));
         start = end;
     }
+    runs
 }
