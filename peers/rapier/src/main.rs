@@ -2,7 +2,8 @@
 //!
 //! ```text
 //! rapier-peer run (--scene NAME | --scene-file PATH) [--set KEY=VALUE]… [--rigid-spheres]
-//!                 [--halfspaces] [--mode matched|defaults|sleeping] [--frames N] [--out DIR]
+//!                 [--halfspaces] [--mode matched|defaults|sleeping] [--fast-rotation]
+//!                 [--frames N] [--out DIR]
 //! rapier-peer bench [--rounds N] [--scale F] [--only KEY,…] [--scaling] [--out DIR]
 //! rapier-peer modes
 //! ```
@@ -13,6 +14,8 @@
 //! `meta.json` into DIR (default `../../results/rapier_peer`, the committed results when run
 //! from `peers/rapier`). `modes` prints Rapier's parameters in each mode. Everything runs on one
 //! thread (solverlab's pool is built with one thread; Rapier is built without `parallel`).
+//! `--fast-rotation` lifts Rapier's cap of π/4 of turn per frame on every body
+//! (`allow_fast_rotation`), to see what the cap does; no mode sets it.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -24,7 +27,8 @@ use rapier_peer::world::{Mode, RapierRun, Walls};
 
 const USAGE: &str = "usage:
   rapier-peer run (--scene NAME | --scene-file PATH) [--set KEY=VALUE]... [--rigid-spheres]
-                  [--halfspaces] [--mode matched|defaults|sleeping] [--frames N] [--out DIR]
+                  [--halfspaces] [--mode matched|defaults|sleeping] [--fast-rotation]
+                  [--frames N] [--out DIR]
   rapier-peer bench [--rounds N] [--scale F] [--only KEY,...] [--scaling] [--out DIR]
   rapier-peer modes";
 
@@ -81,6 +85,7 @@ fn run(mut a: Args) -> Result<(), String> {
     let sets = a.values("--set")?;
     let rigid_spheres = a.switch("--rigid-spheres");
     let walls = if a.switch("--halfspaces") { Walls::HalfSpaces } else { Walls::Slabs };
+    let fast_rotation = a.switch("--fast-rotation");
     let mode = match a.value("--mode")? {
         None => Mode::Matched,
         Some(m) => Mode::parse(&m).ok_or_else(|| format!("--mode: `{m}` is not matched, defaults or sleeping"))?,
@@ -102,7 +107,7 @@ fn run(mut a: Args) -> Result<(), String> {
         _ => return Err("give one of --scene NAME or --scene-file PATH".into()),
     };
     let scene = rapier_peer::scenes::load(&name, &sets, rigid_spheres)?;
-    let mut world = RapierRun::new(&scene, mode, walls).map_err(|e| e.to_string())?;
+    let mut world = RapierRun::with_rotation(&scene, mode, walls, fast_rotation).map_err(|e| e.to_string())?;
     let mut csv = line(&STEP_COLUMNS.map(String::from));
     let (mut stood, mut drift, mut pen, mut joint, mut seconds) = (true, 0.0_f64, 0.0_f64, 0.0_f64, 0.0);
     let mut support = 0.0;
@@ -129,6 +134,7 @@ fn run(mut a: Args) -> Result<(), String> {
         o.insert("scene".into(), name.clone().into());
         o.insert("sets".into(), sets.clone().into());
         o.insert("rigid_spheres".into(), rigid_spheres.into());
+        o.insert("fast_rotation".into(), fast_rotation.into());
         o.insert("rigid_bodies".into(), scene.rigid.len().into());
         o.insert("joints".into(), scene.joints.len().into());
         o.insert("frames".into(), done.into());

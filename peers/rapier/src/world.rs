@@ -109,8 +109,9 @@ impl Mode {
     /// presets: joints not warm-started (as in `tgs-soft`), contact recycling (a pair that moved
     /// less than 5 cm keeps its contact points, as `tgs-soft`'s `contact_recycling` does; without
     /// it Rapier drops the stack with a 10× top, and so does `tgs-soft`), continuous collision detection for
-    /// fast bodies, the 400 m/s speed cap, and Rapier's 2 × 2 block solver of contact normals (a
-    /// compile-time feature, on by default; `tgs-soft` goes point by point).
+    /// fast bodies, the speed caps (400 m/s, and π/4 of turn per frame; `tgs-soft`'s
+    /// `max_speed` and `max_frame_turn`), and Rapier's 2 × 2 block solver of contact normals (a
+    /// compile-time feature, on by default; `tgs-soft`'s `block_pairs`).
     pub fn parameters(self, dt: f64) -> IntegrationParameters {
         let mut p = IntegrationParameters { dt, ..IntegrationParameters::default() };
         if self == Mode::Matched {
@@ -195,6 +196,13 @@ fn rot_back(q: Rotation) -> nalgebra::UnitQuaternion<f64> {
 impl<'a> RapierRun<'a> {
     /// Builds the world of `scene` in `mode`, its planes as `walls`.
     pub fn new(scene: &'a Scene, mode: Mode, walls: Walls) -> Result<Self, Unsupported> {
+        Self::with_rotation(scene, mode, walls, false)
+    }
+
+    /// [`RapierRun::new`], with every body allowed to spin fast (`fast_rotation`: Rapier's
+    /// `allow_fast_rotation`, which lifts its cap of π/4 of turn per frame; an experiment on the
+    /// cap, not part of any mode).
+    pub fn with_rotation(scene: &'a Scene, mode: Mode, walls: Walls, fast_rotation: bool) -> Result<Self, Unsupported> {
         if !scene.particles.is_empty() {
             return Err(Unsupported(format!(
                 "scene `{}` has {} particles: the Rapier peer runs rigid scenes only (`[[rigid]]` bodies and joints)",
@@ -273,6 +281,7 @@ impl<'a> RapierRun<'a> {
                     .linear_damping(damping)
                     .angular_damping(damping)
                     .can_sleep(mode.sleeps())
+                    .allow_fast_rotation(fast_rotation)
             };
             let handle = world.bodies.insert(builder);
             let shape = match b.shape {

@@ -337,6 +337,7 @@ impl PgsSolver {
             self.rigid.prepare(scene, st, cfg, h, time, if cfg.contacts_per_frame { substeps } else { 1 });
         }
         self.rigid.last_substep = substep >= substeps;
+        self.rigid.frame_h = h * substeps as f64;
         let mut info = SolveInfo::default();
         // Each island group stops on its own test; the violation is computed for it whenever
         // there is a tolerance (and reported then too) or the observer asks for it.

@@ -18,16 +18,26 @@ impl RigidSi {
         }
         self.points = points;
         let (vp, wp, rotation) = (&self.vp, &self.wp, cfg.rotation);
+        let max_v = if cfg.max_speed > 0.0 { cfg.max_speed } else { f64::INFINITY };
+        let max_w = if cfg.max_frame_turn > 0.0 { cfg.max_frame_turn / self.frame_h } else { f64::INFINITY };
         st.par_iter_mut().enumerate().zip(scene.rigid.par_iter()).with_min_len(par_min() / 4).for_each(
             |((k, s), b)| {
                 if b.is_fixed() || s.asleep {
                     return;
                 }
+                // Speed caps (Rapier's), on the velocities the positions move with and keep.
+                let (v, w) = (s.v.norm(), s.w.norm());
+                if v > max_v {
+                    s.v *= max_v / v;
+                }
+                if w > max_w {
+                    s.w *= max_w / w;
+                }
                 s.x += (s.v + vp[k]) * h;
                 match rotation {
                     Rotation::Rk4 => (s.q, s.w) = torque_free_drift(b, &s.q, &s.w, h),
                     // (The gyroscopic term acted before the solve.)
-                    Rotation::Explicit => s.q = rotate_exp(&s.q, &s.w, h),
+                    Rotation::Explicit => s.q = rotate_linearised(&s.q, &s.w, h),
                 }
                 if wp[k] != Vec3::zeros() {
                     s.q = rotate(&s.q, &wp[k], h);

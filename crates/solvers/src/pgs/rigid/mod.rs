@@ -57,7 +57,9 @@
 //!    ([`solverlab_core::rigid::torque_free_drift`], the gyroscopic term), then by `ω_p`; with
 //!    `rotation = "explicit"` (Rapier 0.36's), the gyroscopic term acts before the solve, as one
 //!    explicit step that keeps `|L|` ([`solverlab_core::rigid::gyroscopic_explicit`]), and the
-//!    rotation here is the exponential map of `h·ω` ([`solverlab_core::rigid::rotate_exp`]).
+//!    rotation here is the first-order quaternion update by `h·ω`
+//!    ([`solverlab_core::rigid::rotate_linearised`]). Before the positions move, the speed caps
+//!    `max_speed` and `max_frame_turn` (Rapier's) act on the velocities.
 //!    With `position_iterations`, positions are then corrected by nonlinear Gauss-Seidel
 //!    sweeps over the joints and the contacts (Box2D v2.4's position solver).
 //! 8. `relax_iterations` unbiased sweeps (speculative bias only, from the separation the
@@ -76,7 +78,7 @@
 
 use nalgebra::{Matrix3, Matrix4};
 use solverlab_core::rigid::{
-    islands, rotate, rotate_exp, torque_free_drift, ContactForce, JointForce, JointFrame, Other, RigidContact,
+    islands, rotate, rotate_linearised, torque_free_drift, ContactForce, JointForce, JointFrame, Other, RigidContact,
     RigidState,
 };
 use solverlab_core::{Scene, Vec3};
@@ -328,6 +330,8 @@ pub(super) struct RigidSi {
     carried_for: u32,
     /// Whether this step is the last substep of its frame (set by the caller each step).
     pub(super) last_substep: bool,
+    /// The frame's length (s): the step times its substeps (set by the caller each step).
+    pub(super) frame_h: f64,
 }
 
 /// Which velocities an impulse reads and changes: the bodies' own, or the pseudo velocities of
