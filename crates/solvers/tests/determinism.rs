@@ -24,7 +24,7 @@ fn pinned_runs_give_the_pinned_state_hashes() {
         ("rigid-stack", "pgs", 30, 0xe97dbf7720350037),
         ("rigid-stack", "xpbd", 30, 0x0f18837f216cb3ec),
         ("rigid-ragdoll", "soft-step", 30, 0xbc2dc32e6e0baadc),
-        ("rigid-pyramid", "tgs-soft", 60, 0x27f2e721da2a913b),
+        ("rigid-pyramid", "tgs-soft", 60, 0xa905574a503f3846),
         // The relaxation family against every kind of collider: box faces, planes, blocks
         // (stairs), embedded points, particle pairs and box bodies.
         ("particles-in-box", "gs", 120, 0xddfc09f76ad782ca),

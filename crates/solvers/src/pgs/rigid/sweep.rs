@@ -28,7 +28,7 @@ pub(super) fn row_speed<V: Velocities + ?Sized>(
 
 /// Applies the linear impulse `impulse` (N·s) to `a` and its opposite to `b`, with the angular
 /// velocity changes `dwa` and `dwb` (rad/s) it makes (`M⁻¹Jᵀ` prepared in [`JacobianRow`]).
-#[inline]
+#[inline(always)]
 pub(super) fn push<V: Velocities + ?Sized>(
     vel: &mut V,
     a: usize,
