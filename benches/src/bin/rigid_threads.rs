@@ -6,7 +6,8 @@
 //! ```
 //!
 //! For each scene of [`SCENES`] and each solver of [`PRESETS`] (`tgs-soft` and `soft-step` in
-//! their natural order, and again in the coloured one, whose large colours run on all threads),
+//! the natural order, and again in the coloured one, whose large colours run on all threads;
+//! `tgs-soft`'s own order is the coloured one, Rapier's),
 //! every round runs
 //! `solverlab simulate` in a child process of this binary (`--child`, the command line's own
 //! `simulate` on the global pool) with `RAYON_NUM_THREADS=1` and then `=2`, one after the other.
@@ -42,20 +43,23 @@ const SCENES: [ThreadScene; 3] = [
     ThreadScene { key: "joint-grid", builtin: "rigid-joint-grid", sets: &[], frames: 300 },
 ];
 
-/// The solvers timed: `tgs-soft` and `soft-step` in their natural order (the contact search,
+/// The solvers timed: `tgs-soft` and `soft-step` in the natural order (the contact search,
 /// the rows and the integration run on all threads, the sweeps on one) and in the coloured order
-/// (the large colours' sweeps on all threads too).
+/// (the large colours' sweeps on all threads too), each order named.
 const PRESETS: [&str; 4] = [
-    "tgs-soft",
+    "{ preset = \"tgs-soft\", rigid_order = \"natural\" }",
     "{ preset = \"tgs-soft\", rigid_order = \"colored\" }",
-    "soft-step",
+    "{ preset = \"soft-step\", rigid_order = \"natural\" }",
     "{ preset = \"soft-step\", rigid_order = \"colored\" }",
 ];
 
-/// A solver's short name in the tables.
+/// A solver's short name in the tables: the preset and its order.
 fn label(solver: &str) -> String {
-    match solver.split('"').nth(1) {
-        Some(preset) if solver.starts_with('{') => format!("{preset} coloured"),
+    let quoted: Vec<&str> = solver.split('"').collect();
+    match (quoted.get(1), quoted.get(3)) {
+        (Some(preset), Some(order)) => {
+            format!("{preset} {}", if *order == "colored" { "coloured" } else { "natural" })
+        }
         _ => solver.to_string(),
     }
 }

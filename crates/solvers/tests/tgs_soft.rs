@@ -284,7 +284,7 @@ fn a_prepared_again_solver_forgets_its_recycled_contacts() {
 /// Rapier's rotation (`rotation = "explicit"`, in `tgs-soft`) against solverlab's fourth-order
 /// torque-free drift (`rk4`, the other presets): a free 1 × 0.5 × 0.25 m box tumbling about a
 /// non-principal axis, 600 frames. The explicit step keeps the angular momentum's magnitude in
-/// every substep, so `|L|` stays to round-off (2e-11 measured); `L` in the world wanders by the
+/// every substep, so `|L|` stays to round-off (1e-13 measured); `L` in the world wanders by the
 /// scheme's first-order error (0.95 % measured, asserted under 1.5 %), where the fourth-order
 /// drift keeps both (4e-7 and 3e-8).
 #[test]
