@@ -352,7 +352,7 @@ fn pgs_presets() -> Vec<(&'static str, &'static str, PgsConfig)> {
 /// 64 cm without it; Rapier's, lifted of its cap, 33 m). The rows go colour by colour
 /// (`rigid_order = "colored"`), joints first, as Rapier 0.36's solver visits them on any number
 /// of threads: in the natural order the 10 × 10 joint grid's joints opened 4.6 cm against
-/// Rapier's 5.0, coloured 4.98 against 4.98, with the largest drift equal to four digits. What
+/// Rapier's 5.0, coloured 4.98 against 4.98, with the largest drift equal to nine digits. What
 /// else differs: Rapier solves a manifold's twist row before its tangent rows (here after), and
 /// bounds the twist by `μ·Σλᵢ·dᵢ` over the points' distances `dᵢ` from the centre (here `μ·d̄·Σλᵢ`, `d̄` their
 /// mean).
