@@ -14,6 +14,25 @@ fn tgs_soft() -> PgsConfig {
     preset("tgs-soft").unwrap().config.typed().expect("a PGS preset")
 }
 
+/// The largest `metric` of `frames` frames of `scene` under `cfg`, or infinity if the run failed.
+fn largest(
+    scene: &Scene,
+    cfg: PgsConfig,
+    frames: usize,
+    metric: fn(&solverlab_core::metrics::StepMetrics) -> f64,
+) -> f64 {
+    let mut solver = PgsSolver::new(cfg.clone(), "tgs-soft").unwrap();
+    let mut sim = Simulation::new(scene, &mut solver, scene.dt, cfg.substeps).unwrap();
+    let mut worst = 0.0_f64;
+    for _ in 0..frames {
+        match sim.step_frame(&mut NullObserver) {
+            Ok(r) => worst = worst.max(metric(&r.metrics)),
+            Err(_) => return f64::INFINITY,
+        }
+    }
+    worst
+}
+
 /// The preset's numbers are Rapier 0.36's `IntegrationParameters::default()`:
 /// `num_solver_iterations` 4, `num_internal_pgs_iterations` 1,
 /// `num_internal_stabilization_iterations` 1, `contact_softness` 30 Hz ζ 10,
@@ -175,18 +194,7 @@ fn the_stacks_stand_as_measured() {
 fn joints_start_each_substep_from_zero_as_rapier_s_do() {
     let scene = solverlab_scenes::resolve("rigid-joint-grid", &[]).unwrap();
     // The largest joint opening over 150 frames (in links), or infinity if the run failed.
-    let run = |cfg: PgsConfig| -> f64 {
-        let mut solver = PgsSolver::new(cfg.clone(), "tgs-soft").unwrap();
-        let mut sim = Simulation::new(&scene, &mut solver, scene.dt, cfg.substeps).unwrap();
-        let mut tear = 0.0_f64;
-        for _ in 1..=150 {
-            match sim.step_frame(&mut NullObserver) {
-                Ok(r) => tear = tear.max(r.metrics.tear),
-                Err(_) => return f64::INFINITY,
-            }
-        }
-        tear
-    };
+    let run = |cfg: PgsConfig| largest(&scene, cfg, 150, |m| m.tear);
     let cold = run(tgs_soft());
     assert!(cold < 0.5, "joints starting from zero opened {cold:.2} links");
     let capped = run(PgsConfig { cap_rigid_joint_hertz: true, ..tgs_soft() });
@@ -231,18 +239,7 @@ fn speeds_are_capped_as_rapier_caps_them() {
 #[test]
 fn the_turn_cap_holds_a_chain_with_a_heavy_end() {
     let scene = solverlab_scenes::resolve("rigid-chain", &["ratio=100".to_string()]).unwrap();
-    let run = |cfg: PgsConfig| -> f64 {
-        let mut solver = PgsSolver::new(cfg.clone(), "tgs-soft").unwrap();
-        let mut sim = Simulation::new(&scene, &mut solver, scene.dt, cfg.substeps).unwrap();
-        let mut gap = 0.0_f64;
-        for _ in 1..=300 {
-            match sim.step_frame(&mut NullObserver) {
-                Ok(r) => gap = gap.max(r.metrics.max_violation),
-                Err(_) => return f64::INFINITY,
-            }
-        }
-        gap
-    };
+    let run = |cfg: PgsConfig| largest(&scene, cfg, 300, |m| m.max_violation);
     let capped = run(tgs_soft());
     assert!(capped < 0.2, "with the cap the joints opened {capped:.3} m");
     let free = run(PgsConfig { max_frame_turn: 0.0, ..tgs_soft() });

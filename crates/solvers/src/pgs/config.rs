@@ -95,11 +95,11 @@ pub struct PgsConfig {
     /// in the order they were found) or `colored` (a graph colouring of the joints, then one of
     /// the manifolds, over all awake rows at once; the large colours run on all threads, with the
     /// same numbers on any number of threads; a small colour's manifolds are visited four at a
-    /// time, interleaved; see `pgs::rigid::colors`) (default: `natural`, in every preset: on
-    /// one thread the coloured order is within 5 % of the natural one on small scenes but cost
-    /// `tgs-soft` 9 % of the 4,095-box pyramid's frame, and some accuracy on joints: the chain's
-    /// open 2.6 cm against the natural order's 1.8 (Rapier's 2.7), and the three ragdolls sink
-    /// 5.5 cm into each other against 1.9; on two threads it is the faster,
+    /// time, interleaved; see `pgs::rigid::colors`) (default: `natural`; `colored` in
+    /// `tgs-soft`, the order Rapier 0.36 visits its rows in, on which the two agree closely:
+    /// the 10 × 10 joint grid's largest gap 4.98 cm in both, 4.6 cm in the natural order; on one
+    /// thread the coloured order costs some 6 % more instructions on the 210-box pyramid and
+    /// about a quarter more time on 10,000 spheres; on two threads it is the faster,
     /// `docs/benchmarks.md`).
     pub rigid_order: Order,
     /// Seed of the `shuffled` order (default: 0).

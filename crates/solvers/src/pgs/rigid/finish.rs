@@ -26,12 +26,11 @@ impl RigidSi {
                     return;
                 }
                 // Speed caps (Rapier's), on the velocities the positions move with and keep.
-                let (v, w) = (s.v.norm(), s.w.norm());
-                if v > max_v {
-                    s.v *= max_v / v;
+                if s.v.norm_squared() > max_v * max_v {
+                    s.v *= max_v / s.v.norm();
                 }
-                if w > max_w {
-                    s.w *= max_w / w;
+                if s.w.norm_squared() > max_w * max_w {
+                    s.w *= max_w / s.w.norm();
                 }
                 s.x += (s.v + vp[k]) * h;
                 match rotation {
