@@ -356,10 +356,10 @@ impl PgsSolver {
                 if self.rigid.group_done(g) {
                     continue;
                 }
-                let (m, s, c, d) = self.rigid.sweep(g, st, cfg.omega, Pass::Biased, friction, h);
+                let (m, s, c, d) = self.rigid.sweep(g, st, cfg.omega, Pass::Biased, friction);
                 (max, sum2, count, dl2) = (max.max(m), sum2 + s, count + c, dl2 + d);
                 if split {
-                    let (m, s, c, d) = self.rigid.sweep(g, st, cfg.omega, Pass::Split, false, h);
+                    let (m, s, c, d) = self.rigid.sweep(g, st, cfg.omega, Pass::Split, false);
                     (max, sum2, count, dl2) = (max.max(m), sum2 + s, count + c, dl2 + d);
                 }
                 let measured = stop.measure(|_| self.rigid.violation(g, st, h));

@@ -27,11 +27,10 @@ impl Visit<'_> {
         pass: usize,
     ) -> [(f64, Option<f64>); 2] {
         let [p, q] = pair else { unreachable!("a pair has two points") };
-        let h = self.h;
         let (bias_p, s_p, bias_q, s_q) = if pass == 0 {
             (p.bias, p.mass_scale, q.bias, q.mass_scale)
         } else {
-            ((p.s_end / h).max(0.0), 1.0, (q.s_end / h).max(0.0), 1.0)
+            (p.relax_bias, 1.0, q.relax_bias, 1.0)
         };
         if !(block && s_p > 0.0 && s_q > 0.0) {
             return [self.normal_row(vel, p, inv_omega, pass), self.normal_row(vel, q, inv_omega, pass)];
@@ -83,7 +82,7 @@ impl Visit<'_> {
         m: &Manifold,
         points: &mut [Point],
     ) -> Option<(f64, SweepStats)> {
-        let (omega, h) = (self.omega, self.h);
+        let omega = self.omega;
         let biased = self.pass == Pass::Biased;
         let c = points.len();
         let (mut v, mut lam) = ([0.0; 4], [0.0; 4]);
@@ -93,7 +92,7 @@ impl Visit<'_> {
             if biased && (p.mass_scale != 1.0 || p.impulse_scale != 0.0) {
                 return None;
             }
-            let bias = if biased { p.bias } else { (p.s_end / h).max(0.0) };
+            let bias = if biased { p.bias } else { p.relax_bias };
             let (va, wa) = vel.get(p.a);
             let mut rel = va + wa.cross(&p.ra);
             if let Some(b) = p.b {
@@ -260,9 +259,9 @@ mod tests {
                 inv_m: &si.inv_m,
                 inv_i: &si.inv_i,
                 omega: 1.0,
+                inv_omega: 1.0,
                 pass,
                 friction: false,
-                h,
                 cone: si.cone,
                 block: false,
             };
@@ -280,8 +279,7 @@ mod tests {
                     let mut two = [p, q];
                     visit.normal_pair(st.as_mut_slice(), *pair, &mut two, 1.0, pass_index);
                     for (r, kii) in two.iter().zip([pair.k11, pair.k22]) {
-                        let (bias, s) =
-                            if pass == Pass::Biased { (r.bias, r.mass_scale) } else { ((r.s_end / h).max(0.0), 1.0) };
+                        let (bias, s) = if pass == Pass::Biased { (r.bias, r.mass_scale) } else { (r.relax_bias, 1.0) };
                         let w = row_speed(st.as_slice(), r.a, r.b, &r.n, &r.row) + bias + kii * (1.0 / s - 1.0) * r.ln;
                         let scale = 1.0 + w.abs() + r.ln * kii;
                         assert!(r.ln >= 0.0, "an impulse pulls: {}", r.ln);

@@ -6,14 +6,14 @@ use super::*;
 impl RigidSi {
     /// Steps 6–7, sleeping, and the bookkeeping for the next warm start.
     pub(in crate::pgs) fn finish(&mut self, scene: &Scene, st: &mut [RigidState], cfg: &PgsConfig, h: f64) {
-        // (Every awake point's `s_end` is still fresh from the last stopping test when all the
+        // (Every awake point's `relax_bias` is still fresh from the last stopping test when all the
         // manifolds are awake and every group was measured after its last sweep.)
         let fresh = self.order.len() == self.manifolds.len() && self.fresh_end.iter().all(|&f| f);
         let mut points = std::mem::take(&mut self.points);
         if !fresh {
             let (this, st): (&Self, &[RigidState]) = (self, st);
             points.par_iter_mut().with_min_len(par_min()).for_each(|p| {
-                p.s_end = this.end_separation(st, p, h);
+                p.relax_bias = (this.end_separation(st, p, h) / h).max(0.0);
             });
         }
         self.points = points;
@@ -49,7 +49,7 @@ impl RigidSi {
         let friction = cfg.friction_pass.sweeps(cfg.relax_iterations).1;
         for _ in 0..cfg.relax_iterations {
             for g in 0..self.groups.len() {
-                self.sweep(g, st, cfg.omega, Pass::Relax, friction, h);
+                self.sweep(g, st, cfg.omega, Pass::Relax, friction);
             }
         }
         self.joint_forces.clear();
@@ -108,6 +108,7 @@ impl RigidSi {
             .map(|(c, p)| (c.point.feature, c.point.point, p.ln))
             .collect_into_vec(&mut warm);
         (self.warm.pairs, self.warm.points) = (pairs, warm);
+        self.warm.index(st.len());
         // The forces are computed when asked for ([`RigidSi::forces`]), from this step's
         // impulses, which stand until the next step.
         self.forces_h = Some(h);

@@ -246,14 +246,14 @@ impl RigidSi {
         self.manifolds = manifolds;
         self.build_islands(scene, st, cfg);
         self.joint_rows(scene, st, cfg, h);
-        self.warm_start(st, cfg, h);
+        self.warm_start(st, cfg);
         self.warm_start_joints(st, cfg);
     }
 
     /// [`RigidSi::warm_start`] for coloured sweeps: each manifold finds its impulses on its
     /// own, then they act colour by colour through the rows' prepared `M⁻¹Jᵀ`, as the sweeps
     /// apply them (the same numbers on any number of threads).
-    fn colored_warm_start(&mut self, st: &mut [RigidState], cfg: &PgsConfig, h: f64) {
+    fn colored_warm_start(&mut self, st: &mut [RigidState], cfg: &PgsConfig) {
         let radius2 = (4.0 * cfg.slop).powi(2);
         let rows = with_points(&mut self.manifolds, &mut self.points);
         let (contacts, warm, awake) = (&self.contacts, &self.warm, &self.awake);
@@ -276,7 +276,7 @@ impl RigidSi {
             m.l_twist = twist * ws;
         });
         // The awake rows (those the colours hold) act; the scale 1 leaves their impulses.
-        self.colored_warm(st, 1.0, h);
+        self.colored_warm(st, 1.0);
     }
 
     /// The joints' rows of this step.
@@ -366,16 +366,16 @@ impl RigidSi {
         // Sleeping islands' manifolds are not in `order`: they keep their impulses, unapplied.
         // The impulses act through the rows' prepared `M⁻¹Jᵀ`, as in the sweeps.
         if cfg.rigid_order == Order::Colored {
-            self.colored_warm(st, cfg.warm_start, h);
+            self.colored_warm(st, cfg.warm_start);
             return;
         }
         let visit = sweep::Visit {
             inv_m: &self.inv_m,
             inv_i: &self.inv_i,
             omega: 1.0,
+            inv_omega: 1.0,
             pass: Pass::Biased,
             friction: false,
-            h,
             cone: self.cone,
             block: self.block,
         };
@@ -470,9 +470,9 @@ impl RigidSi {
     /// of that pair within `4·slop` (a feature id can change while the point stays put, for
     /// example when an incident vertex of two equal stacked boxes crosses the reference face's
     /// edge); friction and twist impulses by pair, projected on the new tangents.
-    fn warm_start(&mut self, st: &mut [RigidState], cfg: &PgsConfig, h: f64) {
+    fn warm_start(&mut self, st: &mut [RigidState], cfg: &PgsConfig) {
         if cfg.rigid_order == Order::Colored {
-            self.colored_warm_start(st, cfg, h);
+            self.colored_warm_start(st, cfg);
             return;
         }
         let radius2 = (4.0 * cfg.slop).powi(2);

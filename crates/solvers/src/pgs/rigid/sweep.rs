@@ -74,10 +74,11 @@ pub(super) struct Visit<'a> {
     pub(super) inv_m: &'a [f64],
     pub(super) inv_i: &'a [Matrix3<f64>],
     pub(super) omega: f64,
+    /// `1/omega`, for the residuals.
+    pub(super) inv_omega: f64,
     pub(super) pass: Pass,
     /// Whether the friction and twist rows are solved in this pass (`friction_pass`).
     pub(super) friction: bool,
-    pub(super) h: f64,
     pub(super) cone: FrictionCone,
     pub(super) block: bool,
 }
@@ -122,7 +123,7 @@ impl Visit<'_> {
         // copying each in and out of the sweep cost as much as its arithmetic), through their
         // prepared Jacobians.
         if !solved {
-            let (inv_omega, pass) = (1.0 / self.omega, usize::from(!biased));
+            let (inv_omega, pass) = (self.inv_omega, usize::from(!biased));
             for u in 0..normal_units(m, points.len()) {
                 let (first, rows, n) = self.normal_unit(vel, m, points, u, inv_omega, pass);
                 for (p, (d, r)) in points[first..first + n].iter().zip(rows) {
@@ -176,9 +177,8 @@ impl Visit<'_> {
         inv_omega: f64,
         pass: usize,
     ) -> (f64, Option<f64>) {
-        let (omega, h) = (self.omega, self.h);
-        let (bias, ms, is) =
-            if pass == 0 { (p.bias, p.mass_scale, p.impulse_scale) } else { ((p.s_end / h).max(0.0), 1.0, 0.0) };
+        let omega = self.omega;
+        let (bias, ms, is) = if pass == 0 { (p.bias, p.mass_scale, p.impulse_scale) } else { (p.relax_bias, 1.0, 0.0) };
         let vn = row_speed(vel, p.a, p.b, &p.n, &p.row);
         let raw = -p.mn * ms * (vn + bias) - is * p.ln;
         let new = (p.ln + omega * raw).max(0.0);
@@ -258,7 +258,7 @@ impl Visit<'_> {
         acc: &mut SweepStats,
     ) {
         let lanes = ms.len().min(LANES);
-        let (inv_omega, pass) = (1.0 / self.omega, usize::from(self.pass != Pass::Biased));
+        let (inv_omega, pass) = (self.inv_omega, usize::from(self.pass != Pass::Biased));
         let mut total = [0.0; LANES];
         // Per lane and point: the squared impulse change and the residual (none for a row
         // without mass).
@@ -328,7 +328,6 @@ impl RigidSi {
     /// [`Pass::Split`] over the split rows on the pseudo velocities (see [`Visit::manifold`]).
     /// Coloured groups (`rigid_order = "colored"`) go colour by colour ([`RigidSi::colored_sweep`]);
     /// the others visit the joints, then the manifolds, in order.
-    #[allow(clippy::too_many_arguments)]
     pub(in crate::pgs) fn sweep(
         &mut self,
         g: usize,
@@ -336,7 +335,6 @@ impl RigidSi {
         omega: f64,
         pass: Pass,
         friction: bool,
-        h: f64,
     ) -> SweepStats {
         self.fresh_end[g] = false;
         if pass == Pass::Split {
@@ -344,16 +342,16 @@ impl RigidSi {
         }
         let group = self.groups[g];
         if group.colors.0 < group.colors.1 {
-            return self.colored_sweep(g, st, omega, pass, friction, h);
+            return self.colored_sweep(g, st, omega, pass, friction);
         }
         let mut acc = (0.0_f64, 0.0, 0usize, 0.0);
         let visit = Visit {
             inv_m: &self.inv_m,
             inv_i: &self.inv_i,
             omega,
+            inv_omega: 1.0 / omega,
             pass,
             friction,
-            h,
             cone: self.cone,
             block: self.block,
         };
@@ -414,12 +412,13 @@ impl RigidSi {
         (self.vp, self.wp) = (vp, wp);
         let v = joints.max(0.0);
         // (The largest of the manifolds' worst points: the same number in any grouping.) On the
-        // calling thread each point keeps its end separation `s_end`, which is then fresh for
-        // [`RigidSi::finish`] until the group's next sweep; in parallel tasks it is only read.
+        // calling thread each point keeps the relax bias of its end separation `s_end`, which
+        // is then fresh for [`RigidSi::finish`] until the group's next sweep; in parallel tasks
+        // it is only read.
         let min = par_min() / 4;
         let serial = last - first < 2 * min;
         // (A group of every manifold holds every point: in parallel tasks over the points, each
-        // keeps its `s_end` too.)
+        // keeps its relax bias too.)
         let whole = first == 0 && last == self.order.len() && self.order.len() == self.manifolds.len();
         let v = if !serial && whole {
             let mut points = std::mem::take(&mut self.points);
@@ -428,8 +427,9 @@ impl RigidSi {
                 .par_iter_mut()
                 .with_min_len(par_min())
                 .map(|p| {
-                    p.s_end = this.end_separation(st, p, h);
-                    -p.s_end
+                    let s_end = this.end_separation(st, p, h);
+                    p.relax_bias = (s_end / h).max(0.0);
+                    -s_end
                 })
                 .reduce(|| 0.0, f64::max);
             self.points = points;
@@ -440,7 +440,7 @@ impl RigidSi {
                 let m = self.manifolds[self.order[o]];
                 for k in m.start..m.end {
                     let s_end = self.end_separation(st, &self.points[k], h);
-                    self.points[k].s_end = s_end;
+                    self.points[k].relax_bias = (s_end / h).max(0.0);
                     worst = worst.max(-s_end);
                 }
             }
