@@ -203,30 +203,35 @@ fn joints_start_each_substep_from_zero_as_rapier_s_do() {
     assert!(warm > 5.0, "warm-started joints opened only {warm:.2} links");
 }
 
-/// Rapier's speed caps, as `tgs-soft` has them: a free box launched at 500 m/s spinning at
-/// 100 rad/s leaves its first frame (60 Hz, 4 substeps) at exactly 400 m/s and
-/// `(π/4)·60 ≈ 47.1 rad/s`, its directions kept; with the caps off (0) it keeps its speeds.
+/// Rapier's speed caps, as `tgs-soft` has them, and Box2D v3's, the same numbers, as
+/// `soft-step` has them: a free box launched at 500 m/s spinning at 100 rad/s leaves its first
+/// frame (60 Hz, 4 substeps) at exactly 400 m/s and `(π/4)·60 ≈ 47.1 rad/s`, its directions
+/// kept; with the caps off (0) it keeps its speeds.
 #[test]
-fn speeds_are_capped_as_rapier_caps_them() {
+fn speeds_are_capped_as_rapier_and_box2d_cap_them() {
     let mut scene = Scene::new("launched");
     let mut b = RigidBody::new(Shape::Box { half: Vec3::new(0.5, 0.25, 0.25) }, 1.0, Vec3::zeros());
     (b.v, b.w) = (Vec3::new(300.0, 0.0, 400.0), Vec3::new(100.0, 0.0, 0.0));
     scene.rigid.push(b);
     scene.gravity = Vec3::zeros();
     let frame = |cfg: PgsConfig| {
-        let mut solver = PgsSolver::new(cfg.clone(), "tgs-soft").unwrap();
+        let mut solver = PgsSolver::new(cfg.clone(), "capped").unwrap();
         let mut sim = Simulation::new(&scene, &mut solver, 1.0 / 60.0, cfg.substeps).unwrap();
         sim.step_frame(&mut NullObserver).unwrap();
         let s = &sim.state.rigid[0];
         (s.v, s.w)
     };
-    let (v, w) = frame(tgs_soft());
-    assert!((v.norm() - 400.0).abs() < 1e-9 && (v.normalize() - Vec3::new(0.6, 0.0, 0.8)).norm() < 1e-12, "{v}");
-    // Spinning about a principal axis, the box keeps its axis.
-    let w_cap = std::f64::consts::FRAC_PI_4 * 60.0;
-    assert!((w.norm() - w_cap).abs() < 1e-9 && (w.normalize() - Vec3::x()).norm() < 1e-12, "{w}");
-    let (v, w) = frame(PgsConfig { max_speed: 0.0, max_frame_turn: 0.0, ..tgs_soft() });
-    assert!((v.norm() - 500.0).abs() < 1e-9 && (w.norm() - 100.0).abs() < 1e-9, "{v} {w}");
+    let soft_step: PgsConfig = preset("soft-step").unwrap().config.typed().unwrap();
+    for (name, cfg) in [("tgs-soft", tgs_soft()), ("soft-step", soft_step)] {
+        let (v, w) = frame(cfg.clone());
+        let direction = (v.normalize() - Vec3::new(0.6, 0.0, 0.8)).norm();
+        assert!((v.norm() - 400.0).abs() < 1e-9 && direction < 1e-12, "{name}: {v}");
+        // Spinning about a principal axis, the box keeps its axis.
+        let w_cap = std::f64::consts::FRAC_PI_4 * 60.0;
+        assert!((w.norm() - w_cap).abs() < 1e-9 && (w.normalize() - Vec3::x()).norm() < 1e-12, "{name}: {w}");
+        let (v, w) = frame(PgsConfig { max_speed: 0.0, max_frame_turn: 0.0, ..cfg });
+        assert!((v.norm() - 500.0).abs() < 1e-9 && (w.norm() - 100.0).abs() < 1e-9, "{name}: {v} {w}");
+    }
 }
 
 /// The cap on turning holds a chain with a heavy end together at Rapier's step: 20 links on
