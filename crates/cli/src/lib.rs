@@ -71,7 +71,7 @@ fn parse_solver(arg: &str, registry: &Registry) -> Result<(String, SolverConfig)
     let (label, config) = if arg.trim_start().starts_with('{') {
         let w: Wrapper = toml::from_str(&format!("solver = {arg}")).map_err(|e| bad("--solver", &e))?;
         let config = registry.parse(&w.solver).map_err(|e| bad("--solver", &e))?;
-        (config.kind().to_string(), config)
+        (inline_label(&w.solver, config.kind()), config)
     } else if arg.ends_with(".toml") {
         let text = std::fs::read_to_string(arg).map_err(|e| bad(arg, &e))?;
         let table: toml::Table = toml::from_str(&text).map_err(|e| bad(arg, &e))?;
@@ -90,6 +90,19 @@ fn parse_solver(arg: &str, registry: &Registry) -> Result<(String, SolverConfig)
         (p.name.to_string(), p.config)
     };
     Ok((label, config))
+}
+
+/// The label of an inline `--solver` table: its preset and the settings it changes, as
+/// `soft-step+max_frame_turn` for `{ preset = "soft-step", max_frame_turn = 0 }` (the preset's
+/// name alone when it changes none), or else its kind.
+fn inline_label(table: &toml::Table, kind: &str) -> String {
+    match table.get("preset").and_then(|p| p.as_str()) {
+        Some(preset) => {
+            let changed = table.keys().filter(|k| *k != "preset" && *k != "kind");
+            std::iter::once(preset).chain(changed.map(|k| k.as_str())).collect::<Vec<_>>().join("+")
+        }
+        None => kind.to_string(),
+    }
 }
 
 /// Prints to stdout; a closed pipe (`| head`) is not an error.

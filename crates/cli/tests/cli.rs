@@ -123,6 +123,27 @@ fn the_same_run_twice_gives_identical_positions_and_hash() {
     assert_eq!(hash(&a), hash(&b));
 }
 
+/// An inline table that starts from a preset is labelled by the preset and the settings it
+/// changes, not by the family's kind (`pgs`), in the summary and in `meta.json`.
+#[test]
+fn an_inline_preset_table_is_labelled_by_its_preset() {
+    for (solver, label) in [
+        ("{ preset = \"soft-step\", max_frame_turn = 0.5 }", "soft-step+max_frame_turn"),
+        ("{ preset = \"tgs-soft\" }", "tgs-soft"),
+        ("{ kind = \"pgs\", iterations = 4 }", "pgs"),
+    ] {
+        let out = common::absent("cli", "inline-label");
+        let args = ["simulate", "--scene", "rigid-stack", "--solver", solver, "--frames", "2", "--out"];
+        let o = solverlab(&[&args[..], &[out.to_str().unwrap()]].concat());
+        assert!(o.status.success(), "{solver}: {}", stderr(&o));
+        let summary = String::from_utf8_lossy(&o.stdout).to_string() + &stderr(&o);
+        assert!(summary.contains(&format!("rigid-stack · {label}:")), "{solver}: `{summary}`");
+        let meta: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(out.join("meta.json")).unwrap()).unwrap();
+        assert_eq!(meta["runs"][0]["label"], label, "{solver}");
+    }
+}
+
 fn assert_bad_input(args: &[&str], expected: &[&str]) {
     let out = common::absent("cli", "bad");
     let mut full: Vec<&str> = args.to_vec();
