@@ -129,8 +129,8 @@ impl RigidSi {
         }
         let max_correction = 0.2;
         for o in 0..self.order.len() {
-            let m = self.manifolds[self.order[o]];
-            for k in m.start..m.end {
+            let (start, end) = (self.manifolds[self.order[o]].start, self.manifolds[self.order[o]].end);
+            for k in start..end {
                 let p = self.points[k];
                 if p.mn == 0.0 {
                     continue;

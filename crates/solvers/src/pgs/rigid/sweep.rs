@@ -209,8 +209,8 @@ impl Visit<'_> {
         }
         let omega = self.omega;
         // Tangent block at the centre, clamped to the disk μ·Σλₙ.
-        let [r1, r2] = m.rows_t;
-        let (v1, v2) = (row_speed(vel, a, b, &m.t1, &r1), row_speed(vel, a, b, &m.t2, &r2));
+        let [r1, r2] = &m.rows_t;
+        let (v1, v2) = (row_speed(vel, a, b, &m.t1, r1), row_speed(vel, a, b, &m.t2, r2));
         let (o1, o2) = (m.lt1, m.lt2);
         let mut l1 = o1 - omega * (m.mt[0] * v1 + m.mt[1] * v2);
         let mut l2 = o2 - omega * (m.mt[2] * v1 + m.mt[3] * v2);
@@ -315,7 +315,7 @@ impl Visit<'_> {
         }
         (m.lt1, m.lt2, m.l_twist) = (m.lt1 * scale, m.lt2 * scale, m.l_twist * scale);
         let (a, b) = (points[0].a, points[0].b);
-        let [r1, r2] = m.rows_t;
+        let [r1, r2] = &m.rows_t;
         let (d1, d2, d) = (m.lt1, m.lt2, m.l_twist);
         push(vel, a, b, m.t1 * d1 + m.t2 * d2, (r1.ima, r1.imb), r1.ga * d1 + r2.ga * d2, r1.gb * d1 + r2.gb * d2);
         push(vel, a, b, Vec3::zeros(), (0.0, 0.0), m.twist_a * d, m.twist_b * d);
@@ -437,8 +437,8 @@ impl RigidSi {
         } else if serial {
             let mut worst = v;
             for o in first..last {
-                let m = self.manifolds[self.order[o]];
-                for k in m.start..m.end {
+                let (start, end) = (self.manifolds[self.order[o]].start, self.manifolds[self.order[o]].end);
+                for k in start..end {
                     let s_end = self.end_separation(st, &self.points[k], h);
                     self.points[k].relax_bias = (s_end / h).max(0.0);
                     worst = worst.max(-s_end);
