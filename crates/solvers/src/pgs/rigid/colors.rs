@@ -339,16 +339,7 @@ impl RigidSi {
         (omega, pass, friction): (f64, Pass, bool),
         warm: Option<f64>,
     ) -> SweepStats {
-        let visit = Visit {
-            inv_m: &self.inv_m,
-            inv_i: &self.inv_i,
-            omega,
-            inv_omega: 1.0 / omega,
-            pass,
-            friction,
-            cone: self.cone,
-            block: self.block,
-        };
+        let visit = Visit::new((&self.inv_m, &self.inv_i), omega, pass, friction, self.cone, self.block);
         let what = match warm {
             Some(scale) => ColorPass::Warm(visit, scale),
             None => ColorPass::Sweep(visit),

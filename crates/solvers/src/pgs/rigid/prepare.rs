@@ -369,16 +369,8 @@ impl RigidSi {
             self.colored_warm(st, cfg.warm_start);
             return;
         }
-        let visit = sweep::Visit {
-            inv_m: &self.inv_m,
-            inv_i: &self.inv_i,
-            omega: 1.0,
-            inv_omega: 1.0,
-            pass: Pass::Biased,
-            friction: false,
-            cone: self.cone,
-            block: self.block,
-        };
+        let masses = (&self.inv_m[..], &self.inv_i[..]);
+        let visit = sweep::Visit::new(masses, 1.0, Pass::Biased, false, self.cone, self.block);
         for &i in &self.order {
             let m = &mut self.manifolds[i];
             visit.warm_manifold(st, m, &mut self.points[m.start..m.end], cfg.warm_start);
