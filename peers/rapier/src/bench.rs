@@ -345,8 +345,10 @@ impl SceneResult {
     }
 }
 
-/// Runs one scene: calibration (with a budget), then `rounds` interleaved rounds.
-pub fn bench_scene(b: &BenchScene, rounds: usize, frames_scale: f64) -> Result<SceneResult, String> {
+/// Scene `b` and the frames its runs take: its frame count times `frames_scale`, or with a
+/// budget, the frames a calibration run of `tgs-soft` (untimed, on the calling thread's pool)
+/// completes within it.
+pub fn bench_scene_frames(b: &BenchScene, frames_scale: f64) -> Result<(Scene, u64), String> {
     let sets: Vec<String> = b.sets.iter().map(|s| s.to_string()).collect();
     let scene = crate::scenes::load(b.builtin, &sets, b.rigid_spheres)?;
     let mut frames = ((b.frames as f64 * frames_scale).round() as u64).max(2);
@@ -361,6 +363,12 @@ pub fn bench_scene(b: &BenchScene, rounds: usize, frames_scale: f64) -> Result<S
         );
         frames = cal.frames.clamp(2, frames);
     }
+    Ok((scene, frames))
+}
+
+/// Runs one scene: calibration (with a budget), then `rounds` interleaved rounds.
+pub fn bench_scene(b: &BenchScene, rounds: usize, frames_scale: f64) -> Result<SceneResult, String> {
+    let (scene, frames) = bench_scene_frames(b, frames_scale)?;
     let mut runs: Vec<(Engine, Vec<f64>, RunStats)> =
         Engine::ALL.iter().map(|&e| (e, Vec::new(), RunStats::default())).collect();
     for round in 0..rounds {

@@ -5,10 +5,12 @@
 //!   `defaults`, `sleeping`), and Rapier's state read back as a solverlab state;
 //! * [`steps`]: solverlab's `steps.csv` columns for a Rapier run;
 //! * [`scenes`]: scenes by name or file, and rigid spheres from the `balls` layout;
-//! * [`bench`]: the benchmark and its tables; [`meta`]: `meta.json`.
+//! * [`bench`]: the benchmark and its tables; [`meta`]: `meta.json`;
+//! * [`threads`]: one thread against two, for both engines (Rapier built with `parallel`).
 
 pub mod bench;
 pub mod meta;
 pub mod scenes;
 pub mod steps;
+pub mod threads;
 pub mod world;

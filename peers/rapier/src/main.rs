@@ -5,6 +5,7 @@
 //!                 [--halfspaces] [--mode matched|defaults|sleeping] [--fast-rotation]
 //!                 [--frames N] [--out DIR]
 //! rapier-peer bench [--rounds N] [--scale F] [--only KEY,…] [--scaling] [--out DIR]
+//! rapier-peer threads [--rounds N] [--scale F] [--only KEY,…] [--out DIR]   (--features parallel)
 //! rapier-peer modes
 //! ```
 //!
@@ -12,8 +13,11 @@
 //! DIR (default `results/rapier_run`) and prints a summary. `bench` runs the benchmark
 //! ([`rapier_peer::bench`]) and writes `ratios.csv`, `runs.csv`, `timings.csv`, `table.md` and
 //! `meta.json` into DIR (default `../../results/rapier_peer`, the committed results when run
-//! from `peers/rapier`). `modes` prints Rapier's parameters in each mode. Everything runs on one
-//! thread (solverlab's pool is built with one thread; Rapier is built without `parallel`).
+//! from `peers/rapier`). `modes` prints Rapier's parameters in each mode. `run` and `bench` run on
+//! one thread (solverlab's pool is built with one thread; Rapier is built without `parallel`).
+//! `threads`, in a build with `--features parallel`, times solverlab's `tgs-soft` and Rapier's
+//! `matched` on pools of one and two threads ([`rapier_peer::threads`]) and writes
+//! `threads.csv`, `table.md` and `meta.json` into DIR (default `../../results/rapier_threads`).
 //! `--fast-rotation` lifts Rapier's cap of π/4 of turn per frame on every body
 //! (`allow_fast_rotation`), to see what the cap does; no mode sets it.
 
@@ -30,6 +34,7 @@ const USAGE: &str = "usage:
                   [--halfspaces] [--mode matched|defaults|sleeping] [--fast-rotation]
                   [--frames N] [--out DIR]
   rapier-peer bench [--rounds N] [--scale F] [--only KEY,...] [--scaling] [--out DIR]
+  rapier-peer threads [--rounds N] [--scale F] [--only KEY,...] [--out DIR]   (built with --features parallel)
   rapier-peer modes";
 
 /// The command line, read by hand: a few flags, each `--flag VALUE` or a lone switch.
@@ -197,8 +202,28 @@ fn run_bench(mut a: Args) -> Result<(), String> {
     Ok(())
 }
 
+fn run_threads(mut a: Args) -> Result<(), String> {
+    let rounds: usize = a.number("--rounds", 3)?;
+    let scale: f64 = a.number("--scale", 1.0)?;
+    let only = a.value("--only")?;
+    let out = PathBuf::from(a.value("--out")?.unwrap_or_else(|| "../../results/rapier_threads".into()));
+    a.done()?;
+    if rounds == 0 || !(scale > 0.0 && scale.is_finite()) {
+        return Err("--rounds must be at least 1 and --scale positive".into());
+    }
+    let keys: Vec<&str> = match &only {
+        None => rapier_peer::threads::DEFAULT_KEYS.to_vec(),
+        Some(k) => k.split(',').collect(),
+    };
+    let path = rapier_peer::threads::threads(&keys, rounds, scale, &out)?;
+    print!("{}", std::fs::read_to_string(out.join("table.md")).unwrap_or_default());
+    println!("wrote {}", path.display());
+    Ok(())
+}
+
 fn main() -> ExitCode {
-    // One thread for solverlab's passes (Rapier is built without its parallel feature).
+    // One thread for solverlab's passes (Rapier is built without its parallel feature; `threads`
+    // builds its own pools).
     if let Err(e) = rayon::ThreadPoolBuilder::new().num_threads(1).build_global() {
         eprintln!("rapier-peer: the one-thread pool: {e}");
         return ExitCode::from(1);
@@ -213,6 +238,7 @@ fn main() -> ExitCode {
     let result = match command.as_str() {
         "run" => run(args),
         "bench" => run_bench(args),
+        "threads" => run_threads(args),
         "modes" => args.done().map(|()| {
             for m in Mode::ALL {
                 println!("{}", serde_json::to_string_pretty(&mode_json(m, 1.0 / 60.0)).expect("JSON"));

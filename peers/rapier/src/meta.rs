@@ -62,7 +62,11 @@ pub fn common() -> Value {
         std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs() / 86_400).unwrap_or(0);
     json!({
         "rapier3d-f64": RAPIER_VERSION,
-        "rapier_features": "default (dim3, f64, std, block-solver); not parallel: one thread",
+        "rapier_features": if cfg!(feature = "parallel") {
+            "default (dim3, f64, std, block-solver) and parallel"
+        } else {
+            "default (dim3, f64, std, block-solver); not parallel: one thread"
+        },
         "solverlab_commit": command(&["git", "-C", env!("CARGO_MANIFEST_DIR"), "rev-parse", "HEAD"]).unwrap_or_default(),
         "solverlab_threads": 1,
         "cpu": cpu(),
