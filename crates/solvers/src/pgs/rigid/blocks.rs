@@ -68,7 +68,7 @@ impl Visit<'_> {
 
     /// One block visit of manifold `m`'s normal rows (`block`): the linear complementarity
     /// problem `x ≥ 0, w = v + A·(x − λ) ≥ 0, xᵢ·wᵢ = 0` of its points, with `v` their (biased)
-    /// normal speeds, `A` their coupling ([`Manifold::coupling`]) and `λ` their accumulated
+    /// normal speeds, `A` their coupling ([`Coupling`]) and `λ` their accumulated
     /// impulses. Active sets are tried from all points down (fewest points dropped first); the
     /// first whose impulses are non-negative and whose other points do not approach wins. Within
     /// a set the change is the minimum-norm solution (pseudo-inverse): four coplanar points carry
@@ -109,7 +109,8 @@ impl Visit<'_> {
                 count += 1;
             }
         }
-        let a = |i: usize, j: usize| m.coupling[4 * i + j];
+        let block = &self.couplings[m.index];
+        let a = |i: usize, j: usize| block.a[4 * i + j];
         let scale = (0..c).map(|i| a(i, i)).fold(0.0, f64::max);
         let lam_max = lam[..c].iter().copied().fold(0.0, f64::max);
         let full = (1usize << c) - 1;
@@ -125,7 +126,7 @@ impl Visit<'_> {
             }
             if set == full {
                 for (i, di) in d.iter_mut().enumerate().take(c) {
-                    *di = (0..c).map(|j| m.coupling_pinv[4 * i + j] * rhs[j]).sum();
+                    *di = (0..c).map(|j| block.pinv[4 * i + j] * rhs[j]).sum();
                 }
             } else if set != 0 {
                 let (mut idx, mut k) = ([0usize; 4], 0);
@@ -255,7 +256,7 @@ mod tests {
                 s.v = Vec3::new((1.3 * f).sin(), -0.5 - 0.1 * (0.7 * f).cos(), (2.1 * f).cos()) * 0.3;
                 s.w = Vec3::new((0.9 * f).cos(), (1.7 * f).sin(), (0.4 * f).sin());
             }
-            let visit = Visit::new((&si.inv_m, &si.inv_i), 1.0, pass, false, si.cone, false);
+            let visit = Visit::new((&si.inv_m, &si.inv_i), 1.0, pass, false, si.cone, (false, &[]));
             let pass_index = usize::from(pass != Pass::Biased);
             for m in &si.manifolds {
                 assert!(m.paired || !(2..=4).contains(&(m.end - m.start)), "a manifold of 2 to 4 points is paired");

@@ -339,7 +339,8 @@ impl RigidSi {
         (omega, pass, friction): (f64, Pass, bool),
         warm: Option<f64>,
     ) -> SweepStats {
-        let visit = Visit::new((&self.inv_m, &self.inv_i), omega, pass, friction, self.cone, self.block);
+        let visit =
+            Visit::new((&self.inv_m, &self.inv_i), omega, pass, friction, self.cone, (self.block, &self.couplings));
         let what = match warm {
             Some(scale) => ColorPass::Warm(visit, scale),
             None => ColorPass::Sweep(visit),

@@ -64,13 +64,13 @@ impl RigidSi {
         for o in (0..self.order.len()).filter(|_| bouncy) {
             let (start, end) = (self.manifolds[self.order[o]].start, self.manifolds[self.order[o]].end);
             for k in start..end {
-                let q = &self.points[k];
-                if !(q.e > 0.0 && q.vn0 < -cfg.restitution_threshold && q.ln > 0.0) {
+                let (q, more) = (&self.points[k], self.carried[k]);
+                if !(more.e > 0.0 && more.vn0 < -cfg.restitution_threshold && q.ln > 0.0) {
                     continue;
                 }
                 let p = *q;
                 let vn = p.n.dot(&self.vrel(st, &p, Velocity::Real));
-                let new = (p.ln - p.mn * (vn + p.e * p.vn0)).max(0.0);
+                let new = (p.ln - p.mn * (vn + more.e * more.vn0)).max(0.0);
                 self.points[k].ln = new;
                 self.apply(st, &p, p.n * (new - p.ln), Velocity::Real);
             }
@@ -131,17 +131,17 @@ impl RigidSi {
         for o in 0..self.order.len() {
             let (start, end) = (self.manifolds[self.order[o]].start, self.manifolds[self.order[o]].end);
             for k in start..end {
-                let p = self.points[k];
+                let (p, more) = (self.points[k], self.carried[k]);
                 if p.mn == 0.0 {
                     continue;
                 }
                 let (a, b) = (p.a, p.b);
-                let ra = st[a].q.transform_vector(&p.la);
-                let moved_a = st[a].x + ra - p.p0;
+                let ra = st[a].q.transform_vector(&more.la);
+                let moved_a = st[a].x + ra - more.p0;
                 let (rb, moved_b) = match b {
                     Some(k) => {
-                        let rb = st[k].q.transform_vector(&p.lb);
-                        (rb, st[k].x + rb - p.p0)
+                        let rb = st[k].q.transform_vector(&more.lb);
+                        (rb, st[k].x + rb - more.p0)
                     }
                     None => (Vec3::zeros(), Vec3::zeros()),
                 };

@@ -7,8 +7,8 @@ use super::*;
 use crate::common::order::Order;
 
 impl RigidSi {
-    /// The block of manifold `m` (see [`Manifold::coupling`]).
-    fn block_matrices(&self, m: &mut Manifold) {
+    /// The block of manifold `m` (see [`Coupling`]).
+    fn block_matrices(&self, m: &Manifold, out: &mut Coupling) {
         let pts = &self.points[m.start..m.end];
         let c = pts.len();
         let mut a = Matrix4::identity();
@@ -21,8 +21,8 @@ impl RigidSi {
         let pinv = pseudo_inverse(&a, c);
         for i in 0..4 {
             for j in 0..4 {
-                m.coupling[4 * i + j] = a[(i, j)];
-                m.coupling_pinv[4 * i + j] = pinv[(i, j)];
+                out.a[4 * i + j] = a[(i, j)];
+                out.pinv[4 * i + j] = pinv[(i, j)];
             }
         }
     }
@@ -147,9 +147,10 @@ impl RigidSi {
         let between_bodies = soft(cfg.soft_hertz(h).0, cfg.contact_damping_ratio, h);
         let against_fixed = soft(cfg.static_soft_hertz(h), cfg.contact_damping_ratio, h);
         let mut points = std::mem::take(&mut self.points);
+        let mut carried = std::mem::take(&mut self.carried);
         let this: &Self = self;
         let st_read: &[RigidState] = st;
-        let point = |(c, p): (&RigidContact, &mut Point)| {
+        let point = |(c, (p, more)): (&RigidContact, (&mut Point, &mut Carried))| {
             let st = st_read;
             let b = match c.b {
                 Other::Body(k) => Some(k),
@@ -166,19 +167,19 @@ impl RigidSi {
                 rb: if b.is_some() { rb } else { Vec3::zeros() },
                 n: nrm,
                 s: c.point.separation,
-                e: c.restitution,
                 mass_scale: 1.0,
                 ..Point::default()
             };
+            *more = Carried { e: c.restitution, ..Carried::default() };
             p.row = this.jacobian_row(p.a, p.b, &p.ra, &p.rb, &p.n);
             p.mn = p.row.effective_mass(&p.n);
-            p.s0 = p.s;
+            more.s0 = p.s;
             if c.arms.is_some() {
                 // The separation a later substep measures, `s₀ + n·(Δp_a − Δp_b)`, follows the
                 // arms' ends from the frame's start, which need not meet at the point when the
                 // arms are frozen: `s₀` is rebased so that it starts at `s`.
                 let end_b = b.map_or(c.point.point, |k| st[k].x + p.rb);
-                p.s0 = p.s - p.n.dot(&((st[c.a].x + p.ra) - end_b));
+                more.s0 = p.s - p.n.dot(&((st[c.a].x + p.ra) - end_b));
             }
             let s = p.s;
             if s > 0.0 {
@@ -207,29 +208,32 @@ impl RigidSi {
             }
             p.set_inv_mn();
             // (The approach speed is read only by the restitution pass.)
-            if p.e > 0.0 {
-                p.vn0 = p.n.dot(&this.vrel(st, p, Velocity::Real));
+            if more.e > 0.0 {
+                more.vn0 = p.n.dot(&this.vrel(st, p, Velocity::Real));
             }
-            p.p0 = c.point.point;
-            p.la = st[c.a].q.inverse_transform_vector(&p.ra);
+            more.p0 = c.point.point;
+            more.la = st[c.a].q.inverse_transform_vector(&p.ra);
             if let Some(k) = b {
-                p.lb = st[k].q.inverse_transform_vector(&p.rb);
+                more.lb = st[k].q.inverse_transform_vector(&p.rb);
             }
         };
         // Each point on its own, written in place: the same rows on any number of threads.
         points.resize(contacts.len(), Point::default());
-        contacts.par_iter().zip(points.par_iter_mut()).with_min_len(par_min()).for_each(point);
-        self.points = points;
+        carried.resize(contacts.len(), Carried::default());
+        contacts
+            .par_iter()
+            .zip(points.par_iter_mut().zip(carried.par_iter_mut()))
+            .with_min_len(par_min())
+            .for_each(point);
+        (self.points, self.carried) = (points, carried);
         self.contacts = contacts;
         // The manifolds, each built on its own.
         let mut manifolds = std::mem::take(&mut self.manifolds);
         let this: &Self = self;
         let st_read: &[RigidState] = st;
-        let manifold = |(&(start, end), m): (&(usize, usize), &mut Manifold)| {
+        let manifold = |(index, (&(start, end), m)): (usize, (&(usize, usize), &mut Manifold))| {
             this.manifold(st_read, start, end, this.contacts[start].friction, m);
-            if cfg.block && (2..=4).contains(&(end - start)) {
-                this.block_matrices(m);
-            }
+            m.index = index;
             if cfg.block_pairs && (2..=4).contains(&(end - start)) {
                 this.pair_couplings(m);
             }
@@ -242,7 +246,20 @@ impl RigidSi {
         };
         // Each manifold on its own, written in place.
         manifolds.resize(runs.len(), Manifold::default());
-        runs.par_iter().zip(manifolds.par_iter_mut()).with_min_len(par_min() / 4).for_each(manifold);
+        runs.par_iter().zip(manifolds.par_iter_mut()).enumerate().with_min_len(par_min() / 4).for_each(manifold);
+        // With `block`, each manifold's block, on its own.
+        let mut couplings = std::mem::take(&mut self.couplings);
+        couplings.clear();
+        if cfg.block {
+            couplings.resize(manifolds.len(), Coupling::default());
+            let this: &Self = self;
+            manifolds.par_iter().zip(couplings.par_iter_mut()).with_min_len(par_min() / 4).for_each(|(m, out)| {
+                if (2..=4).contains(&(m.end - m.start)) {
+                    this.block_matrices(m, out);
+                }
+            });
+        }
+        self.couplings = couplings;
         self.manifolds = manifolds;
         self.build_islands(scene, st, cfg);
         self.joint_rows(scene, st, cfg, h);
@@ -326,11 +343,12 @@ impl RigidSi {
         let between_bodies = soft(cfg.soft_hertz(h).0, cfg.contact_damping_ratio, h);
         let against_fixed = soft(cfg.static_soft_hertz(h), cfg.contact_damping_ratio, h);
         let st_read: &[RigidState] = st;
-        self.points.par_iter_mut().zip(self.contacts.par_iter_mut()).with_min_len(par_min()).for_each(|(p, c)| {
+        let rows = self.points.par_iter_mut().zip(self.carried.par_iter());
+        rows.zip(self.contacts.par_iter_mut()).with_min_len(par_min()).for_each(|((p, more), c)| {
             let st = st_read;
-            let moved_a = st[p.a].x + st[p.a].q.transform_vector(&p.la) - p.p0;
-            let moved_b = p.b.map_or(Vec3::zeros(), |k| st[k].x + st[k].q.transform_vector(&p.lb) - p.p0);
-            p.s = p.s0 + p.n.dot(&(moved_a - moved_b));
+            let moved_a = st[p.a].x + st[p.a].q.transform_vector(&more.la) - more.p0;
+            let moved_b = p.b.map_or(Vec3::zeros(), |k| st[k].x + st[k].q.transform_vector(&more.lb) - more.p0);
+            p.s = more.s0 + p.n.dot(&(moved_a - moved_b));
             c.point.separation = p.s;
             (p.bias, p.mass_scale, p.impulse_scale) = if p.s > 0.0 {
                 (p.s / h, 1.0, 0.0)
@@ -370,7 +388,7 @@ impl RigidSi {
             return;
         }
         let masses = (&self.inv_m[..], &self.inv_i[..]);
-        let visit = sweep::Visit::new(masses, 1.0, Pass::Biased, false, self.cone, self.block);
+        let visit = sweep::Visit::new(masses, 1.0, Pass::Biased, false, self.cone, (self.block, &self.couplings));
         for &i in &self.order {
             let m = &mut self.manifolds[i];
             visit.warm_manifold(st, m, &mut self.points[m.start..m.end], cfg.warm_start);

@@ -81,21 +81,23 @@ pub(super) struct Visit<'a> {
     pub(super) friction: bool,
     pub(super) cone: FrictionCone,
     pub(super) block: bool,
+    /// The manifolds' blocks with `block` (by [`Manifold::index`]).
+    pub(super) couplings: &'a [Coupling],
 }
 
 impl<'a> Visit<'a> {
     /// A visit in `pass` with relaxation `omega` (`1/omega` computed here, once, for the
     /// residuals), solving friction with `friction`, with the step's masses `(inv_m, inv_i)`,
-    /// cone and block setting.
+    /// cone, and block setting with the manifolds' blocks.
     pub(super) fn new(
         (inv_m, inv_i): (&'a [f64], &'a [Matrix3<f64>]),
         omega: f64,
         pass: Pass,
         friction: bool,
         cone: FrictionCone,
-        block: bool,
+        (block, couplings): (bool, &'a [Coupling]),
     ) -> Self {
-        Visit { inv_m, inv_i, omega, inv_omega: 1.0 / omega, pass, friction, cone, block }
+        Visit { inv_m, inv_i, omega, inv_omega: 1.0 / omega, pass, friction, cone, block, couplings }
     }
 }
 
@@ -361,7 +363,8 @@ impl RigidSi {
             return self.colored_sweep(g, st, omega, pass, friction);
         }
         let mut acc = (0.0_f64, 0.0, 0usize, 0.0);
-        let visit = Visit::new((&self.inv_m, &self.inv_i), omega, pass, friction, self.cone, self.block);
+        let visit =
+            Visit::new((&self.inv_m, &self.inv_i), omega, pass, friction, self.cone, (self.block, &self.couplings));
         for o in group.j.0..group.j.1 {
             visit.joint(st, &mut self.joints[self.joint_order[o]], &mut acc);
         }
