@@ -393,22 +393,24 @@ impl RigidSi {
                 let (i0, i1) = (self.order[span.m.0], self.order[span.m.1 - 1] + 1);
                 let manifolds = &mut self.manifolds[i0..i1];
                 let (p0, p1) = (manifolds[0].start, manifolds[manifolds.len() - 1].end);
-                let mut rest = (manifolds, &mut self.points[p0..p1]);
+                self.chunk_vel.resize(i1 - i0, Local::default());
+                let mut rest = (manifolds, &mut self.points[p0..p1], &mut self.chunk_vel[..]);
                 let mut chunks = Vec::with_capacity((i1 - i0).div_ceil(CHUNK));
                 while !rest.0.is_empty() {
                     let n = CHUNK.min(rest.0.len());
                     let (mh, mt) = std::mem::take(&mut rest.0).split_at_mut(n);
                     let (ph, pt) = std::mem::take(&mut rest.1).split_at_mut(mh[mh.len() - 1].end - mh[0].start);
-                    chunks.push((mh, ph));
-                    rest = (mt, pt);
+                    let (vh, vt) = std::mem::take(&mut rest.2).split_at_mut(n);
+                    chunks.push((mh, ph, vh));
+                    rest = (mt, pt, vt);
                 }
                 let read: &[BodyVel] = st;
                 // One chunk: each manifold on its bodies' velocities copied in, kept in
-                // `Manifold::vel` for the write-back.
-                let chunk = |(ms, ps): (&mut [Manifold], &mut [Point])| {
+                // `chunk_vel` for the write-back.
+                let chunk = |(ms, ps, vs): (&mut [Manifold], &mut [Point], &mut [Local])| {
                     let mut stats = (0.0_f64, 0.0, 0usize, 0.0);
                     let first = ms[0].start;
-                    for m in ms.iter_mut() {
+                    for (m, kept) in ms.iter_mut().zip(vs) {
                         let points = &mut ps[m.start - first..m.end - first];
                         let mut vel = Local::between(points[0].a, points[0].b);
                         vel.load(read);
@@ -416,7 +418,7 @@ impl RigidSi {
                             ColorPass::Sweep(visit) => visit.manifold(&mut vel, m, points, &mut stats),
                             ColorPass::Warm(visit, scale) => visit.warm_manifold(&mut vel, m, points, scale),
                         }
-                        m.vel = vel;
+                        *kept = vel;
                     }
                     stats
                 };
@@ -430,8 +432,8 @@ impl RigidSi {
                         add(&mut acc, chunk(c));
                     }
                 }
-                for m in &self.manifolds[i0..i1] {
-                    m.vel.store(st, &self.inv_m);
+                for vel in &self.chunk_vel[..i1 - i0] {
+                    vel.store(st, &self.inv_m);
                 }
             }
             return acc;
