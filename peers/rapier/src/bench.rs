@@ -25,7 +25,7 @@ use solverlab_core::sim::{tear, Simulation};
 use solverlab_core::solver::NullObserver;
 use solverlab_core::Scene;
 
-use crate::steps::{line, num, write_atomic};
+use crate::steps::{line, num, write_files};
 use crate::world::{Mode, RapierRun, Walls};
 
 /// One benchmark scene.
@@ -300,7 +300,8 @@ pub fn run_rapier(scene: &Scene, mode: Mode, frames: u64, measure: bool) -> Resu
         }
     }
     let mut stats = tally.finish();
-    if !measure {
+    // (A run that diverged says so, measured or not.)
+    if !measure && stats.status == "ok" {
         stats.status = "not measured".into();
     }
     Ok(stats)
@@ -577,17 +578,16 @@ pub fn bench(scenes: &[BenchScene], rounds: usize, frames_scale: f64, out: &Path
         results.push(bench_scene(b, rounds, frames_scale)?);
     }
     let (ratios, timings, runs) = tables(&results, rounds);
-    std::fs::create_dir_all(out).map_err(|e| format!("{}: {e}", out.display()))?;
-    let write = |name: &str, text: &str| {
-        let path = out.join(name);
-        write_atomic(&path, text).map_err(|e| format!("{}: {e}", path.display()))
-    };
-    write("ratios.csv", &ratios)?;
-    write("runs.csv", &runs)?;
-    write("timings.csv", &timings)?;
-    write("table.md", &markdown(&results))?;
     let meta = crate::meta::bench_meta(&results, rounds, frames_scale, t0.elapsed().as_secs_f64());
-    write("meta.json", &meta)?;
+    let table = markdown(&results);
+    let files = [
+        ("ratios.csv", &ratios[..]),
+        ("runs.csv", &runs),
+        ("timings.csv", &timings),
+        ("table.md", &table),
+        ("meta.json", &meta),
+    ];
+    write_files(out, &files)?;
     Ok(out.join("ratios.csv"))
 }
 

@@ -26,7 +26,7 @@ use std::process::ExitCode;
 
 use rapier_peer::bench::{bench, SCALING, SCENES};
 use rapier_peer::meta::{common, mode_json};
-use rapier_peer::steps::{line, row, write_atomic, STEP_COLUMNS};
+use rapier_peer::steps::{line, row, write_files, STEP_COLUMNS};
 use rapier_peer::world::{Mode, RapierRun, Walls};
 
 const USAGE: &str = "usage:
@@ -132,8 +132,6 @@ fn run(mut a: Args) -> Result<(), String> {
             (stood && m.in_place, drift.max(m.body_drift), pen.max(m.max_penetration), joint.max(m.max_violation));
         done = frame;
     }
-    std::fs::create_dir_all(&out).map_err(|e| format!("{}: {e}", out.display()))?;
-    write_atomic(&out.join("steps.csv"), &csv).map_err(|e| format!("{}: {e}", out.display()))?;
     let mut meta = common();
     if let serde_json::Value::Object(o) = &mut meta {
         o.insert("scene".into(), name.clone().into());
@@ -154,7 +152,7 @@ fn run(mut a: Args) -> Result<(), String> {
         );
     }
     let text = serde_json::to_string_pretty(&meta).expect("JSON") + "\n";
-    write_atomic(&out.join("meta.json"), &text).map_err(|e| format!("{}: {e}", out.display()))?;
+    write_files(&out, &[("steps.csv", &csv), ("meta.json", &text)])?;
     println!(
         "rapier {} ({}) on {name}: {done} frames, {status}; {:.4} ms per frame; stood {}, max drift {:.4} m, \
          max penetration {:.5} m, max joint error {:.2e}, final support force {:.1} N",

@@ -49,6 +49,17 @@ pub fn row(frame: u64, time: f64, m: &StepMetrics, support_force: f64, step_seco
     fields
 }
 
+/// Writes each `(name, text)` of `files` into the folder `out` (made if missing), each file
+/// atomically; an error names the path.
+pub fn write_files(out: &std::path::Path, files: &[(&str, &str)]) -> Result<(), String> {
+    std::fs::create_dir_all(out).map_err(|e| format!("{}: {e}", out.display()))?;
+    for (name, text) in files {
+        let path = out.join(name);
+        write_atomic(&path, text).map_err(|e| format!("{}: {e}", path.display()))?;
+    }
+    Ok(())
+}
+
 /// A CSV line: fields joined by commas (solverlab's fields hold no commas or quotes, and the
 /// peer's own text fields are checked for them).
 pub fn line(fields: &[String]) -> String {

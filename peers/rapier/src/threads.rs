@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use crate::bench::{bench_scene_frames, fastest_median, run_rapier, run_solverlab, BenchScene, SCENES};
-use crate::steps::{line, num, write_atomic};
+use crate::steps::{line, num, write_files};
 use crate::world::Mode;
 
 /// The scenes the threads table runs by default: the two (the pyramid of base 90 and
@@ -51,7 +51,7 @@ impl ThreadEngine {
 pub struct ThreadResult {
     /// The scene.
     pub bench: BenchScene,
-    /// Rigid bodies and joints.
+    /// Rigid bodies.
     pub bodies: usize,
     /// Joints.
     pub joints: usize,
@@ -162,13 +162,6 @@ pub fn threads(keys: &[&str], rounds: usize, frames_scale: f64, out: &Path) -> R
         results.push(threads_scene(b, rounds, frames_scale)?);
     }
     let (csv, md) = thread_tables(&results);
-    std::fs::create_dir_all(out).map_err(|e| format!("{}: {e}", out.display()))?;
-    let write = |name: &str, text: &str| {
-        let path = out.join(name);
-        write_atomic(&path, text).map_err(|e| format!("{}: {e}", path.display()))
-    };
-    write("threads.csv", &csv)?;
-    write("table.md", &md)?;
     let mut meta = crate::meta::common();
     if let serde_json::Value::Object(o) = &mut meta {
         o.insert(
@@ -193,7 +186,8 @@ pub fn threads(keys: &[&str], rounds: usize, frames_scale: f64, out: &Path) -> R
             .collect();
         o.insert("scenes".into(), scenes.into());
     }
-    write("meta.json", &(serde_json::to_string_pretty(&meta).expect("JSON") + "\n"))?;
+    let meta = serde_json::to_string_pretty(&meta).expect("JSON") + "\n";
+    write_files(out, &[("threads.csv", &csv), ("table.md", &md), ("meta.json", &meta)])?;
     Ok(out.join("threads.csv"))
 }
 

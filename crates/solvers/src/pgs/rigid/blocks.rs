@@ -256,7 +256,7 @@ mod tests {
                 s.v = Vec3::new((1.3 * f).sin(), -0.5 - 0.1 * (0.7 * f).cos(), (2.1 * f).cos()) * 0.3;
                 s.w = Vec3::new((0.9 * f).cos(), (1.7 * f).sin(), (0.4 * f).sin());
             }
-            let visit = Visit::new((&si.inv_m, &si.inv_i), 1.0, pass, false, si.cone, (false, &[]));
+            let visit = Visit::new((&si.inv_m, &si.inv_i), 1.0, pass, false, si.cone, &[]);
             let pass_index = usize::from(pass != Pass::Biased);
             for m in &si.manifolds {
                 assert!(m.paired || !(2..=4).contains(&(m.end - m.start)), "a manifold of 2 to 4 points is paired");

@@ -321,8 +321,9 @@ impl RigidSi {
     ) -> SweepStats {
         // Every colour's rows on the compact copy of the velocities, written back at the end.
         // (The copies on all threads for many bodies: in a two-thread profile of the 4,095-box
-        // pyramid, this function's own samples, these copies and the write-backs, were 5 % of
-        // the samples and all on the calling thread.)
+        // pyramid, this function's own samples (the copies, the write-backs after the large
+        // colours and the small colours) were 5 % of the calling thread's and none of the other
+        // thread's. What the parallel copies gain was not measured apart.)
         let mut compact = std::mem::take(&mut self.compact);
         let min = par_min();
         st.par_iter().with_min_len(min).map(|s| BodyVel { v: s.v, w: s.w }).collect_into_vec(&mut compact);
@@ -340,8 +341,7 @@ impl RigidSi {
         (omega, pass, friction): (f64, Pass, bool),
         warm: Option<f64>,
     ) -> SweepStats {
-        let visit =
-            Visit::new((&self.inv_m, &self.inv_i), omega, pass, friction, self.cone, (self.block, &self.couplings));
+        let visit = Visit::new((&self.inv_m, &self.inv_i), omega, pass, friction, self.cone, &self.couplings);
         let what = match warm {
             Some(scale) => ColorPass::Warm(visit, scale),
             None => ColorPass::Sweep(visit),
@@ -559,7 +559,7 @@ fn direct_span(
         // chunks): on the 4,095-box pyramid's large colours, interleaving cost 13 % on one
         // thread instead of saving time (their rows do not stay in cache).
         let lanes = match what {
-            ColorPass::Sweep(visit) if !span.overflow && !visit.block && !chunked => {
+            ColorPass::Sweep(visit) if !span.overflow && !visit.block() && !chunked => {
                 // (Manifolds of at most four points: a box on a plane can hold eight.)
                 let next = &order[o..o + LANES.min(span.m.1 - o)];
                 next.iter().take_while(|&&i| manifolds[i].end - manifolds[i].start <= 4).count().max(1)

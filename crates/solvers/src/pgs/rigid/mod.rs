@@ -310,7 +310,8 @@ pub(super) struct RigidSi {
     /// Per point, what the passes other than the sweeps read ([`Carried`]).
     carried: Vec<Carried>,
     manifolds: Vec<Manifold>,
-    /// Per manifold, its block ([`Coupling`]) with `block`; empty without.
+    /// Per manifold, its block ([`Coupling`]) with `block`; empty without (the sweeps solve a
+    /// manifold's normals as a block when it is not empty: [`sweep::Visit::block`]).
     couplings: Vec<Coupling>,
     /// Per manifold of a large colour, its bodies' velocities during a coloured pass's visit
     /// in chunks, until written back (kept for their memory).
@@ -354,8 +355,6 @@ pub(super) struct RigidSi {
     joint_forces: Vec<JointForce>,
     /// The friction bound of this step (from the settings).
     cone: FrictionCone,
-    /// Whether manifolds' normal rows are solved as blocks (from the settings).
-    block: bool,
     /// The substeps of the frame whose first substep found the contacts, when they are carried
     /// through it (`contacts_per_frame`); 1 when every step finds its own.
     carried_for: u32,

@@ -103,7 +103,6 @@ impl RigidSi {
         self.active.extend((0..scene.joints.len()).map(|j| scene.joint_active(j, time)));
         let n = scene.rigid.len();
         self.cone = cfg.friction_cone;
-        self.block = cfg.block;
         self.inv_m.clear();
         self.inv_i.clear();
         for (b, s) in scene.rigid.iter().zip(st.iter()) {
@@ -388,7 +387,7 @@ impl RigidSi {
             return;
         }
         let masses = (&self.inv_m[..], &self.inv_i[..]);
-        let visit = sweep::Visit::new(masses, 1.0, Pass::Biased, false, self.cone, (self.block, &self.couplings));
+        let visit = sweep::Visit::new(masses, 1.0, Pass::Biased, false, self.cone, &self.couplings);
         for &i in &self.order {
             let m = &mut self.manifolds[i];
             visit.warm_manifold(st, m, &mut self.points[m.start..m.end], cfg.warm_start);

@@ -80,24 +80,29 @@ pub(super) struct Visit<'a> {
     /// Whether the friction and twist rows are solved in this pass (`friction_pass`).
     pub(super) friction: bool,
     pub(super) cone: FrictionCone,
-    pub(super) block: bool,
-    /// The manifolds' blocks with `block` (by [`Manifold::index`]).
+    /// The manifolds' blocks (by [`Manifold::index`]) with `block`, else empty.
     pub(super) couplings: &'a [Coupling],
 }
 
 impl<'a> Visit<'a> {
     /// A visit in `pass` with relaxation `omega` (`1/omega` computed here, once, for the
     /// residuals), solving friction with `friction`, with the step's masses `(inv_m, inv_i)`,
-    /// cone, and block setting with the manifolds' blocks.
+    /// cone and the manifolds' blocks (empty without `block`).
     pub(super) fn new(
         (inv_m, inv_i): (&'a [f64], &'a [Matrix3<f64>]),
         omega: f64,
         pass: Pass,
         friction: bool,
         cone: FrictionCone,
-        (block, couplings): (bool, &'a [Coupling]),
+        couplings: &'a [Coupling],
     ) -> Self {
-        Visit { inv_m, inv_i, omega, inv_omega: 1.0 / omega, pass, friction, cone, block, couplings }
+        Visit { inv_m, inv_i, omega, inv_omega: 1.0 / omega, pass, friction, cone, couplings }
+    }
+
+    /// Whether manifolds of two to four points solve their normals as a block (`block`: their
+    /// blocks were prepared).
+    pub(super) fn block(&self) -> bool {
+        !self.couplings.is_empty()
     }
 }
 
@@ -128,7 +133,7 @@ impl Visit<'_> {
         let (max, sum2, count, dl2) = (&mut acc.0, &mut acc.1, &mut acc.2, &mut acc.3);
         let mut total = 0.0;
         let mut solved = false;
-        if self.block && (2..=4).contains(&points.len()) {
+        if self.block() && (2..=4).contains(&points.len()) {
             if let Some((t, stats)) = self.block_normals(vel, m, points) {
                 (total, solved) = (t, true);
                 *max = max.max(stats.0);
@@ -363,8 +368,7 @@ impl RigidSi {
             return self.colored_sweep(g, st, omega, pass, friction);
         }
         let mut acc = (0.0_f64, 0.0, 0usize, 0.0);
-        let visit =
-            Visit::new((&self.inv_m, &self.inv_i), omega, pass, friction, self.cone, (self.block, &self.couplings));
+        let visit = Visit::new((&self.inv_m, &self.inv_i), omega, pass, friction, self.cone, &self.couplings);
         for o in group.j.0..group.j.1 {
             visit.joint(st, &mut self.joints[self.joint_order[o]], &mut acc);
         }
