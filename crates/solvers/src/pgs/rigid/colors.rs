@@ -171,11 +171,17 @@ impl ColorPass<'_> {
 /// rows built from them lie in memory in the order the coloured sweeps visit them: a colour's
 /// rows scattered over the whole list cost the sweeps about twice their time on the 4,095-box
 /// pyramid (cache misses). [`RigidSi::color_groups`] then finds the same colours again.
+///
+/// Returns the manifolds' runs `(start, end)` in the new order (what `pair_runs` finds on the
+/// sorted list). With `diagonals` (`block_pairs`), each run of three or four points is ordered
+/// as `pair_diagonals` orders it, in the same copy: the farthest point from the first comes
+/// second (found on all threads for many contacts).
 pub(super) fn sort_contacts_by_color(
     scene: &Scene,
     contacts: &mut Vec<RigidContact>,
     scratch: &mut Vec<Vec<RigidContact>>,
-) {
+    diagonals: bool,
+) -> Vec<(usize, usize)> {
     let movable = |k: usize| !scene.rigid[k].is_fixed();
     let mut used = vec![0u64; scene.rigid.len()];
     let mut pick = |a: usize, b: Option<usize>| {
@@ -203,13 +209,31 @@ pub(super) fn sort_contacts_by_color(
         start = end;
     }
     segments.sort_by_key(|&(c, ..)| c);
+    // Per run, the point that comes second: with `diagonals`, the farthest from the first.
+    let list: &[RigidContact] = contacts;
+    let second = |&(_, s, e): &(usize, usize, usize)| {
+        if diagonals && (3..=4).contains(&(e - s)) {
+            super::prepare::farthest(&list[s..e])
+        } else {
+            1
+        }
+    };
+    let seconds: Vec<usize> = segments.par_iter().with_min_len(par_min() / 4).map(second).collect();
     // Where each sorted contact comes from, then the copy on all threads (into the memory of a
     // list kept for it).
-    let source: Vec<u32> = segments.iter().flat_map(|&(_, s, e)| (s as u32)..(e as u32)).collect();
+    let mut source: Vec<u32> = Vec::with_capacity(contacts.len());
+    let mut runs = Vec::with_capacity(segments.len());
+    for (&(_, s, e), &far) in segments.iter().zip(&seconds) {
+        let at = source.len();
+        source.extend((s as u32)..(e as u32));
+        source.swap(at + 1.min(e - s - 1), at + far.min(e - s - 1));
+        runs.push((at, source.len()));
+    }
     scratch.resize_with(scratch.len().max(1), Vec::new);
     let sorted = &mut scratch[0];
     source.par_iter().with_min_len(par_min()).map(|&k| contacts[k as usize]).collect_into_vec(sorted);
     std::mem::swap(contacts, sorted);
+    runs
 }
 
 impl RigidSi {

@@ -133,15 +133,18 @@ impl RigidSi {
         } else {
             solverlab_core::rigid::rigid_contacts_with(scene, st, margin, &mut contacts, &mut self.contact_scratch);
         }
-        if cfg.rigid_order == Order::Colored {
-            colors::sort_contacts_by_color(scene, &mut contacts, &mut self.contact_scratch);
-        }
         // The manifolds: the runs of one pair's points (the same runs after any reordering
-        // within them).
-        let runs = pair_runs(&contacts);
-        if cfg.block_pairs {
-            pair_diagonals(&mut contacts, &runs);
-        }
+        // within them); with `block_pairs`, each ordered by its diagonals. (Coloured, the sort
+        // by colour finds both in its copy.)
+        let runs = if cfg.rigid_order == Order::Colored {
+            colors::sort_contacts_by_color(scene, &mut contacts, &mut self.contact_scratch, cfg.block_pairs)
+        } else {
+            let runs = pair_runs(&contacts);
+            if cfg.block_pairs {
+                pair_diagonals(&mut contacts, &runs);
+            }
+            runs
+        };
         self.bouncy = contacts.par_iter().with_min_len(par_min()).any(|c| c.restitution > 0.0);
         let between_bodies = soft(cfg.soft_hertz(h).0, cfg.contact_damping_ratio, h);
         let against_fixed = soft(cfg.static_soft_hertz(h), cfg.contact_damping_ratio, h);
@@ -527,16 +530,23 @@ impl RigidSi {
 /// is its longest side from the first point (the first of the farthest on a tie).
 fn pair_diagonals(contacts: &mut [RigidContact], runs: &[(usize, usize)]) {
     for &(start, end) in runs.iter().filter(|(start, end)| (3..=4).contains(&(end - start))) {
-        let first = contacts[start].point.point;
-        let mut far = (start + 1, f64::NEG_INFINITY);
-        for (k, c) in contacts.iter().enumerate().take(end).skip(start + 1) {
-            let d = (c.point.point - first).norm_squared();
-            if d > far.1 {
-                far = (k, d);
-            }
-        }
-        contacts.swap(start + 1, far.0);
+        let far = farthest(&contacts[start..end]);
+        contacts.swap(start + 1, start + far);
     }
+}
+
+/// The place in `run` (of at least two contacts) of the point farthest from the first, the
+/// first of the farthest on a tie.
+pub(super) fn farthest(run: &[RigidContact]) -> usize {
+    let first = run[0].point.point;
+    let mut far = (1, f64::NEG_INFINITY);
+    for (k, c) in run.iter().enumerate().skip(1) {
+        let d = (c.point.point - first).norm_squared();
+        if d > far.1 {
+            far = (k, d);
+        }
+    }
+    far.0
 }
 
 /// The runs `(start, end)` of consecutive contacts of one pair of bodies: each manifold's.
