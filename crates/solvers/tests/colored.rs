@@ -103,3 +103,41 @@ fn skipping_the_islands_changes_no_number() {
     assert!(skipped.iter().any(|b| b.2.norm() > 0.0), "the pyramid moved");
     assert_eq!(skipped, found);
 }
+
+/// The batches of the coloured sweeps (`lanes`, `pgs::rigid::lanes`) give the same numbers bit
+/// for bit as the manifolds visited one by one: on the pyramid (four-point manifolds), without
+/// friction, on the ramp (manifolds with and without friction side by side), the card house and
+/// the arch (manifolds of two and four points), and the ragdolls (joints, capsules); with SOR,
+/// the pyramid cone and friction in both passes too. (`lanes_are_used` in the solver's unit
+/// tests checks that the batches hold most of the pyramid's manifolds.)
+#[test]
+fn lanes_give_the_same_numbers_as_the_scalar_visits() {
+    let cases: [(&str, &[&str], usize); 7] = [
+        ("rigid-pyramid", &["base=12"], 60),
+        ("rigid-pyramid", &["base=8", "friction=0"], 60),
+        ("rigid-ramp", &[], 60),
+        ("rigid-card-house", &[], 60),
+        ("rigid-arch", &[], 60),
+        ("rigid-ragdoll", &[], 70),
+        ("rigid-stack", &["boxes=6"], 60),
+    ];
+    let variants = [
+        tgs_soft(),
+        PgsConfig { omega: 1.3, ..tgs_soft() },
+        PgsConfig {
+            friction_cone: solverlab_solvers::FrictionCone::Pyramid,
+            friction_pass: solverlab_solvers::FrictionPass::Both,
+            ..tgs_soft()
+        },
+    ];
+    for (name, sets, frames) in cases {
+        let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
+        let scene = solverlab_scenes::resolve(name, &sets).unwrap();
+        for (v, cfg) in variants.iter().enumerate() {
+            assert!(cfg.lanes, "lanes are on by default");
+            let scalar = PgsConfig { lanes: false, ..cfg.clone() };
+            let (on, off) = (hash_on(1, &scene, cfg, frames), hash_on(1, &scene, &scalar, frames));
+            assert_eq!(on, off, "{name} {sets:?}, variant {v}: lanes {on:016x}, one by one {off:016x}");
+        }
+    }
+}

@@ -94,14 +94,21 @@ pub struct PgsConfig {
     /// Visiting order of the rigid rows: `natural` (joints, then manifolds, island by island,
     /// in the order they were found) or `colored` (a graph colouring of the joints, then one of
     /// the manifolds, over all awake rows at once; the large colours run on all threads, with the
-    /// same numbers on any number of threads; a small colour's manifolds are visited four at a
-    /// time, interleaved; see `pgs::rigid::colors`) (default: `natural`; `colored` in
+    /// same numbers on any number of threads; a small colour's manifolds are visited two at a
+    /// time on lanes (`lanes`), or four at a time interleaved; see `pgs::rigid::colors`) (default: `natural`; `colored` in
     /// `tgs-soft`, the order Rapier 0.36 visits its rows in, on which the two agree closely:
     /// the 10 × 10 joint grid's largest gap 4.98 cm in both, 4.6 cm in the natural order; on one
     /// thread the coloured order costs some 6 % more instructions on the 210-box pyramid and
     /// about a quarter more time on 10,000 spheres; on two threads it is the faster,
     /// `docs/benchmarks.md`).
     pub rigid_order: Order,
+    /// Rigid bodies, coloured sweeps (`rigid_order = "colored"`) with `block_pairs`: solve the
+    /// manifolds of a colour small enough for the calling thread two at a time, side by side in
+    /// the lanes of packed `f64` arithmetic, from rows laid out lane by lane once a frame
+    /// (`pgs::rigid::lanes`, as Rapier solves its contacts in lanes). The numbers are the same
+    /// bit for bit as with `false`, which visits them one by one (kept to time the lanes and to
+    /// check that they change nothing) (default: true).
+    pub lanes: bool,
     /// Seed of the `shuffled` order (default: 0).
     pub seed: u64,
     /// Fraction in [0, 1] of the previous step's impulses to start from (default: 1; Bullet 0.85).
@@ -235,6 +242,7 @@ impl Default for PgsConfig {
             omega: 1.0,
             order: Order::Natural,
             rigid_order: Order::Natural,
+            lanes: true,
             seed: 0,
             warm_start: 1.0,
             feedback: Feedback::Baumgarte,

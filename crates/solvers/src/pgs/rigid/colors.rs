@@ -17,6 +17,7 @@
 //! alone, so a coloured sweep's every number is the same on any number of threads
 //! (`tests/colored.rs`).
 
+use super::lanes::Batch;
 use super::sweep::{Visit, LANES};
 use super::*;
 use crate::pgs::joints::Velocities;
@@ -35,10 +36,26 @@ const COLORS: usize = 64;
 /// One colour of a group: `order[m.0..m.1]` and `joint_order[j.0..j.1]`.
 #[derive(Clone, Copy, Debug, Default)]
 pub(super) struct ColorSpan {
-    m: (usize, usize),
+    pub(super) m: (usize, usize),
     j: (usize, usize),
     /// The overflow colour: its rows may share bodies, so they go one after the other.
-    overflow: bool,
+    pub(super) overflow: bool,
+    /// Its manifolds' batches, `RigidSi::batches[batches.0..batches.1]` ([`super::lanes`]).
+    pub(super) batches: (usize, usize),
+}
+
+/// Whether a colour is large: its rows run on all threads, and their statistics are summed
+/// in chunks of [`CHUNK`] rows (on one thread too).
+pub(super) fn large(span: &ColorSpan) -> bool {
+    !span.overflow && span.j.1 - span.j.0 + span.m.1 - span.m.0 >= PARALLEL_ROWS
+}
+
+/// How many manifolds from `order[o]` (before `end`, in one colour) a sweep visits together
+/// in a colour that is not large: up to [`LANES`], while each has at most four points (a box
+/// on a plane can hold eight), and at least one.
+pub(super) fn lanes_at(order: &[usize], manifolds: &[Manifold], o: usize, end: usize) -> usize {
+    let next = &order[o..o + LANES.min(end - o)];
+    next.iter().take_while(|&&i| manifolds[i].end - manifolds[i].start <= 4).count().max(1)
 }
 
 /// A row of a coloured pass with its two bodies' velocities, copied in before its colour runs
@@ -140,8 +157,8 @@ impl Local {
 /// core's second-level cache holds here (512 kB), where the states were not.
 #[derive(Clone, Copy, Debug, Default)]
 pub(super) struct BodyVel {
-    v: Vec3,
-    w: Vec3,
+    pub(super) v: Vec3,
+    pub(super) w: Vec3,
 }
 
 /// What a coloured pass does to one row.
@@ -304,11 +321,11 @@ impl RigidSi {
             }
             let (mut j, mut m) = (group.j.0, group.m.0);
             for (c, &(nj, _)) in count.iter().enumerate().filter(|(_, n)| n.0 > 0) {
-                self.colors.push(ColorSpan { j: (j, j + nj), m: (m, m), overflow: c == COLORS });
+                self.colors.push(ColorSpan { j: (j, j + nj), m: (m, m), overflow: c == COLORS, batches: (0, 0) });
                 j += nj;
             }
             for (c, &(_, nm)) in count.iter().enumerate().filter(|(_, n)| n.1 > 0) {
-                self.colors.push(ColorSpan { j: (j, j), m: (m, m + nm), overflow: c == COLORS });
+                self.colors.push(ColorSpan { j: (j, j), m: (m, m + nm), overflow: c == COLORS, batches: (0, 0) });
                 m += nm;
             }
             self.groups[g].colors = (first, self.colors.len());
@@ -374,7 +391,6 @@ impl RigidSi {
             Some(g) => &self.colors[self.groups[g].colors.0..self.groups[g].colors.1],
             None => &self.colors[..],
         };
-        let large = |span: &ColorSpan| !span.overflow && span.j.1 - span.j.0 + span.m.1 - span.m.0 >= PARALLEL_ROWS;
         let mut acc = (0.0_f64, 0.0, 0usize, 0.0);
         let threads = rayon::current_num_threads() > 1;
         if !threads || !spans.iter().any(large) {
@@ -389,6 +405,7 @@ impl RigidSi {
                 direct_span(
                     span,
                     (&self.joint_order, &self.order),
+                    &self.batches[span.batches.0..span.batches.1],
                     (joints, manifolds, points),
                     &mut vel,
                     what,
@@ -412,7 +429,8 @@ impl RigidSi {
                 if !large(span) {
                     let mut vel = Direct { st, inv_m: &self.inv_m };
                     let rows = (&mut self.joints[..], &mut self.manifolds[..], &mut self.points[..]);
-                    direct_span(span, (&self.joint_order, &self.order), rows, &mut vel, what, &mut acc, false);
+                    let batches = &self.batches[span.batches.0..span.batches.1];
+                    direct_span(span, (&self.joint_order, &self.order), batches, rows, &mut vel, what, &mut acc, false);
                     continue;
                 }
                 let (i0, i1) = (self.order[span.m.0], self.order[span.m.1 - 1] + 1);
@@ -529,9 +547,9 @@ impl RigidSi {
 
 /// The bodies' velocities straight in the compact copy, for rows run one after the other; like
 /// [`Local`], it leaves a fixed body's velocities alone (their changes are exactly zero).
-struct Direct<'s> {
-    st: &'s mut [BodyVel],
-    inv_m: &'s [f64],
+pub(super) struct Direct<'s> {
+    pub(super) st: &'s mut [BodyVel],
+    pub(super) inv_m: &'s [f64],
 }
 
 impl Velocities for Direct<'_> {
@@ -555,6 +573,7 @@ impl Velocities for Direct<'_> {
 fn direct_span(
     span: &ColorSpan,
     (joint_order, order): (&[usize], &[usize]),
+    batches: &[Batch],
     (joints, manifolds, points): (&mut [JointRows], &mut [Manifold], &mut [Point]),
     vel: &mut Direct,
     what: ColorPass,
@@ -577,20 +596,35 @@ fn direct_span(
         }
     }
     let mut o = span.m.0;
+    let mut batches = batches.iter().peekable();
     while o < span.m.1 {
         // A colour's manifolds share no movable body: a sweep visits up to `LANES` of them
-        // interleaved. Only in colours smaller than `PARALLEL_ROWS` (those not summed in
+        // together. Only in colours smaller than `PARALLEL_ROWS` (those not summed in
         // chunks): on the 4,095-box pyramid's large colours, interleaving cost 13 % on one
         // thread instead of saving time (their rows do not stay in cache).
-        let lanes = match what {
-            ColorPass::Sweep(visit) if !span.overflow && !visit.block() && !chunked => {
-                // (Manifolds of at most four points: a box on a plane can hold eight.)
-                let next = &order[o..o + LANES.min(span.m.1 - o)];
-                next.iter().take_while(|&&i| manifolds[i].end - manifolds[i].start <= 4).count().max(1)
-            }
-            _ => 1,
-        };
+        let sweep = matches!(what, ColorPass::Sweep(visit) if !span.overflow && !visit.block() && !chunked);
+        // The next batch laid out for this colour's manifolds (`super::lanes`), and how many
+        // manifolds come before it.
+        while batches.peek().is_some_and(|b| b.span().0 < o) {
+            batches.next();
+        }
+        let before = batches.peek().map_or(usize::MAX, |b| b.span().0 - o);
         let stats = if chunked { &mut part } else { &mut *acc };
+        if let (true, 0, Some(batch)) = (sweep, before, batches.peek()) {
+            let ColorPass::Sweep(visit) = what else { unreachable!("batches only in sweeps") };
+            let rows = (&mut *manifolds, &mut *points);
+            debug_assert_eq!(batch.span().1, 2, "batches of two");
+            with_lanes(rows, [order[o], order[o + 1]], |ms, ps| {
+                // (A soft row without mass scale goes interleaved: the same numbers.)
+                if !visit.manifolds_lanes(vel, batch, ms, ps, stats) {
+                    visit.manifolds_interleaved(vel, ms, ps, stats);
+                }
+            });
+            batches.next();
+            o += 2;
+            continue;
+        }
+        let lanes = if sweep { lanes_at(order, manifolds, o, span.m.1).min(before).max(1) } else { 1 };
         if lanes > 1 {
             let ColorPass::Sweep(visit) = what else { unreachable!("lanes only in sweeps") };
             let rows = (&mut *manifolds, &mut *points);
@@ -623,15 +657,15 @@ fn direct_span(
 }
 
 /// `f` on the distinct manifolds `idx` and their points (`&mut` of each at once).
-fn with_lanes<const N: usize>(
+fn with_lanes<const N: usize, R>(
     (manifolds, points): (&mut [Manifold], &mut [Point]),
     idx: [usize; N],
-    f: impl FnOnce(&mut [&mut Manifold], &mut [&mut [Point]]),
-) {
+    f: impl FnOnce(&mut [&mut Manifold], &mut [&mut [Point]]) -> R,
+) -> R {
     let mut ms = manifolds.get_disjoint_mut(idx).expect("a colour holds each manifold once");
     let ranges = ms.each_ref().map(|m| m.start..m.end);
     let mut ps = points.get_disjoint_mut(ranges).expect("manifolds hold disjoint points");
-    f(&mut ms, &mut ps);
+    f(&mut ms, &mut ps)
 }
 
 #[cfg(test)]

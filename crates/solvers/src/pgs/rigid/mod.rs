@@ -88,6 +88,7 @@ use super::joints::{JointRows, Pseudo};
 mod blocks;
 mod colors;
 mod finish;
+mod lanes;
 mod prepare;
 mod sweep;
 
@@ -365,6 +366,8 @@ pub(super) struct RigidSi {
     /// The bodies' velocities during a coloured pass (see [`colors::BodyVel`]), kept for
     /// their memory.
     compact: Vec<colors::BodyVel>,
+    /// The coloured sweeps' batches of manifolds on lanes ([`lanes`]), colour by colour.
+    batches: Vec<lanes::Batch>,
 }
 
 /// Which velocities an impulse reads and changes: the bodies' own, or the pseudo velocities of

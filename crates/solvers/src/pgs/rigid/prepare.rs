@@ -468,6 +468,7 @@ impl RigidSi {
         }
         if cfg.rigid_order == Order::Colored {
             self.color_groups(scene);
+            self.build_batches(cfg);
         }
         self.done.clear();
         self.done.resize(self.groups.len(), false);
