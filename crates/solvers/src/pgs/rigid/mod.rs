@@ -86,6 +86,7 @@ use solverlab_core::{Scene, Vec3};
 use super::joints::{JointRows, Pseudo};
 
 mod blocks;
+mod coloring;
 mod colors;
 mod finish;
 mod lanes;

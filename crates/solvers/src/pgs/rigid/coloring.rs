@@ -1,0 +1,217 @@
+//! Making the colours of the coloured sweeps (`rigid_order = "colored"`, see [`super::colors`]):
+//! the contacts sorted by colour when the rows are prepared, so that a colour's rows lie
+//! together in memory, and each group's joints and manifolds coloured greedily when the islands
+//! are built.
+
+use super::colors::ColorSpan;
+use super::*;
+
+/// Colours before the overflow colour.
+const COLORS: usize = 64;
+
+/// Puts the contacts of each colour together (contacts of one pair stay together, in order),
+/// colouring the pairs as [`RigidSi::color_groups`] will, so that the
+/// rows built from them lie in memory in the order the coloured sweeps visit them: a colour's
+/// rows scattered over the whole list cost the sweeps about twice their time on the 4,095-box
+/// pyramid (cache misses). [`RigidSi::color_groups`] then finds the same colours again.
+///
+/// Returns the manifolds' runs `(start, end)` in the new order (what `pair_runs` finds on the
+/// sorted list). With `diagonals` (`block_pairs`), each run of three or four points is ordered
+/// as `pair_diagonals` orders it, in the same copy: the farthest point from the first comes
+/// second (found on all threads for many contacts).
+pub(super) fn sort_contacts_by_color(
+    scene: &Scene,
+    contacts: &mut Vec<RigidContact>,
+    scratch: &mut Vec<Vec<RigidContact>>,
+    diagonals: bool,
+) -> Vec<(usize, usize)> {
+    let movable = |k: usize| !scene.rigid[k].is_fixed();
+    let mut used = vec![0u64; scene.rigid.len()];
+    let mut pick = |a: usize, b: Option<usize>| {
+        let bits = |k: usize, used: &[u64]| if movable(k) { used[k] } else { 0 };
+        let free = !(bits(a, &used) | b.map_or(0, |k| bits(k, &used)));
+        if free == 0 {
+            return COLORS;
+        }
+        let c = free.trailing_zeros() as usize;
+        for k in std::iter::once(a).chain(b).filter(|&k| movable(k)) {
+            used[k] |= 1 << c;
+        }
+        c
+    };
+    let mut segments: Vec<(usize, usize, usize)> = Vec::new();
+    let mut start = 0;
+    while start < contacts.len() {
+        let pair = (contacts[start].a, contacts[start].b);
+        let end = (start..contacts.len()).find(|&k| (contacts[k].a, contacts[k].b) != pair).unwrap_or(contacts.len());
+        let b = match pair.1 {
+            Other::Body(k) => Some(k),
+            Other::Collider(_) => None,
+        };
+        segments.push((pick(pair.0, b), start, end));
+        start = end;
+    }
+    segments.sort_by_key(|&(c, ..)| c);
+    // Per run, the point that comes second: with `diagonals`, the farthest from the first.
+    let list: &[RigidContact] = contacts;
+    let second = |&(_, s, e): &(usize, usize, usize)| {
+        if diagonals && (3..=4).contains(&(e - s)) {
+            super::prepare::farthest(&list[s..e])
+        } else {
+            1
+        }
+    };
+    let seconds: Vec<usize> = segments.par_iter().with_min_len(par_min() / 4).map(second).collect();
+    // Where each sorted contact comes from, then the copy on all threads (into the memory of a
+    // list kept for it).
+    let mut source: Vec<u32> = Vec::with_capacity(contacts.len());
+    let mut runs = Vec::with_capacity(segments.len());
+    for (&(_, s, e), &far) in segments.iter().zip(&seconds) {
+        let at = source.len();
+        source.extend((s as u32)..(e as u32));
+        source.swap(at + 1.min(e - s - 1), at + far.min(e - s - 1));
+        runs.push((at, source.len()));
+    }
+    scratch.resize_with(scratch.len().max(1), Vec::new);
+    let sorted = &mut scratch[0];
+    source.par_iter().with_min_len(par_min()).map(|&k| contacts[k as usize]).collect_into_vec(sorted);
+    std::mem::swap(contacts, sorted);
+    runs
+}
+
+impl RigidSi {
+    /// Colours every group's joints and manifolds (see the module docs): reorders
+    /// `joint_order` and `order` within each group by colour and records the colours.
+    pub(super) fn color_groups(&mut self, scene: &Scene) {
+        self.colors.clear();
+        let n = scene.rigid.len();
+        let mut used = vec![0u64; n];
+        let movable: Vec<bool> = scene.rigid.iter().map(|b| !b.is_fixed()).collect();
+        // The lowest colour neither movable body has, taken for both.
+        let pick = |used: &mut [u64], a: usize, b: Option<usize>| {
+            let ma = if movable[a] { used[a] } else { 0 };
+            let mb = b.map_or(0, |k| if movable[k] { used[k] } else { 0 });
+            let free = !(ma | mb);
+            if free == 0 {
+                return COLORS;
+            }
+            let c = free.trailing_zeros() as usize;
+            for k in std::iter::once(a).chain(b) {
+                if movable[k] {
+                    used[k] |= 1 << c;
+                }
+            }
+            c
+        };
+        let mut keyed: Vec<(usize, usize)> = Vec::new();
+        for g in 0..self.groups.len() {
+            let group = self.groups[g];
+            let first = self.colors.len();
+            let mut count = [(0usize, 0usize); COLORS + 1];
+            keyed.clear();
+            for &k in &self.joint_order[group.j.0..group.j.1] {
+                let c = pick(&mut used, scene.joints[k].a, scene.joints[k].b);
+                count[c].0 += 1;
+                keyed.push((c, k));
+            }
+            keyed.sort_by_key(|&(c, _)| c);
+            for (slot, &(_, k)) in self.joint_order[group.j.0..group.j.1].iter_mut().zip(&keyed) {
+                *slot = k;
+            }
+            // The contacts take their colours afresh: the joints' colours are all visited
+            // before them.
+            for &k in &self.joint_order[group.j.0..group.j.1] {
+                used[scene.joints[k].a] = 0;
+                if let Some(b) = scene.joints[k].b {
+                    used[b] = 0;
+                }
+            }
+            keyed.clear();
+            for &i in &self.order[group.m.0..group.m.1] {
+                let p = &self.points[self.manifolds[i].start];
+                let c = pick(&mut used, p.a, p.b);
+                count[c].1 += 1;
+                keyed.push((c, i));
+            }
+            keyed.sort_by_key(|&(c, _)| c);
+            for (slot, &(_, i)) in self.order[group.m.0..group.m.1].iter_mut().zip(&keyed) {
+                *slot = i;
+            }
+            // This group's bodies free their colours for the next group.
+            for &i in &self.order[group.m.0..group.m.1] {
+                let p = &self.points[self.manifolds[i].start];
+                used[p.a] = 0;
+                if let Some(b) = p.b {
+                    used[b] = 0;
+                }
+            }
+            let (mut j, mut m) = (group.j.0, group.m.0);
+            for (c, &(nj, _)) in count.iter().enumerate().filter(|(_, n)| n.0 > 0) {
+                self.colors.push(ColorSpan { j: (j, j + nj), m: (m, m), overflow: c == COLORS, batches: (0, 0) });
+                j += nj;
+            }
+            for (c, &(_, nm)) in count.iter().enumerate().filter(|(_, n)| n.1 > 0) {
+                self.colors.push(ColorSpan { j: (j, j), m: (m, m + nm), overflow: c == COLORS, batches: (0, 0) });
+                m += nm;
+            }
+            self.groups[g].colors = (first, self.colors.len());
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every colour's rows share no movable body; the joints' colours come before the
+    /// manifolds'; every awake row is in exactly one colour; and with every body awake the
+    /// manifolds lie in memory in the order the sweeps visit them.
+    #[test]
+    fn colours_share_no_movable_body_and_hold_every_row_once() {
+        let cases = [
+            ("rigid-pyramid", vec!["base=12".to_string()]),
+            ("rigid-joint-grid", vec![]),
+            ("rigid-card-house", vec![]),
+            ("rigid-ragdoll", vec![]),
+        ];
+        let settings = crate::preset("soft-step").unwrap().config.settings().clone();
+        let cfg: PgsConfig = toml::Value::Table(settings).try_into().unwrap();
+        let cfg = PgsConfig { rigid_order: crate::common::order::Order::Colored, ..cfg };
+        for (name, sets) in cases {
+            let scene = solverlab_scenes::resolve(name, &sets).unwrap();
+            let mut st = scene.initial_state(scene.dt).rigid;
+            let mut si = RigidSi::default();
+            si.prepare(&scene, &mut st, &cfg, scene.dt / 4.0, 0.0, 4);
+            assert_eq!(si.groups.len(), 1, "{name}: coloured sweeps are one group");
+            let (first, last) = si.groups[0].colors;
+            let (mut joints, mut manifolds) = (Vec::new(), Vec::new());
+            let mut seen_manifold_colour = false;
+            for span in &si.colors[first..last] {
+                let mut bodies = Vec::new();
+                for &k in &si.joint_order[span.j.0..span.j.1] {
+                    assert!(!seen_manifold_colour, "{name}: a joint colour after a manifold colour");
+                    joints.push(k);
+                    let (a, b) = si.joints[k].bodies();
+                    bodies.extend(std::iter::once(a).chain(b));
+                }
+                for &i in &si.order[span.m.0..span.m.1] {
+                    seen_manifold_colour = true;
+                    manifolds.push(i);
+                    let p = &si.points[si.manifolds[i].start];
+                    bodies.extend(std::iter::once(p.a).chain(p.b));
+                }
+                bodies.retain(|&k| !scene.rigid[k].is_fixed());
+                let count = bodies.len();
+                bodies.sort_unstable();
+                bodies.dedup();
+                assert!(span.overflow || bodies.len() == count, "{name}: a colour shares a movable body");
+            }
+            joints.sort_unstable();
+            manifolds.sort_unstable();
+            assert_eq!(joints, (0..scene.joints.len()).collect::<Vec<_>>(), "{name}: joints");
+            assert_eq!(manifolds, (0..si.manifolds.len()).collect::<Vec<_>>(), "{name}: manifolds");
+            assert!(si.order.windows(2).all(|w| w[1] == w[0] + 1), "{name}: manifolds out of colour order");
+            assert!(name != "rigid-pyramid" || si.manifolds.len() > 100, "{name}: the pyramid touches");
+        }
+    }
+}
