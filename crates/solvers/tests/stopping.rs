@@ -131,3 +131,13 @@ fn pgs_and_block_descent_stop_at_the_sweep_the_rule_names() {
     stops_where_the_rule_does("pgs", &cloth, &preset("pgs").unwrap().config, 30);
     stops_where_the_rule_does("avbd", &scene("cloth", &["nx=12", "ny=12"]), &preset("avbd").unwrap().config, 30);
 }
+
+/// Rigid bodies: the joints' term stops at the first joint above the tolerance when the
+/// violation is not reported, and the rule still stops at the same sweep with the same state.
+#[test]
+fn rigid_pgs_stops_at_the_sweep_the_rule_names() {
+    let pgs = preset("pgs").unwrap().config;
+    stops_where_the_rule_does("pgs, rigid chain", &scene("rigid-chain", &[]), &pgs, 20);
+    stops_where_the_rule_does("pgs, rigid joint grid", &scene("rigid-joint-grid", &["n=4"]), &pgs, 20);
+    stops_where_the_rule_does("pgs, rigid pyramid", &scene("rigid-pyramid", &["base=4"]), &pgs, 20);
+}

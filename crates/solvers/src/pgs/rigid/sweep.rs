@@ -411,18 +411,24 @@ impl RigidSi {
         (max, sum2, count, dl2)
     }
 
-    /// The common violation of group `g` if the step ended now: the linearised penetration (m).
-    /// It is also kept as the group's last violation.
-    pub(in crate::pgs) fn violation(&mut self, g: usize, st: &[RigidState], h: f64) -> f64 {
+    /// The common violation of group `g` if the step ended now (m): the joints' linearised
+    /// errors and the contacts' linearised penetration, when it is at most `bound`; otherwise a
+    /// number above `bound` (the contacts' term is always computed in full, as [`RigidSi::finish`]
+    /// reuses it; the joints stop at the first one above `bound`). It is also kept as the
+    /// group's last violation.
+    pub(in crate::pgs) fn violation(&mut self, g: usize, st: &[RigidState], h: f64, bound: f64) -> f64 {
         let group = self.groups[g];
         let (first, last) = group.m;
         let mut vp = std::mem::take(&mut self.vp);
         let mut wp = std::mem::take(&mut self.wp);
         let pseudo = Pseudo(&mut vp, &mut wp);
-        let joints = self.joint_order[group.j.0..group.j.1]
-            .iter()
-            .map(|&k| self.joints[k].violation(st, &pseudo, h))
-            .fold(0.0, f64::max);
+        let mut joints = 0.0_f64;
+        for &k in &self.joint_order[group.j.0..group.j.1] {
+            joints = joints.max(self.joints[k].violation(st, &pseudo, h));
+            if joints > bound {
+                break;
+            }
+        }
         (self.vp, self.wp) = (vp, wp);
         let v = joints.max(0.0);
         // (The largest of the manifolds' worst points: the same number in any grouping.) On the
