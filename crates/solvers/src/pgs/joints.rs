@@ -90,7 +90,8 @@ pub(super) struct JointRows {
     limit: u8,
     rows: [Row; 6],
     /// `K⁻¹` on the equality rows, and on the equality rows with the limit row (both
-    /// identity-padded elsewhere, with zero right-hand sides).
+    /// identity-padded elsewhere, with zero right-hand sides; the second set and read only
+    /// when there is a limit row).
     k_inv: Matrix6<f64>,
     k_inv_limit: Matrix6<f64>,
     /// Position error `C`, velocity bias, compliance terms `α/h²` per row.
@@ -221,28 +222,47 @@ impl JointRows {
         out.dim = dim;
         let all = dim + (out.limit > 0) as usize;
         // K = J M⁻¹ Jᵀ (+ compliance on the diagonal), identity-padded to 6 × 6.
-        let mut k = Matrix6::identity();
         let (mut ia_aa, mut ib_ab) = ([Vec3::zeros(); 6], [Vec3::zeros(); 6]);
         for s in 0..all {
             (ia_aa[s], ib_ab[s]) = (ia * out.rows[s].aa, ib * out.rows[s].ab);
         }
-        for r in 0..all {
-            for s in 0..all {
-                let (x, y) = (&out.rows[r], &out.rows[s]);
-                k[(r, s)] = ima * x.la.dot(&y.la) + x.aa.dot(&ia_aa[s]) + imb * x.lb.dot(&y.lb) + x.ab.dot(&ib_ab[s]);
-            }
-            k[(r, r)] += out.gamma[r];
-        }
-        out.k_inv_limit = padded_inverse(&k, all);
-        out.k_inv = if out.limit > 0 {
-            for r in 0..6 {
-                k[(r, dim)] = if r == dim { 1.0 } else { 0.0 };
-                k[(dim, r)] = if r == dim { 1.0 } else { 0.0 };
-            }
-            padded_inverse(&k, dim)
-        } else {
-            out.k_inv_limit
+        let entry = |r: usize, s: usize| {
+            let (x, y) = (&out.rows[r], &out.rows[s]);
+            ima * x.la.dot(&y.la) + x.aa.dot(&ia_aa[s]) + imb * x.lb.dot(&y.lb) + x.ab.dot(&ib_ab[s])
         };
+        if all == 3 {
+            // A ball joint: its 3 × 3 block, inverted into place as `padded_inverse` would (the
+            // same numbers; no 6 × 6 to build and copy). `k_inv_limit` is read only with a
+            // limit row.
+            let mut k = Matrix3::from_fn(entry);
+            for r in 0..3 {
+                k[(r, r)] += out.gamma[r];
+            }
+            out.k_inv = match k.try_inverse() {
+                Some(inv) => {
+                    let mut m = Matrix6::identity();
+                    m.fixed_view_mut::<3, 3>(0, 0).copy_from(&inv);
+                    m
+                }
+                None => Matrix6::zeros(),
+            };
+        } else {
+            let mut k = Matrix6::identity();
+            for r in 0..all {
+                for s in 0..all {
+                    k[(r, s)] = entry(r, s);
+                }
+                k[(r, r)] += out.gamma[r];
+            }
+            if out.limit > 0 {
+                out.k_inv_limit = padded_inverse(&k, all);
+                for r in 0..6 {
+                    k[(r, dim)] = if r == dim { 1.0 } else { 0.0 };
+                    k[(dim, r)] = if r == dim { 1.0 } else { 0.0 };
+                }
+            }
+            out.k_inv = padded_inverse(&k, dim);
+        }
         // Feedback.
         let (joint_rate, joint_ms, joint_is) = soft(cfg.rigid_joint_hertz(h), cfg.joint_damping_ratio, h);
         let compliant = j.compliance > 0.0;
@@ -387,8 +407,21 @@ impl JointRows {
     ) -> (f64, f64) {
         let biased = pass == Pass::Biased;
         if self.limit == 0 && self.dim == 3 {
-            return self.solve_point(vel, inv_m, inv_i, omega, biased);
+            self.solve_point(vel, inv_m, inv_i, omega, biased)
+        } else {
+            self.solve_block(vel, inv_m, inv_i, omega, biased)
         }
+    }
+
+    /// [`JointRows::solve`] on the whole padded block.
+    fn solve_block<V: Velocities + ?Sized>(
+        &mut self,
+        vel: &mut V,
+        inv_m: &[f64],
+        inv_i: &[Matrix3<f64>],
+        omega: f64,
+        biased: bool,
+    ) -> (f64, f64) {
         let cdot = self.cdot(vel);
         let spring = self.gamma.component_mul(&self.lambda);
         let mut residual = cdot + spring;
@@ -481,5 +514,76 @@ impl JointRows {
             worst = worst.max(-end[self.dim]);
         }
         worst
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use nalgebra::DMatrix;
+    use solverlab_core::rigid::JointFrame;
+
+    /// A ball joint's rows: `K⁻¹` inverts `J M⁻¹ Jᵀ` (built here as dense matrices), and the
+    /// visit on 3-vectors gives the padded block's numbers bit for bit, in the biased and relax
+    /// passes, on a chain and a grid whose bodies move unevenly.
+    #[test]
+    fn a_ball_joint_on_three_rows_is_the_padded_block() {
+        let tgs: PgsConfig =
+            toml::Value::Table(crate::preset("tgs-soft").unwrap().config.settings().clone()).try_into().unwrap();
+        for (name, sets) in [("rigid-chain", vec![]), ("rigid-joint-grid", vec!["n=4".to_string()])] {
+            let scene = solverlab_scenes::resolve(name, &sets).unwrap();
+            let mut st = scene.initial_state(scene.dt).rigid;
+            for (i, s) in st.iter_mut().enumerate() {
+                let i = i as f64 + 1.0;
+                s.v += 0.3 * Vec3::new(i.sin(), (2.0 * i).cos(), (3.0 * i).sin());
+                s.w += Vec3::new((5.0 * i).cos(), i.sin(), (7.0 * i).cos());
+                // Turned off the axes, so that no entry of K is zero.
+                s.q = UnitQuaternion::from_scaled_axis(Vec3::new(0.3 * i.cos(), 0.2 * (2.0 * i).sin(), 0.4)) * s.q;
+            }
+            let inv_m: Vec<f64> = scene.rigid.iter().map(|b| b.inv_mass).collect();
+            let inv_i: Vec<Matrix3<f64>> =
+                scene.rigid.iter().zip(&st).map(|(b, s)| b.inv_inertia_world(&s.q)).collect();
+            let h = scene.dt / 4.0;
+            let mut checked = 0;
+            for j in scene.joints.iter().filter(|j| j.kind == JointKind::Ball) {
+                let mut rows = JointRows::default();
+                rows.rebuild(j, &JointFrame::new(j, &scene.rigid), &st, &inv_m, &inv_i, &tgs, h);
+                assert_eq!((rows.dim, rows.limit), (3, 0));
+                // K from the dense Jacobian and inverse mass.
+                let jac = DMatrix::from_fn(3, 12, |r, c| {
+                    let x = &rows.rows[r];
+                    [x.la, x.aa, x.lb, x.ab][c / 3][c % 3]
+                });
+                let mut m = DMatrix::zeros(12, 12);
+                let (ib, imb) = j.b.map_or((Matrix3::zeros(), 0.0), |b| (inv_i[b], inv_m[b]));
+                for (block, im) in
+                    [(0, Matrix3::identity() * inv_m[j.a]), (3, inv_i[j.a]), (6, Matrix3::identity() * imb), (9, ib)]
+                {
+                    m.view_mut((block, block), (3, 3)).copy_from(&im);
+                }
+                let k = &jac * m * jac.transpose();
+                let identity = k * DMatrix::from_fn(3, 3, |r, c| rows.k_inv[(r, c)]);
+                assert!((identity - DMatrix::identity(3, 3)).amax() < 1e-9, "{name}: K K⁻¹ = I");
+                for pass in [true, false] {
+                    let (mut a, mut b) = (rows, rows);
+                    let (mut va, mut vb) = (st.clone(), st.clone());
+                    a.lambda = Vector6::new(0.1, -0.2, 0.3, 0.0, 0.0, 0.0);
+                    b.lambda = a.lambda;
+                    let ra = a.solve_point(&mut va[..], &inv_m, &inv_i, 1.0, pass);
+                    let rb = b.solve_block(&mut vb[..], &inv_m, &inv_i, 1.0, pass);
+                    assert_eq!(ra.0.to_bits(), rb.0.to_bits(), "{name}: the residual");
+                    let bits = |v: &[RigidState]| -> Vec<u64> {
+                        v.iter()
+                            .flat_map(|s| s.v.iter().chain(s.w.iter()).map(|x| x.to_bits()).collect::<Vec<_>>())
+                            .collect()
+                    };
+                    assert_eq!(bits(&va), bits(&vb), "{name}: the velocities");
+                    assert_eq!(a.lambda.map(f64::to_bits), b.lambda.map(f64::to_bits), "{name}: the impulses");
+                    assert_ne!(bits(&va), bits(&st), "{name}: the visit moved the bodies");
+                }
+                checked += 1;
+            }
+            assert!(checked >= 9, "{name}: ball joints checked");
+        }
     }
 }
