@@ -125,10 +125,19 @@ const CELLS_PER_TASK: usize = 512;
 /// the all-pairs loop; the pairs are exactly the all-pairs loop's (`tests` below). Up to
 /// [`ALL_PAIRS_BODIES`] spheres the all-pairs loop itself is cheaper, and runs instead.
 pub fn sphere_pairs(x: &[Vec3], radius: &[f64], margin: f64) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    sphere_pairs_into(x, radius, margin, &mut out);
+    out
+}
+
+/// [`sphere_pairs`] into `out` (cleared first), whose memory is reused.
+pub fn sphere_pairs_into(x: &[Vec3], radius: &[f64], margin: f64, out: &mut Vec<(usize, usize)>) {
+    out.clear();
     if x.len() <= ALL_PAIRS_BODIES {
-        return sphere_pairs_brute_force(x, radius, margin);
+        all_pairs(x, radius, margin, out);
+    } else {
+        out.extend(sphere_pairs_grid(x, radius, margin));
     }
-    sphere_pairs_grid(x, radius, margin)
 }
 
 /// The most spheres [`sphere_pairs`] tests pair by pair: below this the grid's sort and cell
@@ -174,6 +183,12 @@ pub fn sphere_pairs_grid(x: &[Vec3], radius: &[f64], margin: f64) -> Vec<(usize,
 /// tests): `|x_i − x_j| ≤ r_i + r_j + margin`.
 pub fn sphere_pairs_brute_force(x: &[Vec3], radius: &[f64], margin: f64) -> Vec<(usize, usize)> {
     let mut out = Vec::new();
+    all_pairs(x, radius, margin, &mut out);
+    out
+}
+
+/// [`sphere_pairs_brute_force`] appended to `out`.
+fn all_pairs(x: &[Vec3], radius: &[f64], margin: f64, out: &mut Vec<(usize, usize)>) {
     for i in 0..x.len() {
         for j in i + 1..x.len() {
             let reach = radius[i] + radius[j] + margin;
@@ -182,7 +197,6 @@ pub fn sphere_pairs_brute_force(x: &[Vec3], radius: &[f64], margin: f64) -> Vec<
             }
         }
     }
-    out
 }
 
 /// The all-pairs reference, for tests.

@@ -59,17 +59,30 @@ impl RigidContact {
 /// Every contact of the rigid bodies at `states` within `margin` (m), in a deterministic order:
 /// body by body, colliders (box walls, planes, spheres, blocks) first, then the bodies after it.
 pub fn rigid_contacts(scene: &crate::Scene, states: &[RigidState], margin: f64, out: &mut Vec<RigidContact>) {
-    rigid_contacts_with(scene, states, margin, out, &mut Vec::new());
+    rigid_contacts_with(scene, states, margin, out, &mut ContactScratch::default());
 }
 
-/// [`rigid_contacts`] with the per-task lists kept in `scratch` from call to call (their memory
-/// reused: new memory each step costs page faults that serialise the threads).
+/// The buffers of [`rigid_contacts_with`], kept from call to call: new memory each step costs
+/// page faults that serialise the threads, and each fresh allocation of a kilobyte or more may
+/// make glibc's allocator merge every small block freed since the last one.
+#[derive(Clone, Debug, Default)]
+pub struct ContactScratch {
+    /// The per-task lists of contacts (and the caller's own scratch lists between calls).
+    pub parts: Vec<Vec<RigidContact>>,
+    centres: Vec<Vec3>,
+    radii: Vec<f64>,
+    candidates: Vec<(usize, usize)>,
+    joined: Vec<(usize, usize)>,
+    first: Vec<usize>,
+}
+
+/// [`rigid_contacts`] with its buffers kept in `scratch` from call to call.
 pub fn rigid_contacts_with(
     scene: &crate::Scene,
     states: &[RigidState],
     margin: f64,
     out: &mut Vec<RigidContact>,
-    scratch: &mut Vec<Vec<RigidContact>>,
+    scratch: &mut ContactScratch,
 ) {
     contacts_with(scene, states, margin, out, scratch, None);
 }
@@ -83,7 +96,7 @@ pub fn rigid_contacts_recycled(
     states: &[RigidState],
     margin: f64,
     out: &mut Vec<RigidContact>,
-    scratch: &mut Vec<Vec<RigidContact>>,
+    scratch: &mut ContactScratch,
     cache: &mut ContactCache,
 ) {
     if cache.bodies.len() != scene.rigid.len() {
@@ -190,21 +203,24 @@ fn contacts_with(
     states: &[RigidState],
     margin: f64,
     out: &mut Vec<RigidContact>,
-    scratch: &mut Vec<Vec<RigidContact>>,
+    scratch: &mut ContactScratch,
     mut cache: Option<&mut Vec<KeptBody>>,
 ) {
     out.clear();
     let bodies = &scene.rigid;
+    let ContactScratch { parts: scratch, centres, radii, candidates, joined, first } = scratch;
     // Body pairs whose bounding spheres come within `margin` (the broadphase), grouped by their
     // first body; the joined pairs, sorted for lookup.
-    let centres: Vec<Vec3> = states.iter().map(|s| s.x).collect();
-    let radii: Vec<f64> = bodies.iter().map(|b| b.shape.bounding_radius()).collect();
-    let candidates = crate::broadphase::sphere_pairs(&centres, &radii, margin);
-    let mut joined: Vec<(usize, usize)> =
-        scene.joints.iter().filter_map(|j| j.b.map(|b| (j.a.min(b), j.a.max(b)))).collect();
+    centres.clear();
+    centres.extend(states.iter().map(|s| s.x));
+    radii.clear();
+    radii.extend(bodies.iter().map(|b| b.shape.bounding_radius()));
+    crate::broadphase::sphere_pairs_into(centres, radii, margin, candidates);
+    joined.clear();
+    joined.extend(scene.joints.iter().filter_map(|j| j.b.map(|b| (j.a.min(b), j.a.max(b)))));
     joined.sort_unstable();
     // Where each body's candidates start (they are sorted by their first body).
-    let mut first = Vec::with_capacity(bodies.len() + 1);
+    first.clear();
     let mut next = 0;
     for a in 0..=bodies.len() {
         while next < candidates.len() && candidates[next].0 < a {
@@ -212,7 +228,7 @@ fn contacts_with(
         }
         first.push(next);
     }
-    let narrow = NarrowPhase { scene, states, margin, candidates: &candidates, first: &first, joined: &joined };
+    let narrow = NarrowPhase { scene, states, margin, candidates, first, joined };
     // The bodies in chunks, each chunk's contacts in body order, the chunks joined in order: the
     // same list on any number of threads (the chunks run in parallel from `PARALLEL_BODIES`
     // bodies on, with more than one thread).
@@ -495,7 +511,7 @@ mod tests {
 
     fn recycled(scene: &crate::Scene, states: &[RigidState], cache: &mut ContactCache) -> Vec<RigidContact> {
         let mut out = Vec::new();
-        rigid_contacts_recycled(scene, states, 0.02, &mut out, &mut Vec::new(), cache);
+        rigid_contacts_recycled(scene, states, 0.02, &mut out, &mut ContactScratch::default(), cache);
         out
     }
 

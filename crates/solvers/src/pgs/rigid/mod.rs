@@ -304,8 +304,8 @@ pub(super) struct RigidSi {
     contacts: Vec<RigidContact>,
     /// Whether any contact of this frame bounces (restitution above 0).
     bouncy: bool,
-    /// The narrow phase's per-task lists, kept for their memory.
-    contact_scratch: Vec<Vec<RigidContact>>,
+    /// The contact search's buffers, kept for their memory.
+    contact_scratch: solverlab_core::rigid::ContactScratch,
     /// The contact pairs kept from frame to frame (`contact_recycling`).
     contact_cache: solverlab_core::rigid::ContactCache,
     points: Vec<Point>,

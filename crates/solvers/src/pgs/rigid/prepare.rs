@@ -137,7 +137,7 @@ impl RigidSi {
         // within them); with `block_pairs`, each ordered by its diagonals. (Coloured, the sort
         // by colour finds both in its copy.)
         let runs = if cfg.rigid_order == Order::Colored {
-            coloring::sort_contacts_by_color(scene, &mut contacts, &mut self.contact_scratch, cfg.block_pairs)
+            coloring::sort_contacts_by_color(scene, &mut contacts, &mut self.contact_scratch.parts, cfg.block_pairs)
         } else {
             let runs = pair_runs(&contacts);
             if cfg.block_pairs {
