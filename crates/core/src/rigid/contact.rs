@@ -74,6 +74,8 @@ pub struct ContactScratch {
     candidates: Vec<(usize, usize)>,
     joined: Vec<(usize, usize)>,
     first: Vec<usize>,
+    /// The entry being built for one body (recycling, on the calling thread).
+    fresh: KeptBody,
 }
 
 /// [`rigid_contacts`] with its buffers kept in `scratch` from call to call.
@@ -208,7 +210,7 @@ fn contacts_with(
 ) {
     out.clear();
     let bodies = &scene.rigid;
-    let ContactScratch { parts: scratch, centres, radii, candidates, joined, first } = scratch;
+    let ContactScratch { parts: scratch, centres, radii, candidates, joined, first, fresh } = scratch;
     // Body pairs whose bounding spheres come within `margin` (the broadphase), grouped by their
     // first body; the joined pairs, sorted for lookup.
     centres.clear();
@@ -234,7 +236,7 @@ fn contacts_with(
     // bodies on, with more than one thread).
     let chunks = bodies.len().div_ceil(CONTACT_CHUNK);
     if bodies.len() < PARALLEL_BODIES || rayon::current_num_threads() < 2 {
-        narrow.bodies(0..bodies.len(), out, cache.as_mut().map(|c| &mut c[..]));
+        narrow.bodies(0..bodies.len(), out, cache.as_mut().map(|c| &mut c[..]), fresh);
         return;
     }
     use rayon::prelude::*;
@@ -247,7 +249,7 @@ fn contacts_with(
     scratch[..chunks].par_iter_mut().zip(kept.par_iter_mut()).enumerate().for_each(|(c, (part, kept))| {
         part.clear();
         let range = c * CONTACT_CHUNK..((c + 1) * CONTACT_CHUNK).min(bodies.len());
-        narrow.bodies(range, part, kept.as_deref_mut());
+        narrow.bodies(range, part, kept.as_deref_mut(), &mut KeptBody::default());
     });
     // The parts joined on all threads: each contact finds its part by the parts' offsets.
     let mut offsets = Vec::with_capacity(chunks + 1);
@@ -290,13 +292,18 @@ impl NarrowPhase<'_> {
     /// The contacts of bodies `range`, body by body, appended to `out`; with `cache` (the kept
     /// pairs of these bodies, `cache[a - range.start]` body `a`'s), a pair within its recycling
     /// bounds keeps its points ([`ContactCache`]), and each body's entry is replaced by its pairs
-    /// of this call.
-    fn bodies(&self, range: std::ops::Range<usize>, out: &mut Vec<RigidContact>, mut cache: Option<&mut [KeptBody]>) {
+    /// of this call, built in `fresh` and copied into the entry's own memory (so that each
+    /// entry's memory keeps the size its body needs, and a step in steady state allocates none).
+    fn bodies(
+        &self,
+        range: std::ops::Range<usize>,
+        out: &mut Vec<RigidContact>,
+        mut cache: Option<&mut [KeptBody]>,
+        fresh: &mut KeptBody,
+    ) {
         let (scene, states, margin) = (self.scene, self.states, self.margin);
         let bodies = &scene.rigid;
         let (mut points, mut arms) = (Vec::new(), Vec::new());
-        // The entry being built for one body (the entry it replaces is reused for the next).
-        let mut fresh = KeptBody::default();
         let first = range.start;
         for a in range {
             let (ba, sa) = (&bodies[a], &states[a]);
@@ -432,7 +439,10 @@ impl NarrowPhase<'_> {
                 push(Other::Body(b), &mut points, &mut arms, bb.friction, bb.restitution);
             }
             if let Some(c) = cache.as_mut() {
-                c[a - first] = std::mem::replace(&mut fresh, old.take().unwrap_or_default());
+                let mut kept = old.take().unwrap_or_default();
+                kept.pairs.clone_from(&fresh.pairs);
+                kept.points.clone_from(&fresh.points);
+                c[a - first] = kept;
             }
         }
     }
