@@ -19,17 +19,23 @@ const COLORS: usize = 64;
 /// sorted list). With `diagonals` (`block_pairs`), each run of three or four points is ordered
 /// as `pair_diagonals` orders it, in the same copy: the farthest point from the first comes
 /// second (found on all threads for many contacts).
-pub(super) fn sort_contacts_by_color(
+///
+/// The lists it works in are kept in `keep` (and the runs returned are its `runs`), so that a
+/// step allocates nothing here.
+pub(super) fn sort_contacts_by_color<'k>(
     scene: &Scene,
     contacts: &mut Vec<RigidContact>,
     scratch: &mut Vec<Vec<RigidContact>>,
+    keep: &'k mut SortScratch,
     diagonals: bool,
-) -> Vec<(usize, usize)> {
+) -> &'k [(usize, usize)] {
+    let SortScratch { used, segments, seconds, source, runs, .. } = keep;
     let movable = |k: usize| !scene.rigid[k].is_fixed();
-    let mut used = vec![0u64; scene.rigid.len()];
+    used.clear();
+    used.resize(scene.rigid.len(), 0);
     let mut pick = |a: usize, b: Option<usize>| {
         let bits = |k: usize, used: &[u64]| if movable(k) { used[k] } else { 0 };
-        let free = !(bits(a, &used) | b.map_or(0, |k| bits(k, &used)));
+        let free = !(bits(a, used) | b.map_or(0, |k| bits(k, used)));
         if free == 0 {
             return COLORS;
         }
@@ -39,7 +45,7 @@ pub(super) fn sort_contacts_by_color(
         }
         c
     };
-    let mut segments: Vec<(usize, usize, usize)> = Vec::new();
+    segments.clear();
     let mut start = 0;
     while start < contacts.len() {
         let pair = (contacts[start].a, contacts[start].b);
@@ -61,12 +67,12 @@ pub(super) fn sort_contacts_by_color(
             1
         }
     };
-    let seconds: Vec<usize> = segments.par_iter().with_min_len(par_min() / 4).map(second).collect();
+    segments.par_iter().with_min_len(par_min() / 4).map(second).collect_into_vec(seconds);
     // Where each sorted contact comes from, then the copy on all threads (into the memory of a
     // list kept for it).
-    let mut source: Vec<u32> = Vec::with_capacity(contacts.len());
-    let mut runs = Vec::with_capacity(segments.len());
-    for (&(_, s, e), &far) in segments.iter().zip(&seconds) {
+    source.clear();
+    runs.clear();
+    for (&(_, s, e), &far) in segments.iter().zip(seconds.iter()) {
         let at = source.len();
         source.extend((s as u32)..(e as u32));
         source.swap(at + 1.min(e - s - 1), at + far.min(e - s - 1));
@@ -79,14 +85,37 @@ pub(super) fn sort_contacts_by_color(
     runs
 }
 
+/// The lists [`sort_contacts_by_color`] works in, kept from step to step.
+#[derive(Default)]
+pub(super) struct SortScratch {
+    /// Per body, the colours taken.
+    used: Vec<u64>,
+    /// Per pair's run: its colour, start and end.
+    segments: Vec<(usize, usize, usize)>,
+    /// Per run, the point that comes second.
+    seconds: Vec<usize>,
+    /// Where each sorted contact comes from.
+    source: Vec<u32>,
+    /// The manifolds' runs in the new order.
+    runs: Vec<(usize, usize)>,
+    /// [`RigidSi::color_groups`]'s: per body, whether it moves; the joints' or manifolds'
+    /// colours with their indices.
+    movable: Vec<bool>,
+    keyed: Vec<(usize, usize)>,
+}
+
 impl RigidSi {
     /// Colours every group's joints and manifolds (see the module docs): reorders
     /// `joint_order` and `order` within each group by colour and records the colours.
     pub(super) fn color_groups(&mut self, scene: &Scene) {
         self.colors.clear();
         let n = scene.rigid.len();
-        let mut used = vec![0u64; n];
-        let movable: Vec<bool> = scene.rigid.iter().map(|b| !b.is_fixed()).collect();
+        let mut keep = std::mem::take(&mut self.sort_scratch);
+        let SortScratch { used, movable, keyed, .. } = &mut keep;
+        used.clear();
+        used.resize(n, 0);
+        movable.clear();
+        movable.extend(scene.rigid.iter().map(|b| !b.is_fixed()));
         // The lowest colour neither movable body has, taken for both.
         let pick = |used: &mut [u64], a: usize, b: Option<usize>| {
             let ma = if movable[a] { used[a] } else { 0 };
@@ -103,19 +132,18 @@ impl RigidSi {
             }
             c
         };
-        let mut keyed: Vec<(usize, usize)> = Vec::new();
         for g in 0..self.groups.len() {
             let group = self.groups[g];
             let first = self.colors.len();
             let mut count = [(0usize, 0usize); COLORS + 1];
             keyed.clear();
             for &k in &self.joint_order[group.j.0..group.j.1] {
-                let c = pick(&mut used, scene.joints[k].a, scene.joints[k].b);
+                let c = pick(used, scene.joints[k].a, scene.joints[k].b);
                 count[c].0 += 1;
                 keyed.push((c, k));
             }
             keyed.sort_by_key(|&(c, _)| c);
-            for (slot, &(_, k)) in self.joint_order[group.j.0..group.j.1].iter_mut().zip(&keyed) {
+            for (slot, &(_, k)) in self.joint_order[group.j.0..group.j.1].iter_mut().zip(keyed.iter()) {
                 *slot = k;
             }
             // The contacts take their colours afresh: the joints' colours are all visited
@@ -129,12 +157,12 @@ impl RigidSi {
             keyed.clear();
             for &i in &self.order[group.m.0..group.m.1] {
                 let p = &self.points[self.manifolds[i].start];
-                let c = pick(&mut used, p.a, p.b);
+                let c = pick(used, p.a, p.b);
                 count[c].1 += 1;
                 keyed.push((c, i));
             }
             keyed.sort_by_key(|&(c, _)| c);
-            for (slot, &(_, i)) in self.order[group.m.0..group.m.1].iter_mut().zip(&keyed) {
+            for (slot, &(_, i)) in self.order[group.m.0..group.m.1].iter_mut().zip(keyed.iter()) {
                 *slot = i;
             }
             // This group's bodies free their colours for the next group.
@@ -156,6 +184,7 @@ impl RigidSi {
             }
             self.groups[g].colors = (first, self.colors.len());
         }
+        self.sort_scratch = keep;
     }
 }
 

@@ -100,7 +100,8 @@ impl RigidSi {
                 WarmPair { key: (c.a, c.b), points: (m.start, m.end), friction, twist: m.l_twist }
             })
             .collect_into_vec(&mut pairs);
-        pairs.par_sort_by_key(|p| p.key);
+        // (Unstable, in place: the keys are unique, one manifold per pair.)
+        pairs.par_sort_unstable_by_key(|p| p.key);
         contacts
             .par_iter()
             .zip(points.par_iter())

@@ -306,6 +306,8 @@ pub(super) struct RigidSi {
     bouncy: bool,
     /// The contact search's buffers, kept for their memory.
     contact_scratch: solverlab_core::rigid::ContactScratch,
+    /// The sort by colour's lists, kept for their memory.
+    sort_scratch: coloring::SortScratch,
     /// The contact pairs kept from frame to frame (`contact_recycling`).
     contact_cache: solverlab_core::rigid::ContactCache,
     points: Vec<Point>,
@@ -399,6 +401,34 @@ fn with_points<'a>(
         out.push((m, own));
     }
     out
+}
+
+/// Calls `f` on each manifold with its points, as [`with_points`] pairs them, on all threads
+/// (the lists halved down to `min` manifolds, each half from its own `rayon::join`) and without
+/// a list of the pairs: a step in steady state allocates nothing here. `at` is the index of
+/// `points[0]`.
+fn for_each_with_points<F>(manifolds: &mut [Manifold], points: &mut [Point], at: usize, min: usize, f: &F)
+where
+    F: Fn(&mut Manifold, &mut [Point]) + Sync,
+{
+    if manifolds.len() <= min.max(1) {
+        let (mut points, mut at) = (points, at);
+        for m in manifolds.iter_mut() {
+            let (_, tail) = std::mem::take(&mut points).split_at_mut(m.start - at);
+            let (own, tail) = tail.split_at_mut(m.end - m.start);
+            (points, at) = (tail, m.end);
+            f(m, own);
+        }
+        return;
+    }
+    let mid = manifolds.len() / 2;
+    let split = manifolds[mid].start - at;
+    let (left, right) = manifolds.split_at_mut(mid);
+    let (before, after) = points.split_at_mut(split);
+    rayon::join(
+        || for_each_with_points(left, before, at, min, f),
+        || for_each_with_points(right, after, at + split, min, f),
+    );
 }
 
 /// The last step's normal impulse of contact `c` among its pair's `previous` points: the same

@@ -136,14 +136,17 @@ impl RigidSi {
         // The manifolds: the runs of one pair's points (the same runs after any reordering
         // within them); with `block_pairs`, each ordered by its diagonals. (Coloured, the sort
         // by colour finds both in its copy.)
+        let mut sort = std::mem::take(&mut self.sort_scratch);
+        let natural;
         let runs = if cfg.rigid_order == Order::Colored {
-            coloring::sort_contacts_by_color(scene, &mut contacts, &mut self.contact_scratch.parts, cfg.block_pairs)
+            let parts = &mut self.contact_scratch.parts;
+            coloring::sort_contacts_by_color(scene, &mut contacts, parts, &mut sort, cfg.block_pairs)
         } else {
-            let runs = pair_runs(&contacts);
+            natural = pair_runs(&contacts);
             if cfg.block_pairs {
-                pair_diagonals(&mut contacts, &runs);
+                pair_diagonals(&mut contacts, &natural);
             }
-            runs
+            &natural[..]
         };
         self.bouncy = contacts.par_iter().with_min_len(par_min()).any(|c| c.restitution > 0.0);
         let between_bodies = soft(cfg.soft_hertz(h).0, cfg.contact_damping_ratio, h);
@@ -249,6 +252,7 @@ impl RigidSi {
         // Each manifold on its own, written in place.
         manifolds.resize(runs.len(), Manifold::default());
         runs.par_iter().zip(manifolds.par_iter_mut()).enumerate().with_min_len(par_min() / 4).for_each(manifold);
+        self.sort_scratch = sort;
         // With `block`, each manifold's block, on its own.
         let mut couplings = std::mem::take(&mut self.couplings);
         couplings.clear();
@@ -274,9 +278,8 @@ impl RigidSi {
     /// apply them (the same numbers on any number of threads).
     fn colored_warm_start(&mut self, st: &mut [RigidState], cfg: &PgsConfig) {
         let radius2 = (4.0 * cfg.slop).powi(2);
-        let rows = with_points(&mut self.manifolds, &mut self.points);
         let (contacts, warm, awake) = (&self.contacts, &self.warm, &self.awake);
-        rows.into_par_iter().with_min_len(par_min() / 4).for_each(|(m, points)| {
+        let visit = |m: &mut Manifold, points: &mut [Point]| {
             // A sleeping island keeps its impulses as they were (for the forces it reports) and
             // applies nothing.
             let ws = if m.island != usize::MAX && awake[m.island] { cfg.warm_start } else { 1.0 };
@@ -293,7 +296,8 @@ impl RigidSi {
             m.lt1 = friction.dot(&m.t1) * ws;
             m.lt2 = friction.dot(&m.t2) * ws;
             m.l_twist = twist * ws;
-        });
+        };
+        for_each_with_points(&mut self.manifolds, &mut self.points, 0, par_min() / 4, &visit);
         // The awake rows (those the colours hold) act; the scale 1 leaves their impulses.
         self.colored_warm(st, 1.0);
     }
