@@ -498,3 +498,44 @@ impl RigidSi {
         self.group_violation.iter().copied().fold(0.0, f64::max)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Cut short at a bound, the violation says on which side of the bound the full one lies:
+    /// at most the bound exactly when the full violation is, for bounds at and just below each
+    /// joint's error (so that some bound lies between the first joint's error and the worst).
+    #[test]
+    fn a_bounded_violation_decides_as_the_full_one() {
+        let scene = solverlab_scenes::resolve("rigid-joint-grid", &["n=5".to_string()]).unwrap();
+        let settings = crate::preset("tgs-soft").unwrap().config.settings().clone();
+        let cfg: PgsConfig = toml::Value::Table(settings).try_into().unwrap();
+        let h = scene.dt / 4.0;
+        let mut st = scene.initial_state(scene.dt).rigid;
+        // Velocities that open the joints unevenly, more so further down the list.
+        for (i, s) in st.iter_mut().enumerate() {
+            let i = i as f64;
+            s.v += 0.1 * i * Vec3::new(i.sin(), (2.0 * i).cos(), 0.5 * (3.0 * i).sin());
+        }
+        let mut si = RigidSi::default();
+        si.prepare(&scene, &mut st, &cfg, h, 0.0, 4);
+        assert_eq!(si.group_count(), 1, "one island");
+        si.sweep(0, &mut st, 1.0, Pass::Biased, true);
+        let full = si.violation(0, &st, h, f64::INFINITY);
+        let (mut vp, mut wp) = (si.vp.clone(), si.wp.clone());
+        let pseudo = crate::pgs::joints::Pseudo(&mut vp, &mut wp);
+        let errors: Vec<f64> = si.joint_order.iter().map(|&k| si.joints[k].violation(&st[..], &pseudo, h)).collect();
+        assert!(
+            errors.len() > 10 && full == errors.iter().copied().fold(0.0, f64::max),
+            "the joints give the violation"
+        );
+        let mut between = 0;
+        for b in errors.iter().flat_map(|&e| [e, f64::from_bits(e.to_bits() - 1)]) {
+            let cut = si.violation(0, &st, h, b);
+            assert_eq!(cut <= b, full <= b, "bound {b:e}: cut {cut:e}, full {full:e}");
+            between += usize::from(errors[0] <= b && b < full);
+        }
+        assert!(between > 0, "a bound between the first joint's error and the worst: {errors:?} {full}");
+    }
+}
