@@ -130,7 +130,8 @@ pub fn sphere_pairs(x: &[Vec3], radius: &[f64], margin: f64) -> Vec<(usize, usiz
     out
 }
 
-/// [`sphere_pairs`] into `out` (cleared first), whose memory is reused.
+/// [`sphere_pairs`] into `out` (cleared first), whose memory is reused (the grid's path, above
+/// [`ALL_PAIRS_BODIES`], still builds its own lists each call).
 pub fn sphere_pairs_into(x: &[Vec3], radius: &[f64], margin: f64, out: &mut Vec<(usize, usize)>) {
     out.clear();
     if x.len() <= ALL_PAIRS_BODIES {

@@ -30,21 +30,8 @@ pub(super) fn sort_contacts_by_color<'k>(
     diagonals: bool,
 ) -> &'k [(usize, usize)] {
     let SortScratch { used, segments, seconds, source, runs, .. } = keep;
-    let movable = |k: usize| !scene.rigid[k].is_fixed();
     used.clear();
     used.resize(scene.rigid.len(), 0);
-    let mut pick = |a: usize, b: Option<usize>| {
-        let bits = |k: usize, used: &[u64]| if movable(k) { used[k] } else { 0 };
-        let free = !(bits(a, used) | b.map_or(0, |k| bits(k, used)));
-        if free == 0 {
-            return COLORS;
-        }
-        let c = free.trailing_zeros() as usize;
-        for k in std::iter::once(a).chain(b).filter(|&k| movable(k)) {
-            used[k] |= 1 << c;
-        }
-        c
-    };
     segments.clear();
     let mut start = 0;
     while start < contacts.len() {
@@ -54,7 +41,7 @@ pub(super) fn sort_contacts_by_color<'k>(
             Other::Body(k) => Some(k),
             Other::Collider(_) => None,
         };
-        segments.push((pick(pair.0, b), start, end));
+        segments.push((take_color(scene, used, pair.0, b), start, end));
         start = end;
     }
     segments.sort_by_key(|&(c, ..)| c);
@@ -85,6 +72,23 @@ pub(super) fn sort_contacts_by_color<'k>(
     runs
 }
 
+/// The lowest colour neither body of a row has among the colours `used` (per body, a bit per
+/// colour), taken for both; [`COLORS`] (the overflow colour) when none is free. Fixed bodies
+/// take no colour: rows on one fixed body never conflict through it.
+fn take_color(scene: &Scene, used: &mut [u64], a: usize, b: Option<usize>) -> usize {
+    let movable = |k: usize| !scene.rigid[k].is_fixed();
+    let bits = |k: usize, used: &[u64]| if movable(k) { used[k] } else { 0 };
+    let free = !(bits(a, used) | b.map_or(0, |k| bits(k, used)));
+    if free == 0 {
+        return COLORS;
+    }
+    let c = free.trailing_zeros() as usize;
+    for k in std::iter::once(a).chain(b).filter(|&k| movable(k)) {
+        used[k] |= 1 << c;
+    }
+    c
+}
+
 /// The lists [`sort_contacts_by_color`] works in, kept from step to step.
 #[derive(Default)]
 pub(super) struct SortScratch {
@@ -98,9 +102,7 @@ pub(super) struct SortScratch {
     source: Vec<u32>,
     /// The manifolds' runs in the new order.
     runs: Vec<(usize, usize)>,
-    /// [`RigidSi::color_groups`]'s: per body, whether it moves; the joints' or manifolds'
-    /// colours with their indices.
-    movable: Vec<bool>,
+    /// [`RigidSi::color_groups`]'s joints' or manifolds' colours with their indices.
     keyed: Vec<(usize, usize)>,
 }
 
@@ -111,34 +113,16 @@ impl RigidSi {
         self.colors.clear();
         let n = scene.rigid.len();
         let mut keep = std::mem::take(&mut self.sort_scratch);
-        let SortScratch { used, movable, keyed, .. } = &mut keep;
+        let SortScratch { used, keyed, .. } = &mut keep;
         used.clear();
         used.resize(n, 0);
-        movable.clear();
-        movable.extend(scene.rigid.iter().map(|b| !b.is_fixed()));
-        // The lowest colour neither movable body has, taken for both.
-        let pick = |used: &mut [u64], a: usize, b: Option<usize>| {
-            let ma = if movable[a] { used[a] } else { 0 };
-            let mb = b.map_or(0, |k| if movable[k] { used[k] } else { 0 });
-            let free = !(ma | mb);
-            if free == 0 {
-                return COLORS;
-            }
-            let c = free.trailing_zeros() as usize;
-            for k in std::iter::once(a).chain(b) {
-                if movable[k] {
-                    used[k] |= 1 << c;
-                }
-            }
-            c
-        };
         for g in 0..self.groups.len() {
             let group = self.groups[g];
             let first = self.colors.len();
             let mut count = [(0usize, 0usize); COLORS + 1];
             keyed.clear();
             for &k in &self.joint_order[group.j.0..group.j.1] {
-                let c = pick(used, scene.joints[k].a, scene.joints[k].b);
+                let c = take_color(scene, used, scene.joints[k].a, scene.joints[k].b);
                 count[c].0 += 1;
                 keyed.push((c, k));
             }
@@ -157,7 +141,7 @@ impl RigidSi {
             keyed.clear();
             for &i in &self.order[group.m.0..group.m.1] {
                 let p = &self.points[self.manifolds[i].start];
-                let c = pick(used, p.a, p.b);
+                let c = take_color(scene, used, p.a, p.b);
                 count[c].1 += 1;
                 keyed.push((c, i));
             }
