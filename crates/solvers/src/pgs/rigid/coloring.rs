@@ -54,7 +54,7 @@ pub(super) fn sort_contacts_by_color<'k>(
             1
         }
     };
-    segments.par_iter().with_min_len(par_min() / 4).map(second).collect_into_vec(seconds);
+    fill(seconds, segments.len(), par_min() / 4, |k| second(&segments[k]));
     // Where each sorted contact comes from, then the copy on all threads (into the memory of a
     // list kept for it).
     source.clear();
@@ -67,7 +67,7 @@ pub(super) fn sort_contacts_by_color<'k>(
     }
     scratch.resize_with(scratch.len().max(1), Vec::new);
     let sorted = &mut scratch[0];
-    source.par_iter().with_min_len(par_min()).map(|&k| contacts[k as usize]).collect_into_vec(sorted);
+    fill(sorted, source.len(), par_min(), |k| contacts[source[k] as usize]);
     std::mem::swap(contacts, sorted);
     runs
 }
@@ -226,5 +226,21 @@ mod tests {
             assert!(si.order.windows(2).all(|w| w[1] == w[0] + 1), "{name}: manifolds out of colour order");
             assert!(name != "rigid-pyramid" || si.manifolds.len() > 100, "{name}: the pyramid touches");
         }
+    }
+
+    /// `fill` gives the same list below and above its threshold, on two threads, and leaves
+    /// nothing of the list it overwrites.
+    #[test]
+    fn fill_is_the_same_list_on_the_calling_thread_and_on_all_threads() {
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
+        let f = |k: usize| (k as f64).sqrt() * 3.0 + k as f64;
+        let (mut serial, mut parallel) = (vec![7.0; 10_000], vec![7.0; 3]);
+        pool.install(|| {
+            fill(&mut serial, 5_000, usize::MAX, f);
+            fill(&mut parallel, 5_000, 16, f);
+        });
+        assert_eq!(serial.len(), 5_000);
+        assert_eq!(serial, parallel);
+        assert_eq!(serial[4_999], f(4_999));
     }
 }

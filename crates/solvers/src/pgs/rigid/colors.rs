@@ -216,7 +216,7 @@ impl RigidSi {
         // thread's. What the parallel copies gain was not measured apart.)
         let mut compact = std::mem::take(&mut self.compact);
         let min = par_min();
-        st.par_iter().with_min_len(min).map(|s| BodyVel { v: s.v, w: s.w }).collect_into_vec(&mut compact);
+        fill(&mut compact, st.len(), min, |k| BodyVel { v: st[k].v, w: st[k].w });
         let acc = self.colored_rows(g, &mut compact, settings, warm);
         st.par_iter_mut().zip(compact.par_iter()).with_min_len(min).for_each(|(s, c)| (s.v, s.w) = (c.v, c.w));
         self.compact = compact;

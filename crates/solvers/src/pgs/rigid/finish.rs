@@ -91,23 +91,18 @@ impl RigidSi {
         let mut pairs = std::mem::take(&mut self.warm.pairs);
         let mut warm = std::mem::take(&mut self.warm.points);
         let min = par_min() / 4;
-        self.manifolds
-            .par_iter()
-            .with_min_len(min)
-            .map(|m| {
-                let c = &contacts[m.start];
-                let friction = m.t1 * m.lt1 + m.t2 * m.lt2;
-                WarmPair { key: (c.a, c.b), points: (m.start, m.end), friction, twist: m.l_twist }
-            })
-            .collect_into_vec(&mut pairs);
+        let manifolds = &self.manifolds;
+        fill(&mut pairs, manifolds.len(), min, |k| {
+            let m = &manifolds[k];
+            let c = &contacts[m.start];
+            let friction = m.t1 * m.lt1 + m.t2 * m.lt2;
+            WarmPair { key: (c.a, c.b), points: (m.start, m.end), friction, twist: m.l_twist }
+        });
         // (Unstable, in place: the keys are unique, one manifold per pair.)
         pairs.par_sort_unstable_by_key(|p| p.key);
-        contacts
-            .par_iter()
-            .zip(points.par_iter())
-            .with_min_len(par_min())
-            .map(|(c, p)| (c.point.feature, c.point.point, p.ln))
-            .collect_into_vec(&mut warm);
+        fill(&mut warm, contacts.len(), par_min(), |k| {
+            (contacts[k].point.feature, contacts[k].point.point, points[k].ln)
+        });
         (self.warm.pairs, self.warm.points) = (pairs, warm);
         self.warm.index(st.len());
         // The forces are computed when asked for ([`RigidSi::forces`]), from this step's
