@@ -303,7 +303,7 @@ impl NarrowPhase<'_> {
     ) {
         let (scene, states, margin) = (self.scene, self.states, self.margin);
         let bodies = &scene.rigid;
-        let (mut points, mut arms) = (Vec::new(), Vec::new());
+        let mut points = Vec::new();
         let first = range.start;
         for a in range {
             let (ba, sa) = (&bodies[a], &states[a]);
@@ -311,67 +311,71 @@ impl NarrowPhase<'_> {
             let mut old = cache.as_mut().map(|c| std::mem::take(&mut c[a - first]));
             fresh.pairs.clear();
             fresh.points.clear();
-            // The contacts with `b` (shape `bb` at `pb`) into `points`, and with recycling their
-            // frozen arms into `arms`: the kept ones if the pair is within its bounds, else the
-            // narrow phase's, kept.
-            let mut pair =
-                |b: Other, bb: &Shape, pb: &Pose, points: &mut Vec<ContactPoint>, arms: &mut Vec<[Vec3; 2]>| {
-                    let Some(old) = old.as_ref() else {
-                        shape_contacts(&ba.shape, &pose, bb, pb, margin, points);
-                        return;
-                    };
-                    let start = fresh.points.len();
-                    if let Some(k) = old.pairs.iter().find(|k| k.b == b).filter(|k| k.holds(&pose, pb)) {
-                        for kp in &old.points[k.points.0..k.points.1] {
-                            let (ea, eb) = (pose.x + pose.q * kp.la, pb.x + pb.q * kp.lb);
-                            let separation = (ea - eb).dot(&kp.n);
-                            points.push(ContactPoint {
-                                point: (ea + eb) * 0.5,
-                                normal: kp.n,
-                                separation,
-                                feature: kp.feature,
-                            });
-                            arms.push(kp.arms);
-                            fresh.points.push(*kp);
-                        }
-                        fresh.pairs.push(KeptPair { points: (start, fresh.points.len()), ..*k });
-                        return;
-                    }
+            // The contacts of `points` with `b`, combined coefficients `(μ, e)` of the other side,
+            // appended to `out` (emptying `points`; their arms run to the points).
+            let push = |b: Other, points: &mut Vec<ContactPoint>, (mu, e): (f64, f64), out: &mut Vec<RigidContact>| {
+                let (friction, restitution) = ((ba.friction * mu).sqrt(), ba.restitution.max(e));
+                out.extend(points.drain(..).map(|point| RigidContact {
+                    a,
+                    b,
+                    point,
+                    friction,
+                    restitution,
+                    arms: None,
+                }));
+            };
+            // The contacts with `b` (shape `bb` at `pb`) appended to `out`: with recycling, the
+            // kept ones with their frozen arms if the pair is within its bounds, else the narrow
+            // phase's, kept.
+            let mut pair = |b: Other,
+                            bb: &Shape,
+                            pb: &Pose,
+                            coefficients: (f64, f64),
+                            points: &mut Vec<ContactPoint>,
+                            out: &mut Vec<RigidContact>| {
+                let Some(old) = old.as_ref() else {
                     shape_contacts(&ba.shape, &pose, bb, pb, margin, points);
-                    for p in points.iter() {
-                        let half = p.normal * (0.5 * p.separation);
-                        fresh.points.push(KeptPoint {
-                            la: pose.q.inverse_transform_vector(&(p.point + half - pose.x)),
-                            lb: pb.q.inverse_transform_vector(&(p.point - half - pb.x)),
-                            n: p.normal,
-                            arms: [p.point - pose.x, p.point - pb.x],
-                            feature: p.feature,
-                        });
-                    }
-                    fresh.pairs.push(KeptPair {
-                        b,
-                        t: pose.q.inverse_transform_vector(&(pb.x - pose.x)),
-                        q: pose.q.inverse() * pb.q,
-                        qa: pose.q,
-                        qb: pb.q,
-                        extent: ba.shape.bounding_radius().max(bb.bounding_radius()),
-                        max_drift: if points.is_empty() { RECYCLE_DISTANCE.min(margin) } else { RECYCLE_DISTANCE },
-                        points: (start, fresh.points.len()),
-                    });
+                    push(b, points, coefficients, out);
+                    return;
                 };
-            // Appends `points` (their frozen arms in `arms` if recycled), emptying both.
-            let mut push = |b: Other, points: &mut Vec<ContactPoint>, arms: &mut Vec<[Vec3; 2]>, mu: f64, e: f64| {
-                for (k, p) in points.drain(..).enumerate() {
-                    out.push(RigidContact {
-                        a,
-                        b,
-                        point: p,
-                        friction: (ba.friction * mu).sqrt(),
-                        restitution: ba.restitution.max(e),
-                        arms: arms.get(k).copied(),
+                let start = fresh.points.len();
+                if let Some(k) = old.pairs.iter().find(|k| k.b == b).filter(|k| k.holds(&pose, pb)) {
+                    let (mu, e) = coefficients;
+                    let (friction, restitution) = ((ba.friction * mu).sqrt(), ba.restitution.max(e));
+                    let kept = &old.points[k.points.0..k.points.1];
+                    out.extend(kept.iter().map(|kp| {
+                        let (ea, eb) = (pose.x + pose.q * kp.la, pb.x + pb.q * kp.lb);
+                        let separation = (ea - eb).dot(&kp.n);
+                        let point =
+                            ContactPoint { point: (ea + eb) * 0.5, normal: kp.n, separation, feature: kp.feature };
+                        RigidContact { a, b, point, friction, restitution, arms: Some(kp.arms) }
+                    }));
+                    fresh.points.extend_from_slice(kept);
+                    fresh.pairs.push(KeptPair { points: (start, fresh.points.len()), ..*k });
+                    return;
+                }
+                shape_contacts(&ba.shape, &pose, bb, pb, margin, points);
+                for p in points.iter() {
+                    let half = p.normal * (0.5 * p.separation);
+                    fresh.points.push(KeptPoint {
+                        la: pose.q.inverse_transform_vector(&(p.point + half - pose.x)),
+                        lb: pb.q.inverse_transform_vector(&(p.point - half - pb.x)),
+                        n: p.normal,
+                        arms: [p.point - pose.x, p.point - pb.x],
+                        feature: p.feature,
                     });
                 }
-                arms.clear();
+                fresh.pairs.push(KeptPair {
+                    b,
+                    t: pose.q.inverse_transform_vector(&(pb.x - pose.x)),
+                    q: pose.q.inverse() * pb.q,
+                    qa: pose.q,
+                    qb: pb.q,
+                    extent: ba.shape.bounding_radius().max(bb.bounding_radius()),
+                    max_drift: if points.is_empty() { RECYCLE_DISTANCE.min(margin) } else { RECYCLE_DISTANCE },
+                    points: (start, fresh.points.len()),
+                });
+                push(b, points, coefficients, out);
             };
             let against_plane = |n: Vec3, offset: f64, points: &mut Vec<ContactPoint>| match ba.shape {
                 Shape::Box { half } => collide::box_plane(half, &pose, n, offset, margin, points),
@@ -395,7 +399,7 @@ impl NarrowPhase<'_> {
                     };
                     against_plane(n, offset, &mut points);
                     let face = Other::Collider(ColliderRef::BoxFace(face).code());
-                    push(face, &mut points, &mut arms, bx.friction, bx.restitution);
+                    push(face, &mut points, (bx.friction, bx.restitution), out);
                 }
             }
             for (k, p) in scene.planes.iter().enumerate().filter(|_| world) {
@@ -403,9 +407,8 @@ impl NarrowPhase<'_> {
                 push(
                     Other::Collider(ColliderRef::Plane(k as u32).code()),
                     &mut points,
-                    &mut arms,
-                    p.friction,
-                    p.restitution,
+                    (p.friction, p.restitution),
+                    out,
                 );
             }
             for (k, s) in scene.spheres.iter().enumerate().filter(|_| world) {
@@ -415,8 +418,7 @@ impl NarrowPhase<'_> {
                 }
                 let ball = Pose { x: s.center, q: UnitQuaternion::identity() };
                 let code = Other::Collider(ColliderRef::Sphere(k as u32).code());
-                pair(code, &Shape::Sphere { radius: s.radius }, &ball, &mut points, &mut arms);
-                push(code, &mut points, &mut arms, s.friction, s.restitution);
+                pair(code, &Shape::Sphere { radius: s.radius }, &ball, (s.friction, s.restitution), &mut points, out);
             }
             for (k, blk) in scene.blocks.iter().enumerate().filter(|_| world) {
                 let half = (blk.max - blk.min) / 2.0;
@@ -427,16 +429,14 @@ impl NarrowPhase<'_> {
                 }
                 let block_pose = Pose { x: centre, q: UnitQuaternion::identity() };
                 let code = Other::Collider(ColliderRef::Block(k as u32).code());
-                pair(code, &Shape::Box { half }, &block_pose, &mut points, &mut arms);
-                push(code, &mut points, &mut arms, blk.friction, blk.restitution);
+                pair(code, &Shape::Box { half }, &block_pose, (blk.friction, blk.restitution), &mut points, out);
             }
             for &(_, b) in &self.candidates[self.first[a]..self.first[a + 1]] {
                 let (bb, sb) = (&bodies[b], &states[b]);
                 if (ba.is_fixed() && bb.is_fixed()) || self.joined.binary_search(&(a, b)).is_ok() {
                     continue;
                 }
-                pair(Other::Body(b), &bb.shape, &sb.pose(), &mut points, &mut arms);
-                push(Other::Body(b), &mut points, &mut arms, bb.friction, bb.restitution);
+                pair(Other::Body(b), &bb.shape, &sb.pose(), (bb.friction, bb.restitution), &mut points, out);
             }
             if let Some(c) = cache.as_mut() {
                 let mut kept = old.take().unwrap_or_default();
