@@ -136,6 +136,9 @@ impl RigidSi {
         // The manifolds: the runs of one pair's points (the same runs after any reordering
         // within them); with `block_pairs`, each ordered by its diagonals. (Coloured, the sort
         // by colour finds both in its copy.)
+        // (`runs` borrows the sort's kept lists, so they are taken out of `self` until the
+        // manifolds are built from them, and must be back before `build_islands`, whose
+        // colouring takes them in turn.)
         let mut sort = std::mem::take(&mut self.sort_scratch);
         let natural;
         let runs = if cfg.rigid_order == Order::Colored {
@@ -252,6 +255,7 @@ impl RigidSi {
         // Each manifold on its own, written in place.
         manifolds.resize(runs.len(), Manifold::default());
         runs.par_iter().zip(manifolds.par_iter_mut()).enumerate().with_min_len(par_min() / 4).for_each(manifold);
+        // (Back before `build_islands`: see above.)
         self.sort_scratch = sort;
         // With `block`, each manifold's block, on its own.
         let mut couplings = std::mem::take(&mut self.couplings);
