@@ -168,11 +168,12 @@ fn crossing_label(e: u8, plane: u8) -> u8 {
     (0x10 << u8::from(e >= 4)) | (e & 3) << 2 | plane // e < 4: incident edge, else side plane e - 4
 }
 
-/// Sutherland–Hodgman step: keep the part of `src` with `pn·(x − origin) <= lim`. Vertices within `tol`
-/// outside the plane count as lying on it (kept as they are, no crossing point created), so that
-/// rounding noise on coincident edges does not create spurious points or flip feature labels.
-fn clip(src: &Poly, pn: &Vec3, lim: f64, tol: f64, origin: &Vec3, plane: u8) -> Poly {
-    let mut dst = Poly::new();
+/// Sutherland–Hodgman step: keep the part of `src` with `pn·(x − origin) <= lim`, written over
+/// `dst`. Vertices within `tol` outside the plane count as lying on it (kept as they are, no
+/// crossing point created), so that rounding noise on coincident edges does not create spurious
+/// points or flip feature labels.
+fn clip(src: &Poly, pn: &Vec3, lim: f64, tol: f64, origin: &Vec3, plane: u8, dst: &mut Poly) {
+    dst.n = 0;
     for k in 0..src.n {
         let k2 = if k + 1 == src.n { 0 } else { k + 1 };
         let (a, b, e) = (src.p[k], src.p[k2], src.el[k]);
@@ -191,7 +192,6 @@ fn clip(src: &Poly, pn: &Vec3, lim: f64, tol: f64, origin: &Vec3, plane: u8) -> 
             dst.push(a + (b - a) * (da / (da - db)), crossing_label(e, plane), e);
         }
     }
-    dst
 }
 
 fn face_case(r: &Obb, inc: &Obb, i: usize, sign: f64, ref_is_b: bool, margin: f64, out: &mut Vec<ContactPoint>) {
@@ -208,19 +208,24 @@ fn face_case(r: &Obb, inc: &Obb, i: usize, sign: f64, ref_is_b: bool, margin: f6
     let (u, v) = ((k + 1) % 3, (k + 2) % 3);
     let fc = inc.c + inc.ax[k] * (s_inc * inc.h[k]);
     let (eu, ev) = (inc.ax[u] * inc.h[u], inc.ax[v] * inc.h[v]);
-    let mut poly = Poly::new();
+    // The incident face, clipped by each side plane in turn from one polygon into the other.
+    let mut polys = [Poly::new(), Poly::new()];
     for (m, (su, sv)) in [(1.0, 1.0), (-1.0, 1.0), (-1.0, -1.0), (1.0, -1.0)].into_iter().enumerate() {
-        poly.push(fc + eu * su + ev * sv, m as u8, m as u8);
+        polys[0].push(fc + eu * su + ev * sv, m as u8, m as u8);
     }
     let (j, kk) = ((i + 1) % 3, (i + 2) % 3);
     let tol = CLIP_TOL * (r.h[j] + r.h[kk]);
     let planes = [(r.ax[j], r.h[j]), (-r.ax[j], r.h[j]), (r.ax[kk], r.h[kk]), (-r.ax[kk], r.h[kk])];
     for (p, (pn, ph)) in planes.iter().enumerate() {
-        poly = clip(&poly, pn, *ph, tol, &r.c, p as u8);
-        if poly.n == 0 {
+        let [first, second] = &mut polys;
+        let (src, dst) = if p % 2 == 0 { (&*first, second) } else { (&*second, first) };
+        clip(src, pn, *ph, tol, &r.c, p as u8, dst);
+        if dst.n == 0 {
             return;
         }
     }
+    // (After the four planes the polygon is back in the first.)
+    let poly = &polys[0];
     let (mut pts, mut seps, mut labs, mut m) = ([Vec3::zeros(); CAP], [0.0; CAP], [0u8; CAP], 0usize);
     for idx in 0..poly.n {
         let x = poly.p[idx];
