@@ -311,19 +311,22 @@ impl NarrowPhase<'_> {
             let mut old = cache.as_mut().map(|c| std::mem::take(&mut c[a - first]));
             fresh.pairs.clear();
             fresh.points.clear();
-            // The contacts of `points` with `b`, combined coefficients `(μ, e)` of the other side,
-            // appended to `out` (emptying `points`; their arms run to the points).
-            let push = |b: Other, points: &mut Vec<ContactPoint>, (mu, e): (f64, f64), out: &mut Vec<RigidContact>| {
-                let (friction, restitution) = ((ba.friction * mu).sqrt(), ba.restitution.max(e));
-                out.extend(points.drain(..).map(|point| RigidContact {
-                    a,
-                    b,
-                    point,
-                    friction,
-                    restitution,
-                    arms: None,
-                }));
-            };
+            // The pair's friction and restitution from the other side's `(μ, e)`.
+            let combined = |(mu, e): (f64, f64)| ((ba.friction * mu).sqrt(), ba.restitution.max(e));
+            // The contacts of `points` with `b`, the other side's coefficients `(μ, e)`, appended
+            // to `out` (emptying `points`; their arms run to the points).
+            let push =
+                |b: Other, points: &mut Vec<ContactPoint>, coefficients: (f64, f64), out: &mut Vec<RigidContact>| {
+                    let (friction, restitution) = combined(coefficients);
+                    out.extend(points.drain(..).map(|point| RigidContact {
+                        a,
+                        b,
+                        point,
+                        friction,
+                        restitution,
+                        arms: None,
+                    }));
+                };
             // The contacts with `b` (shape `bb` at `pb`) appended to `out`: with recycling, the
             // kept ones with their frozen arms if the pair is within its bounds, else the narrow
             // phase's, kept.
@@ -340,8 +343,7 @@ impl NarrowPhase<'_> {
                 };
                 let start = fresh.points.len();
                 if let Some(k) = old.pairs.iter().find(|k| k.b == b).filter(|k| k.holds(&pose, pb)) {
-                    let (mu, e) = coefficients;
-                    let (friction, restitution) = ((ba.friction * mu).sqrt(), ba.restitution.max(e));
+                    let (friction, restitution) = combined(coefficients);
                     let kept = &old.points[k.points.0..k.points.1];
                     out.extend(kept.iter().map(|kp| {
                         let (ea, eb) = (pose.x + pose.q * kp.la, pb.x + pb.q * kp.lb);
