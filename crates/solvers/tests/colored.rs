@@ -27,13 +27,15 @@ fn tgs_soft() -> PgsConfig {
 }
 
 /// The 1,275-box pyramid (base 50) has colours of over 600 manifolds, which run on all
-/// threads; the joint grid's colours are small and run on the calling thread; the ragdolls mix
-/// joints and contacts. Each gives the same state bit for bit on one thread and on two.
+/// threads; the 10 × 10 joint grid's colours are small and run on the calling thread, the
+/// 40 × 40 one's (3,120 joints) are large and run on all threads; the ragdolls mix joints and
+/// contacts. Each gives the same state bit for bit on one thread and on two.
 #[test]
 fn coloured_sweeps_give_the_same_numbers_on_one_and_two_threads() {
     let cases = [
         ("rigid-pyramid", vec!["base=50".to_string()], 3),
         ("rigid-joint-grid", vec![], 20),
+        ("rigid-joint-grid", vec!["n=40".to_string()], 3),
         ("rigid-ragdoll", vec![], 70),
     ];
     for (name, sets, frames) in cases {

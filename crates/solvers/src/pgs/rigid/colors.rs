@@ -13,7 +13,9 @@
 //! bodies' velocities, so the colour's rows can run in any order, or at once, and give the same
 //! numbers. A colour of at least [`PARALLEL_ROWS`] rows runs on all threads, in chunks of
 //! [`CHUNK`] rows whose statistics are summed chunk by chunk, on one thread as on several; a
-//! smaller one runs on the calling thread. Which colours run in parallel depends on their sizes
+//! smaller one runs on the calling thread. A pass with a large colour runs on velocities the
+//! threads share ([`SharedVel`]), each row's bodies loaded and stored back by the thread that
+//! visits it, so that nothing of a large colour is left for the calling thread alone. Which colours run in parallel depends on their sizes
 //! alone, so a coloured sweep's every number is the same on any number of threads
 //! (`tests/colored.rs`).
 
@@ -21,6 +23,7 @@ use super::lanes::Batch;
 use super::sweep::{Visit, LANES};
 use super::*;
 use crate::pgs::joints::Velocities;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Rows per parallel task of a coloured sweep, and the unit its statistics are summed in.
 const CHUNK: usize = 32;
@@ -55,8 +58,9 @@ pub(super) fn lanes_at(order: &[usize], manifolds: &[Manifold], o: usize, end: u
     next.iter().take_while(|&&i| manifolds[i].end - manifolds[i].start <= 4).count().max(1)
 }
 
-/// A row of a coloured pass with its two bodies' velocities, copied in before its colour runs
-/// ([`Task::load`]) and written back after ([`Task::store`]).
+/// A row of a coloured pass with its two bodies' velocities, copied in from the shared
+/// velocities when its chunk runs and written back right after ([`Local::load`],
+/// [`Local::store`]).
 struct Task<'a> {
     row: Row<'a>,
     local: Local,
@@ -85,6 +89,26 @@ impl Local {
         let z = Vec3::zeros();
         Local { a, b: b.unwrap_or(usize::MAX), va: z, wa: z, vb: z, wb: z }
     }
+
+    /// Copies the bodies' velocities in.
+    #[inline]
+    fn load(&mut self, vel: &[SharedVel]) {
+        (self.va, self.wa) = vel[self.a].get();
+        if let Some(s) = vel.get(self.b) {
+            (self.vb, self.wb) = s.get();
+        }
+    }
+
+    /// Writes the movable bodies' velocities back (a fixed body's are left as they were).
+    #[inline]
+    fn store(&self, vel: &[SharedVel], inv_m: &[f64]) {
+        if inv_m[self.a] != 0.0 {
+            vel[self.a].set(self.va, self.wa);
+        }
+        if self.b != usize::MAX && inv_m[self.b] != 0.0 {
+            vel[self.b].set(self.vb, self.wb);
+        }
+    }
 }
 
 impl Velocities for Local {
@@ -111,42 +135,6 @@ impl Velocities for Local {
     }
 }
 
-impl Task<'_> {
-    /// Copies the bodies' velocities in.
-    #[inline]
-    fn load(&mut self, vel: &[BodyVel]) {
-        self.local.load(vel);
-    }
-
-    /// Writes the movable bodies' velocities back (a fixed body's are left as they were).
-    #[inline]
-    fn store(&self, vel: &mut [BodyVel], inv_m: &[f64]) {
-        self.local.store(vel, inv_m);
-    }
-}
-
-impl Local {
-    /// Copies the bodies' velocities in.
-    #[inline]
-    fn load(&mut self, vel: &[BodyVel]) {
-        (self.va, self.wa) = (vel[self.a].v, vel[self.a].w);
-        if let Some(s) = vel.get(self.b) {
-            (self.vb, self.wb) = (s.v, s.w);
-        }
-    }
-
-    /// Writes the movable bodies' velocities back (a fixed body's are left as they were).
-    #[inline]
-    fn store(&self, vel: &mut [BodyVel], inv_m: &[f64]) {
-        if inv_m[self.a] != 0.0 {
-            vel[self.a] = BodyVel { v: self.va, w: self.wa };
-        }
-        if self.b != usize::MAX && inv_m[self.b] != 0.0 {
-            vel[self.b] = BodyVel { v: self.vb, w: self.wb };
-        }
-    }
-}
-
 /// A body's linear and angular velocity (m/s, rad/s), copied out of its [`RigidState`] for the
 /// sweeps: a coloured pass reads and writes only these 48 bytes of a body, and each colour
 /// reaches bodies all over the state. In the compact copy ([`RigidSi::colored_pass`]) the
@@ -156,6 +144,69 @@ impl Local {
 pub(super) struct BodyVel {
     pub(super) v: Vec3,
     pub(super) w: Vec3,
+}
+
+/// A body's linear and angular velocity as the threads of a coloured pass share them: the six
+/// numbers' bits in atomics, read and written with relaxed order (plain moves on x86-64, no
+/// locked instruction). Each thread loads a row's two bodies, visits the row and stores them
+/// back in the same chunk: within a colour no two rows share a movable body, so no body is
+/// written by two threads or read by one while another writes it, and the pool's join ends
+/// each colour before the next reads. (Before, each large colour's rows kept their bodies'
+/// copies until the calling thread wrote them all back alone, and that write-back was the
+/// largest part of the two-thread step the second thread never ran.)
+pub(super) struct SharedVel([AtomicU64; 6]);
+
+impl SharedVel {
+    fn new(v: Vec3, w: Vec3) -> Self {
+        SharedVel([v.x, v.y, v.z, w.x, w.y, w.z].map(|x| AtomicU64::new(x.to_bits())))
+    }
+
+    #[inline(always)]
+    fn get(&self) -> (Vec3, Vec3) {
+        let x = |i: usize| f64::from_bits(self.0[i].load(Ordering::Relaxed));
+        (Vec3::new(x(0), x(1), x(2)), Vec3::new(x(3), x(4), x(5)))
+    }
+
+    #[inline(always)]
+    fn set(&self, v: Vec3, w: Vec3) {
+        for (a, x) in self.0.iter().zip([v.x, v.y, v.z, w.x, w.y, w.z]) {
+            a.store(x.to_bits(), Ordering::Relaxed);
+        }
+    }
+}
+
+/// The bodies' velocities a pass on the calling thread reads and writes in place: the compact
+/// copy ([`BodyVel`]), or the shared one ([`SharedVel`]) between a parallel pass's large
+/// colours.
+pub(super) trait Store {
+    /// Body `k`'s linear and angular velocity.
+    fn read(&self, k: usize) -> (Vec3, Vec3);
+    /// Sets body `k`'s linear and angular velocity.
+    fn write(&mut self, k: usize, v: Vec3, w: Vec3);
+}
+
+impl Store for [BodyVel] {
+    #[inline(always)]
+    fn read(&self, k: usize) -> (Vec3, Vec3) {
+        (self[k].v, self[k].w)
+    }
+
+    #[inline(always)]
+    fn write(&mut self, k: usize, v: Vec3, w: Vec3) {
+        self[k] = BodyVel { v, w };
+    }
+}
+
+impl Store for [SharedVel] {
+    #[inline(always)]
+    fn read(&self, k: usize) -> (Vec3, Vec3) {
+        self[k].get()
+    }
+
+    #[inline(always)]
+    fn write(&mut self, k: usize, v: Vec3, w: Vec3) {
+        self[k].set(v, w);
+    }
 }
 
 /// What a coloured pass does to one row.
@@ -180,6 +231,11 @@ impl ColorPass<'_> {
     }
 }
 
+/// Adds one chunk's statistics to `acc`.
+fn add(acc: &mut SweepStats, s: SweepStats) {
+    *acc = (acc.0.max(s.0), acc.1 + s.1, acc.2 + s.2, acc.3 + s.3);
+}
+
 impl RigidSi {
     /// A sweep of coloured group `g` (see [`RigidSi::sweep`] and the module docs).
     pub(super) fn colored_sweep(
@@ -199,9 +255,10 @@ impl RigidSi {
     }
 
     /// A sweep (or with `warm`, the warm start times `warm`) over every row of group `g` (every
-    /// group with `None`), colour by colour. Each row
-    /// is handed its rows and its two bodies (a `&mut` of each movable one: the colouring makes
-    /// them distinct within a colour) and given back after the colour.
+    /// group with `None`), colour by colour, on a copy of the velocities written back at the
+    /// end: the compact copy when every colour runs on the calling thread
+    /// ([`RigidSi::calling_thread_rows`]), the shared one when a large colour runs on all
+    /// threads ([`RigidSi::all_threads_rows`]).
     fn colored_pass(
         &mut self,
         g: Option<usize>,
@@ -209,24 +266,34 @@ impl RigidSi {
         settings: (f64, Pass, bool),
         warm: Option<f64>,
     ) -> SweepStats {
-        // Every colour's rows on the compact copy of the velocities, written back at the end.
-        // (The copies on all threads for many bodies: in a two-thread profile of the 4,095-box
-        // pyramid, this function's own samples (the copies, the write-backs after the large
-        // colours and the small colours) were 5 % of the calling thread's and none of the other
-        // thread's. What the parallel copies gain was not measured apart.)
-        let mut compact = std::mem::take(&mut self.compact);
+        let spans = match g {
+            Some(g) => self.groups[g].colors,
+            None => (0, self.colors.len()),
+        };
         let min = par_min();
-        fill(&mut compact, st.len(), min, |k| BodyVel { v: st[k].v, w: st[k].w });
-        let acc = self.colored_rows(g, &mut compact, settings, warm);
-        st.par_iter_mut().zip(compact.par_iter()).with_min_len(min).for_each(|(s, c)| (s.v, s.w) = (c.v, c.w));
-        self.compact = compact;
+        if rayon::current_num_threads() == 1 || !self.colors[spans.0..spans.1].iter().any(large) {
+            let mut compact = std::mem::take(&mut self.compact);
+            fill(&mut compact, st.len(), min, |k| BodyVel { v: st[k].v, w: st[k].w });
+            let acc = self.calling_thread_rows(spans, &mut compact, settings, warm);
+            st.par_iter_mut().zip(compact.par_iter()).with_min_len(min).for_each(|(s, c)| (s.v, s.w) = (c.v, c.w));
+            self.compact = compact;
+            return acc;
+        }
+        let mut shared = std::mem::take(&mut self.shared);
+        fill(&mut shared, st.len(), min, |k| SharedVel::new(st[k].v, st[k].w));
+        let acc = self.all_threads_rows(spans, &mut shared, settings, warm);
+        st.par_iter_mut().zip(shared.par_iter()).with_min_len(min).for_each(|(s, c)| (s.v, s.w) = c.get());
+        self.shared = shared;
         acc
     }
 
-    /// [`RigidSi::colored_pass`]'s rows, on the compact velocities `st`.
-    fn colored_rows(
+    /// [`RigidSi::colored_pass`]'s colours `colors[spans.0..spans.1]` on the calling thread,
+    /// on the compact velocities `st`: the rows straight on the bodies, a large colour's
+    /// statistics summed in the chunks of the parallel visit (the same numbers as on all
+    /// threads).
+    fn calling_thread_rows(
         &mut self,
-        g: Option<usize>,
+        spans: (usize, usize),
         st: &mut [BodyVel],
         (omega, pass, friction): (f64, Pass, bool),
         warm: Option<f64>,
@@ -236,37 +303,34 @@ impl RigidSi {
             Some(scale) => ColorPass::Warm(visit, scale),
             None => ColorPass::Sweep(visit),
         };
-        let spans = match g {
-            Some(g) => &self.colors[self.groups[g].colors.0..self.groups[g].colors.1],
-            None => &self.colors[..],
-        };
         let mut acc = (0.0_f64, 0.0, 0usize, 0.0);
-        let threads = rayon::current_num_threads() > 1;
-        if !threads || !spans.iter().any(large) {
-            // Every colour on the calling thread: the rows straight on the bodies, a large
-            // colour's statistics summed in the chunks of the parallel visit (the same numbers
-            // as on all threads).
-            let mut vel = Direct { st, inv_m: &self.inv_m };
+        let mut vel = Direct { st, inv_m: &self.inv_m };
+        for span in &self.colors[spans.0..spans.1] {
             let rows = (&mut self.joints[..], &mut self.manifolds[..], &mut self.points[..]);
-            let (joints, manifolds, points) = rows;
-            for span in spans {
-                let chunked = large(span);
-                direct_span(
-                    span,
-                    (&self.joint_order, &self.order),
-                    &self.batches[span.batches.0..span.batches.1],
-                    (joints, manifolds, points),
-                    &mut vel,
-                    what,
-                    &mut acc,
-                    chunked,
-                );
-            }
-            return acc;
+            let batches = &self.batches[span.batches.0..span.batches.1];
+            direct_span(span, (&self.joint_order, &self.order), batches, rows, &mut vel, what, &mut acc, large(span));
         }
-        let add = |acc: &mut SweepStats, s: SweepStats| {
-            *acc = (acc.0.max(s.0), acc.1 + s.1, acc.2 + s.2, acc.3 + s.3);
+        acc
+    }
+
+    /// [`RigidSi::colored_pass`]'s colours `colors[spans.0..spans.1]` on the shared
+    /// velocities `st`: the large colours' rows on all threads, in chunks of [`CHUNK`] rows
+    /// whose statistics are summed chunk by chunk; the others on the calling thread.
+    fn all_threads_rows(
+        &mut self,
+        spans: (usize, usize),
+        st: &mut [SharedVel],
+        (omega, pass, friction): (f64, Pass, bool),
+        warm: Option<f64>,
+    ) -> SweepStats {
+        let visit = Visit::new((&self.inv_m, &self.inv_i), omega, pass, friction, self.cone, &self.couplings);
+        let what = match warm {
+            Some(scale) => ColorPass::Warm(visit, scale),
+            None => ColorPass::Sweep(visit),
         };
+        let spans = &self.colors[spans.0..spans.1];
+        let inv_m = &self.inv_m;
+        let mut acc = (0.0_f64, 0.0, 0usize, 0.0);
         // The manifolds of each large colour one after the other in memory, and no joints
         // among them (the contacts were sorted by colour, `sort_contacts_by_color`): the colour
         // is a slice of the manifolds and one of the points, cut into chunks.
@@ -276,7 +340,7 @@ impl RigidSi {
         if spans.iter().filter(|s| large(s)).all(contiguous) {
             for span in spans {
                 if !large(span) {
-                    let mut vel = Direct { st, inv_m: &self.inv_m };
+                    let mut vel = Direct { st: &mut *st, inv_m };
                     let rows = (&mut self.joints[..], &mut self.manifolds[..], &mut self.points[..]);
                     let batches = &self.batches[span.batches.0..span.batches.1];
                     direct_span(span, (&self.joint_order, &self.order), batches, rows, &mut vel, what, &mut acc, false);
@@ -285,47 +349,35 @@ impl RigidSi {
                 let (i0, i1) = (self.order[span.m.0], self.order[span.m.1 - 1] + 1);
                 let manifolds = &mut self.manifolds[i0..i1];
                 let (p0, p1) = (manifolds[0].start, manifolds[manifolds.len() - 1].end);
-                self.chunk_vel.resize(i1 - i0, Local::default());
-                let mut rest = (manifolds, &mut self.points[p0..p1], &mut self.chunk_vel[..]);
+                let mut rest = (manifolds, &mut self.points[p0..p1]);
                 let mut chunks = Vec::with_capacity((i1 - i0).div_ceil(CHUNK));
                 while !rest.0.is_empty() {
                     let n = CHUNK.min(rest.0.len());
                     let (mh, mt) = std::mem::take(&mut rest.0).split_at_mut(n);
                     let (ph, pt) = std::mem::take(&mut rest.1).split_at_mut(mh[mh.len() - 1].end - mh[0].start);
-                    let (vh, vt) = std::mem::take(&mut rest.2).split_at_mut(n);
-                    chunks.push((mh, ph, vh));
-                    rest = (mt, pt, vt);
+                    chunks.push((mh, ph));
+                    rest = (mt, pt);
                 }
-                let read: &[BodyVel] = st;
-                // One chunk: each manifold on its bodies' velocities copied in, kept in
-                // `chunk_vel` for the write-back.
-                let chunk = |(ms, ps, vs): (&mut [Manifold], &mut [Point], &mut [Local])| {
+                let shared: &[SharedVel] = st;
+                // One chunk: each manifold on its bodies' velocities copied in and stored back.
+                let chunk = |(ms, ps): (&mut [Manifold], &mut [Point])| {
                     let mut stats = (0.0_f64, 0.0, 0usize, 0.0);
                     let first = ms[0].start;
-                    for (m, kept) in ms.iter_mut().zip(vs) {
+                    for m in ms.iter_mut() {
                         let points = &mut ps[m.start - first..m.end - first];
                         let mut vel = Local::between(points[0].a, points[0].b);
-                        vel.load(read);
+                        vel.load(shared);
                         match what {
                             ColorPass::Sweep(visit) => visit.manifold(&mut vel, m, points, &mut stats),
                             ColorPass::Warm(visit, scale) => visit.warm_manifold(&mut vel, m, points, scale),
                         }
-                        *kept = vel;
+                        vel.store(shared, inv_m);
                     }
                     stats
                 };
-                if threads {
-                    let parts: Vec<SweepStats> = chunks.into_par_iter().map(chunk).collect();
-                    for s in parts {
-                        add(&mut acc, s);
-                    }
-                } else {
-                    for c in chunks {
-                        add(&mut acc, chunk(c));
-                    }
-                }
-                for vel in &self.chunk_vel[..i1 - i0] {
-                    vel.store(st, &self.inv_m);
+                let parts: Vec<SweepStats> = chunks.into_par_iter().map(chunk).collect();
+                for s in parts {
+                    add(&mut acc, s);
                 }
             }
             return acc;
@@ -350,68 +402,65 @@ impl RigidSi {
             }
             bounds.push((start, tasks.len(), span.overflow));
         }
-        let inv_m = &self.inv_m;
-        let threads = rayon::current_num_threads() > 1;
+        let shared: &[SharedVel] = st;
+        // A chunk of rows, each on its bodies' velocities copied in and stored back: the
+        // statistics in row order, and the chunks' in chunk order, so that the sums are the
+        // same on any number of threads.
+        let chunk = |rows: &mut [Task]| {
+            let mut stats = (0.0_f64, 0.0, 0usize, 0.0);
+            for task in rows {
+                task.local.load(shared);
+                what.run(task, &mut stats);
+                task.local.store(shared, inv_m);
+            }
+            stats
+        };
         for (start, end, overflow) in bounds {
             let colour = &mut tasks[start..end];
             if overflow {
                 // Rows that may share bodies: one after the other, each on the velocities the
-                // one before left.
+                // one before stored.
                 for task in colour {
-                    task.load(st);
+                    task.local.load(shared);
                     what.run(task, &mut acc);
-                    task.store(st, inv_m);
+                    task.local.store(shared, inv_m);
                 }
                 continue;
             }
-            // The colour's rows in chunks: each chunk's statistics in row order, the chunks'
-            // in chunk order, so that the sums are the same on any number of threads.
-            let chunk = |rows: &mut [Task]| {
-                let mut stats = (0.0_f64, 0.0, 0usize, 0.0);
-                for task in rows {
-                    what.run(task, &mut stats);
-                }
-                stats
-            };
-            let read: &[BodyVel] = st;
-            if threads && colour.len() >= PARALLEL_ROWS {
-                colour.par_iter_mut().with_min_len(CHUNK).for_each(|t| t.load(read));
+            if colour.len() >= PARALLEL_ROWS {
                 let parts: Vec<SweepStats> = colour.par_chunks_mut(CHUNK).map(chunk).collect();
                 for s in parts {
                     add(&mut acc, s);
                 }
             } else {
-                colour.iter_mut().for_each(|t| t.load(read));
                 for rows in colour.chunks_mut(CHUNK) {
                     add(&mut acc, chunk(rows));
                 }
-            }
-            for task in colour.iter() {
-                task.store(st, inv_m);
             }
         }
         acc
     }
 }
 
-/// The bodies' velocities straight in the compact copy, for rows run one after the other; like
-/// [`Local`], it leaves a fixed body's velocities alone (their changes are exactly zero).
-pub(super) struct Direct<'s> {
-    pub(super) st: &'s mut [BodyVel],
+/// The bodies' velocities straight in a copy (`S`: [`BodyVel`]s, or [`SharedVel`]s on the
+/// calling thread), for rows run one after the other; like [`Local`], it leaves a fixed
+/// body's velocities alone (their changes are exactly zero).
+pub(super) struct Direct<'s, S: ?Sized + Store> {
+    pub(super) st: &'s mut S,
     pub(super) inv_m: &'s [f64],
 }
 
-impl Velocities for Direct<'_> {
+impl<S: ?Sized + Store> Velocities for Direct<'_, S> {
     #[inline]
     fn get(&self, k: usize) -> (Vec3, Vec3) {
-        (self.st[k].v, self.st[k].w)
+        self.st.read(k)
     }
 
     #[inline]
     fn add(&mut self, k: usize, dv: Vec3, dw: Vec3) {
         if self.inv_m[k] != 0.0 {
-            self.st[k].v += dv;
-            self.st[k].w += dw;
+            let (v, w) = self.st.read(k);
+            self.st.write(k, v + dv, w + dw);
         }
     }
 }
@@ -419,12 +468,12 @@ impl Velocities for Direct<'_> {
 /// `what` over the rows of `span` (joints, then manifolds), one after the other on `vel`; with
 /// `chunked`, the statistics summed in chunks of [`CHUNK`] rows as the parallel visit sums them.
 #[allow(clippy::too_many_arguments)]
-fn direct_span(
+fn direct_span<S: ?Sized + Store>(
     span: &ColorSpan,
     (joint_order, order): (&[usize], &[usize]),
     batches: &[Batch],
     (joints, manifolds, points): (&mut [JointRows], &mut [Manifold], &mut [Point]),
-    vel: &mut Direct,
+    vel: &mut Direct<S>,
     what: ColorPass,
     acc: &mut SweepStats,
     chunked: bool,
@@ -432,7 +481,7 @@ fn direct_span(
     let mut part = (0.0_f64, 0.0, 0usize, 0.0);
     let mut rows = 0;
     let flush = |part: &mut SweepStats, acc: &mut SweepStats| {
-        *acc = (acc.0.max(part.0), acc.1 + part.1, acc.2 + part.2, acc.3 + part.3);
+        add(acc, *part);
         *part = (0.0, 0.0, 0, 0.0);
     };
     for &k in &joint_order[span.j.0..span.j.1] {

@@ -30,7 +30,7 @@
 
 use std::ops::{Add, Mul, Neg, Sub};
 
-use super::colors::Direct;
+use super::colors::{Direct, Store};
 use super::sweep::Visit;
 use super::*;
 
@@ -412,9 +412,9 @@ impl Visit<'_> {
     /// [`Visit::manifolds_interleaved`] on the lanes of `batch`, whose manifolds are `ms` with
     /// their points `points`: `true` when done, `false` (nothing touched) when a soft row has
     /// no mass scale in this pass.
-    pub(super) fn manifolds_lanes(
+    pub(super) fn manifolds_lanes<S: ?Sized + Store>(
         &self,
-        vel: &mut Direct,
+        vel: &mut Direct<S>,
         batch: &Batch,
         ms: &mut [&mut Manifold],
         points: &mut [&mut [Point]],
@@ -428,11 +428,13 @@ impl Visit<'_> {
         }
         let (a, b, ma, mb) = (batch.a, batch.b, batch.ma, batch.mb);
         let zero = Vec3::zeros();
+        let on_a: [(Vec3, Vec3); W] = std::array::from_fn(|l| vel.st.read(a[l]));
+        let on_b: [(Vec3, Vec3); W] = std::array::from_fn(|l| b[l].map_or((zero, zero), |k| vel.st.read(k)));
         let mut bodies = Bodies {
-            va: Vw::from_fn(|l| vel.st[a[l]].v),
-            wa: Vw::from_fn(|l| vel.st[a[l]].w),
-            vb: Vw::from_fn(|l| b[l].map_or(zero, |k| vel.st[k].v)),
-            wb: Vw::from_fn(|l| b[l].map_or(zero, |k| vel.st[k].w)),
+            va: Vw::from_fn(|l| on_a[l].0),
+            wa: Vw::from_fn(|l| on_a[l].1),
+            vb: Vw::from_fn(|l| on_b[l].0),
+            wb: Vw::from_fn(|l| on_b[l].1),
         };
         let (omega, inv_omega) = (Fw::splat(self.omega), Fw::splat(self.inv_omega));
         let mut total = Fw::splat(0.0);
@@ -511,10 +513,10 @@ impl Visit<'_> {
         // Write the velocities back, then the statistics in the scalar visit's order.
         for l in 0..n {
             if ma[l] {
-                (vel.st[a[l]].v, vel.st[a[l]].w) = (bodies.va.lane(l), bodies.wa.lane(l));
+                vel.st.write(a[l], bodies.va.lane(l), bodies.wa.lane(l));
             }
             if let (true, Some(k)) = (mb[l], b[l]) {
-                (vel.st[k].v, vel.st[k].w) = (bodies.vb.lane(l), bodies.wb.lane(l));
+                vel.st.write(k, bodies.vb.lane(l), bodies.wb.lane(l));
             }
         }
         let (max, sum2, count, dl2) = (&mut acc.0, &mut acc.1, &mut acc.2, &mut acc.3);

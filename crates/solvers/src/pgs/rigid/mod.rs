@@ -234,8 +234,8 @@ impl JacobianRow {
 /// fields a sweep reads come first, in declaration order, so that a visit reads a few
 /// consecutive cache lines; before, the block solve's 256 bytes lay among them and the pair flag
 /// at the end of the 944 bytes. The block solve's matrices now lie apart, in
-/// `RigidSi::couplings`, and the velocities a parallel visit keeps until written back in
-/// `RigidSi::chunk_vel`: 584 bytes.)
+/// `RigidSi::couplings`, and the velocities a parallel visit kept until written back were
+/// moved out too: 584 bytes.)
 #[derive(Clone, Copy, Debug, Default)]
 #[repr(C)]
 struct Manifold {
@@ -329,9 +329,6 @@ pub(super) struct RigidSi {
     /// Per manifold, its block ([`Coupling`]) with `block`; empty without (the sweeps solve a
     /// manifold's normals as a block when it is not empty: [`sweep::Visit::block`]).
     couplings: Vec<Coupling>,
-    /// Per manifold of a large colour, its bodies' velocities during a coloured pass's visit
-    /// in chunks, until written back (kept for their memory).
-    chunk_vel: Vec<colors::Local>,
     /// Manifold indices of the awake islands, island by island (or all in one group).
     order: Vec<usize>,
     /// Joint indices of the awake islands, in the same grouping.
@@ -381,6 +378,9 @@ pub(super) struct RigidSi {
     /// The bodies' velocities during a coloured pass (see [`colors::BodyVel`]), kept for
     /// their memory.
     compact: Vec<colors::BodyVel>,
+    /// The bodies' velocities during a coloured pass on all threads (see
+    /// [`colors::SharedVel`]), kept for their memory.
+    shared: Vec<colors::SharedVel>,
     /// The coloured sweeps' batches of manifolds on lanes ([`lanes`]), colour by colour.
     batches: Vec<lanes::Batch>,
 }
