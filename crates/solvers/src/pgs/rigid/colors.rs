@@ -218,7 +218,15 @@ pub(super) enum ColorPass<'a> {
     Warm(Visit<'a>, f64),
 }
 
-impl ColorPass<'_> {
+impl<'a> ColorPass<'a> {
+    /// A sweep with `visit`, or with `warm`, the warm start times `warm`.
+    fn new(visit: Visit<'a>, warm: Option<f64>) -> Self {
+        match warm {
+            Some(scale) => ColorPass::Warm(visit, scale),
+            None => ColorPass::Sweep(visit),
+        }
+    }
+
     /// This pass on one task, its statistics added to `acc`.
     fn run(&self, task: &mut Task, acc: &mut SweepStats) {
         let pair = &mut task.local;
@@ -299,10 +307,7 @@ impl RigidSi {
         warm: Option<f64>,
     ) -> SweepStats {
         let visit = Visit::new((&self.inv_m, &self.inv_i), omega, pass, friction, self.cone, &self.couplings);
-        let what = match warm {
-            Some(scale) => ColorPass::Warm(visit, scale),
-            None => ColorPass::Sweep(visit),
-        };
+        let what = ColorPass::new(visit, warm);
         let mut acc = (0.0_f64, 0.0, 0usize, 0.0);
         let mut vel = Direct { st, inv_m: &self.inv_m };
         for span in &self.colors[spans.0..spans.1] {
@@ -324,10 +329,7 @@ impl RigidSi {
         warm: Option<f64>,
     ) -> SweepStats {
         let visit = Visit::new((&self.inv_m, &self.inv_i), omega, pass, friction, self.cone, &self.couplings);
-        let what = match warm {
-            Some(scale) => ColorPass::Warm(visit, scale),
-            None => ColorPass::Sweep(visit),
-        };
+        let what = ColorPass::new(visit, warm);
         let spans = &self.colors[spans.0..spans.1];
         let inv_m = &self.inv_m;
         let mut acc = (0.0_f64, 0.0, 0usize, 0.0);
