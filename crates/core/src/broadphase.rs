@@ -108,8 +108,8 @@ pub fn pairs(
 
 /// The pairs `(i, j)`, `i < n`, in order (as `sort_unstable` orders them): counted by first
 /// index, placed, and each first index's few sorted by the second. Linear in the pairs and `n`,
-/// where a comparison sort of the 12,000 pairs of the 4,095-box pyramid took most of the
-/// grid's time and ran on one thread.
+/// where a comparison sort of the 12,000 pairs of the 4,095-box pyramid took about a third of
+/// the grid's time (some 0.6 of 1.8 ms a call), on one thread even in the parallel path.
 fn sorted_pairs<'a>(pairs: impl Iterator<Item = &'a (usize, usize)> + Clone, n: usize) -> Vec<(usize, usize)> {
     let mut start = vec![0usize; n + 1];
     let mut count = 0;
