@@ -251,42 +251,25 @@ fn contacts_with(
         let range = c * CONTACT_CHUNK..((c + 1) * CONTACT_CHUNK).min(bodies.len());
         narrow.bodies(range, part, kept.as_deref_mut(), &mut KeptBody::default());
     });
-    // The parts copied into `out` on all threads, each into its own slice: a list kept from
-    // the last call keeps its length, so that in steady state only the change in count is
-    // written before the copies (on two threads, the parts gathered one contact at a time into
-    // the list took 1.6 ms a frame of the 4,095-box pyramid, about what the second thread saved
-    // in the narrow phase; the copies take about 0.8). A new list is gathered as before, as writing
-    // it twice costs more than the gathering.
+    // The parts copied into `out` on all threads, each into its own slice. A list kept from the
+    // last call keeps its length, so that in steady state only the change in count is written
+    // before the copies (on two threads, the parts gathered one contact at a time into the list
+    // took 1.6 ms a frame of the 4,095-box pyramid, about what the second thread saved in the
+    // narrow phase; the copies take about 0.8).
     let parts = &scratch[..chunks];
     let total: usize = parts.iter().map(Vec::len).sum();
-    if out.capacity() < total {
-        let mut offsets = Vec::with_capacity(chunks + 1);
-        offsets.push(0);
-        for part in parts {
-            offsets.push(offsets[offsets.len() - 1] + part.len());
-        }
-        (0..total)
-            .into_par_iter()
-            .with_min_len(4096)
-            .map(|k| {
-                let p = offsets.partition_point(|&o| o <= k) - 1;
-                parts[p][k - offsets[p]]
-            })
-            .collect_into_vec(out);
-    } else {
-        match parts.iter().find_map(|p| p.first()) {
-            Some(&any) => out.resize(total, any),
-            None => out.clear(),
-        }
-        let mut slices = Vec::with_capacity(chunks);
-        let mut rest = &mut out[..];
-        for part in parts {
-            let (head, tail) = std::mem::take(&mut rest).split_at_mut(part.len());
-            slices.push(head);
-            rest = tail;
-        }
-        slices.into_par_iter().zip(parts.par_iter()).with_min_len(4).for_each(|(to, from)| to.copy_from_slice(from));
+    match parts.iter().find_map(|p| p.first()) {
+        Some(&any) => out.resize(total, any),
+        None => out.clear(),
     }
+    let mut slices = Vec::with_capacity(chunks);
+    let mut rest = &mut out[..];
+    for part in parts {
+        let (head, tail) = std::mem::take(&mut rest).split_at_mut(part.len());
+        slices.push(head);
+        rest = tail;
+    }
+    slices.into_par_iter().zip(parts.par_iter()).with_min_len(4).for_each(|(to, from)| to.copy_from_slice(from));
 }
 
 /// Bodies per parallel task of [`rigid_contacts`].

@@ -10,7 +10,7 @@
 //! 1. Predict the poses: `x ← x + h·v`, and `q`, `ω` by the torque-free drift of `ω` (the
 //!    gyroscopic term, [`solverlab_core::rigid::torque_free_drift`]); keep the predicted poses.
 //! 2. Contacts once, at the predicted poses, within `2·h·(|v| + |ω|·r)` plus 1 cm
-//!    ([`rigid_contacts`]); each keeps its normal `n` (from b to a) and its two surface points
+//!    ([`rigid_contacts_with`]); each keeps its normal `n` (from b to a) and its two surface points
 //!    in the bodies' frames, `a = p + n·s/2` and `b = p − n·s/2` for the narrow phase's midpoint
 //!    `p` and separation `s`.
 //! 3. Each iteration (shared with the particle rows' loop), with the generalised inverse mass of
@@ -48,7 +48,8 @@
 
 use nalgebra::{Matrix3, UnitQuaternion};
 use solverlab_core::rigid::{
-    rigid_contacts, rotate, torque_free_drift, ContactForce, JointFrame, Other, RigidContact, RigidState,
+    rigid_contacts_with, rotate, torque_free_drift, ContactForce, ContactScratch, JointFrame, Other, RigidContact,
+    RigidState,
 };
 use solverlab_core::{Scene, Vec3};
 
@@ -86,6 +87,8 @@ pub(crate) struct Contact {
 pub(crate) struct RigidXpbd {
     contacts: Vec<Contact>,
     found: Vec<RigidContact>,
+    /// The contact search's buffers, kept from step to step as the other families keep theirs.
+    contact_scratch: ContactScratch,
     frames: Vec<JointFrame>,
     joint_lambda: Vec<f64>,
     predicted: Vec<(Vec3, UnitQuaternion<f64>)>,
@@ -246,7 +249,7 @@ impl RigidXpbd {
         self.inv_i.clear();
         self.inv_i.extend(scene.rigid.iter().zip(st.iter()).map(|(b, s)| b.inv_inertia_world(&s.q)));
         let mut found = std::mem::take(&mut self.found);
-        rigid_contacts(scene, st, 0.01 + 2.0 * h * speed, &mut found);
+        rigid_contacts_with(scene, st, 0.01 + 2.0 * h * speed, &mut found, &mut self.contact_scratch);
         self.contacts.clear();
         for c in &found {
             let b = match c.b {

@@ -16,7 +16,7 @@
 //!    over `h` ([`solverlab_core::rigid::torque_free_drift`]: the gyroscopic term), which also
 //!    gives the drift's angular velocity `ω_y`.
 //! 2. **Contacts** at `p⁻` within 1 cm plus twice the step's fastest point travel
-//!    ([`solverlab_core::rigid::rigid_contacts`], the narrow phase's stable feature ids).
+//!    ([`solverlab_core::rigid::rigid_contacts_with`], the narrow phase's stable feature ids).
 //! 3. **Rows** (`descent/rigid/gather.rs`), gathered once per step at `p⁻`:
 //!    * per contact, its normal `C = c⁰ + J_a·Δp_a + J_b·Δp_b` linearised at `p⁻` (`Δp` a body's
 //!      motion since the start: `(x − x⁻, log(q·q⁻⁻¹))`, `J = (n, r×n)` and `(−n, −r_b×n)`),
@@ -113,7 +113,8 @@ mod rows;
 
 use solverlab_core::metrics::joint_violation;
 use solverlab_core::rigid::{
-    max_point_speed, rigid_contacts, torque_free_drift, ContactForce, JointForce, JointFrame, RigidContact,
+    max_point_speed, rigid_contacts_with, torque_free_drift, ContactForce, ContactScratch, JointForce, JointFrame,
+    RigidContact,
 };
 use solverlab_core::solver::{Observer, SolveInfo};
 use solverlab_core::{Scene, State, Vec3};
@@ -135,6 +136,8 @@ pub(super) struct RigidDescent {
     /// Each body's acceleration in the last step (m/s²), for the adaptive initial guess.
     accel: Vec<Vec3>,
     found: Vec<RigidContact>,
+    /// The contact search's buffers, kept from step to step as the other families keep theirs.
+    contact_scratch: ContactScratch,
     contacts: Vec<Contact>,
     forces: Vec<ContactForce>,
     joint_forces: Vec<JointForce>,
@@ -202,7 +205,7 @@ impl RigidDescent {
     fn gather(&mut self, cfg: &DescentConfig, scene: &Scene, state: &State, h: f64) -> Vec<Row> {
         let st = &state.rigid;
         let speed = max_point_speed(&scene.rigid, st);
-        rigid_contacts(scene, st, 0.01 + 2.0 * h * speed, &mut self.found);
+        rigid_contacts_with(scene, st, 0.01 + 2.0 * h * speed, &mut self.found, &mut self.contact_scratch);
         let mut rows = Vec::new();
         gather::contacts(cfg, &self.warm, &self.found, st, &mut rows, &mut self.contacts);
         gather::joints(cfg, &self.warm, scene, &self.frames, state.time, &mut rows);
