@@ -7,6 +7,7 @@
 //! rapier-peer bench [--rounds N] [--scale F] [--only KEY,…] [--scaling] [--out DIR]
 //! rapier-peer threads [--rounds N] [--scale F] [--only KEY,…] [--out DIR]   (--features parallel)
 //! rapier-peer modes
+//! rapier-peer scene (--scene NAME | --scene-file PATH) [--set KEY=VALUE]… [--rigid-spheres]
 //! ```
 //!
 //! `run` writes `steps.csv` (solverlab's columns, those Rapier can fill) and `meta.json` into
@@ -18,6 +19,9 @@
 //! `threads`, in a build with `--features parallel`, times solverlab's `tgs-soft` and Rapier's
 //! `matched` on pools of one and two threads ([`rapier_peer::threads`]) and writes
 //! `threads.csv`, `table.md` and `meta.json` into DIR (default `../../results/rapier_threads`).
+//! `scene` prints the scene a `run` would load as a solverlab scene file (with
+//! `--rigid-spheres`, the balls made rigid), so that `solverlab simulate --scene FILE` runs
+//! the very scene the benchmark runs.
 //! `--fast-rotation` lifts Rapier's cap of π/4 of turn per frame on every body
 //! (`allow_fast_rotation`), to see what the cap does; no mode sets it.
 
@@ -35,7 +39,8 @@ const USAGE: &str = "usage:
                   [--frames N] [--out DIR]
   rapier-peer bench [--rounds N] [--scale F] [--only KEY,...] [--scaling] [--out DIR]
   rapier-peer threads [--rounds N] [--scale F] [--only KEY,...] [--out DIR]   (built with --features parallel)
-  rapier-peer modes";
+  rapier-peer modes
+  rapier-peer scene (--scene NAME | --scene-file PATH) [--set KEY=VALUE]... [--rigid-spheres]";
 
 /// The command line, read by hand: a few flags, each `--flag VALUE` or a lone switch.
 struct Args {
@@ -82,6 +87,22 @@ impl Args {
             Some(a) => Err(format!("unexpected argument `{a}`")),
         }
     }
+}
+
+/// `scene`: the scene `run` would load, printed as a solverlab scene file.
+fn export(mut a: Args) -> Result<(), String> {
+    let name = match (a.value("--scene")?, a.value("--scene-file")?) {
+        (Some(n), None) | (None, Some(n)) => n,
+        _ => return Err("give one of --scene NAME or --scene-file PATH".into()),
+    };
+    let sets = a.values("--set")?;
+    let rigid_spheres = a.switch("--rigid-spheres");
+    a.done()?;
+    let scene = rapier_peer::scenes::load(&name, &sets, rigid_spheres)?;
+    let how = if rigid_spheres { " --rigid-spheres" } else { "" };
+    println!("# {name} {}{how}, exported by rapier-peer", sets.join(" "));
+    print!("{}", solverlab_scenes::file::SceneFile::from_scene(&scene).to_toml());
+    Ok(())
 }
 
 fn run(mut a: Args) -> Result<(), String> {
@@ -235,6 +256,7 @@ fn main() -> ExitCode {
     let args = Args { rest: argv };
     let result = match command.as_str() {
         "run" => run(args),
+        "scene" => export(args),
         "bench" => run_bench(args),
         "threads" => run_threads(args),
         "modes" => args.done().map(|()| {
