@@ -16,7 +16,8 @@ impl Visit<'_> {
     /// the first only, the second only, neither (a candidate's row at zero is checked at its
     /// physical speed `bᵢ + K₁₂x_j`); with none valid the impulses stay. SOR `ω` scales the
     /// change (clamped to `x ≥ 0`). A pair that is not a block ([`Pair::block`]) goes point by point.
-    /// Each point's residual is its impulse change times `1/(m·s)` over `ω`, m/s.
+    /// Each point's residual is its impulse change times `1/(m·s)` over `ω`, m/s (none in a
+    /// pass that is not counted, [`Visit::counted`]).
     #[inline(always)]
     pub(super) fn normal_pair<V: Velocities + ?Sized>(
         &self,
@@ -63,6 +64,9 @@ impl Visit<'_> {
         (p.ln, q.ln) = (x, y);
         let (rp, rq) = (&p.row, &q.row);
         push(vel, p.a, p.b, p.n * dp + q.n * dq, (rp.ima, rp.imb), rp.ga * dp + rq.ga * dq, rp.gb * dp + rq.gb * dq);
+        if !self.counted() {
+            return [(dp, None), (dq, None)];
+        }
         [(dp, Some(dp.abs() * inv_omega * p.inv_mn[pass])), (dq, Some(dq.abs() * inv_omega * q.inv_mn[pass]))]
     }
 
