@@ -483,20 +483,12 @@ impl Visit<'_> {
             let c_one = and(one.ge(z), (b2 + k12 * one).ge(z));
             let c_two = and(two.ge(z), (b1 + k12 * two).ge(z));
             let c_none = and(b1.ge(z), b2.ge(z));
-            let (mut x, mut y) = (lp, lq);
-            for l in 0..W {
-                (x.0[l], y.0[l]) = if c_both[l] {
-                    (both.0 .0[l], both.1 .0[l])
-                } else if c_one[l] {
-                    (one.0[l], 0.0)
-                } else if c_two[l] {
-                    (0.0, two.0[l])
-                } else if c_none[l] {
-                    (0.0, 0.0)
-                } else {
-                    (lp.0[l], lq.0[l])
-                };
-            }
+            // The first valid case of each lane, by selects from the last case up (no branch per
+            // lane: the cases change from lane to lane and from sweep to sweep).
+            let (mut x, mut y) = (z.select(c_none, lp), z.select(c_none, lq));
+            (x, y) = (z.select(c_two, x), two.select(c_two, y));
+            (x, y) = (one.select(c_one, x), z.select(c_one, y));
+            (x, y) = (both.0.select(c_both, x), both.1.select(c_both, y));
             if self.omega != 1.0 {
                 (x, y) = ((lp + omega * (x - lp)).max(z), (lq + omega * (y - lq)).max(z));
             }
