@@ -89,25 +89,33 @@ impl Args {
     }
 }
 
+/// The scene of `run` and `scene`: a builtin's name (`--scene`) or a file (`--scene-file`),
+/// exactly one of them.
+fn scene_arg(a: &mut Args) -> Result<String, String> {
+    match (a.value("--scene")?, a.value("--scene-file")?) {
+        (Some(n), None) => Ok(n),
+        (None, Some(f)) if std::path::Path::new(&f).exists() => Ok(f),
+        (None, Some(f)) => Err(format!("--scene-file {f}: no such file")),
+        _ => Err("give one of --scene NAME or --scene-file PATH".into()),
+    }
+}
+
 /// `scene`: the scene `run` would load, printed as a solverlab scene file.
 fn export(mut a: Args) -> Result<(), String> {
-    let name = match (a.value("--scene")?, a.value("--scene-file")?) {
-        (Some(n), None) | (None, Some(n)) => n,
-        _ => return Err("give one of --scene NAME or --scene-file PATH".into()),
-    };
+    let name = scene_arg(&mut a)?;
     let sets = a.values("--set")?;
     let rigid_spheres = a.switch("--rigid-spheres");
     a.done()?;
     let scene = rapier_peer::scenes::load(&name, &sets, rigid_spheres)?;
     let how = if rigid_spheres { " --rigid-spheres" } else { "" };
-    println!("# {name} {}{how}, exported by rapier-peer", sets.join(" "));
+    let with: String = sets.iter().map(|x| format!(" {x}")).collect();
+    println!("# {name}{with}{how}, exported by rapier-peer");
     print!("{}", solverlab_scenes::file::SceneFile::from_scene(&scene).to_toml());
     Ok(())
 }
 
 fn run(mut a: Args) -> Result<(), String> {
-    let scene_name = a.value("--scene")?;
-    let scene_file = a.value("--scene-file")?;
+    let name = scene_arg(&mut a)?;
     let sets = a.values("--set")?;
     let rigid_spheres = a.switch("--rigid-spheres");
     let walls = if a.switch("--halfspaces") { Walls::HalfSpaces } else { Walls::Slabs };
@@ -122,16 +130,6 @@ fn run(mut a: Args) -> Result<(), String> {
     if frames == 0 {
         return Err("--frames must be at least 1".into());
     }
-    let name = match (scene_name, scene_file) {
-        (Some(n), None) => n,
-        (None, Some(f)) => {
-            if !std::path::Path::new(&f).exists() {
-                return Err(format!("--scene-file {f}: no such file"));
-            }
-            f
-        }
-        _ => return Err("give one of --scene NAME or --scene-file PATH".into()),
-    };
     let scene = rapier_peer::scenes::load(&name, &sets, rigid_spheres)?;
     let mut world = RapierRun::with_rotation(&scene, mode, walls, fast_rotation).map_err(|e| e.to_string())?;
     let mut csv = line(&STEP_COLUMNS.map(String::from));

@@ -139,7 +139,8 @@ impl Velocities for Local {
 /// sweeps: a coloured pass reads and writes only these 48 bytes of a body, and each colour
 /// reaches bodies all over the state. In the compact copy ([`RigidSi::colored_pass`]) the
 /// velocities of 10,000 bodies take 480 kB, not the 1.2 MB of their states: about what a
-/// core's second-level cache holds here (512 kB), where the states were not.
+/// core's second-level cache held on the host this was measured on (512 kB), where the states
+/// were not.
 #[derive(Clone, Copy, Debug, Default)]
 pub(super) struct BodyVel {
     pub(super) v: Vec3,
