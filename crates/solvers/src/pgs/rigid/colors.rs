@@ -525,6 +525,16 @@ fn direct_span<S: ?Sized + Store>(
             o += 2;
             continue;
         }
+        if let (ColorPass::Warm(visit, scale), false, false, 0, Some(batch)) =
+            (what, span.overflow, chunked, before, batches.peek())
+        {
+            with_lanes((&mut *manifolds, &mut *points), [order[o], order[o + 1]], |ms, ps| {
+                visit.warm_lanes(vel, batch, ms, ps, scale);
+            });
+            batches.next();
+            o += 2;
+            continue;
+        }
         let lanes = if sweep { lanes_at(order, manifolds, o, span.m.1).min(before).max(1) } else { 1 };
         if lanes > 1 {
             let ColorPass::Sweep(visit) = what else { unreachable!("lanes only in sweeps") };

@@ -1,7 +1,7 @@
 //! Manifolds of one colour solved side by side in lanes (`lanes`, with `rigid_order =
 //! "colored"` and `block_pairs`, in the colours small enough for the calling thread):
-//! structure-of-arrays batches over `[f64; W]` that the compiler turns into packed
-//! instructions, as Rapier's solver runs its contacts in lanes.
+//! structure-of-arrays batches over [`W`] lanes in one 128-bit register, as Rapier's solver
+//! runs its contacts in lanes.
 //!
 //! A batch ([`Batch`]) holds [`W`] manifolds of one colour (they share no movable body) whose
 //! normals all go in block pairs ([`Visit::normal_pair`]) with two or four points. What its
@@ -10,7 +10,8 @@
 //! ([`RigidSi::build_batches`]); a sweep reads from the points only what changes between sweeps
 //! (biases, mass scales, impulses). The bodies' velocities are read once into lanes, every
 //! pair, the friction block and the twist row of every manifold are solved on the lanes, and
-//! the velocities are written back once.
+//! the velocities are written back once. The coloured warm start goes over the
+//! same batches ([`Visit::warm_lanes`]).
 //!
 //! Each lane does exactly the arithmetic of the scalar visit ([`Visit::manifolds_interleaved`]),
 //! operation for operation and in the same order, so the results are bit-identical (tested on
@@ -26,9 +27,13 @@
 //! 153 against 180 million), but only about 3 % of the time per frame (ratios 0.94–1.00 and
 //! 0.97–0.98 over three runs each). The sweeps of the 210-box pyramid stream rows that do not
 //! fit the 512 kB second-level cache, and the lanes still read the points' changing fields
-//! beside the batch; the second-level misses did not fall.
+//! beside the batch; the second-level misses did not fall. Later, the lanes as a vector type
+//! (`wide`'s `f64x2`, not `[f64; 2]`) and the warm start on the lanes took another 8.6 % of
+//! the solver's instructions (callgrind, one thread: 1,108.3 against 1,013.2 million over 120
+//! frames of the 210 boxes, 113.6 against 104.0 over 50 frames of the 55): the sweep on the
+//! lanes alone ran 26 % fewer (352.9 against 261.5 million).
 
-use std::ops::{Add, Mul, Neg, Sub};
+use std::ops::{Add, Div, Mul, Neg, Sub};
 
 use super::colors::{Direct, Store};
 use super::sweep::Visit;
@@ -39,94 +44,195 @@ use super::*;
 /// packed arithmetic saved).
 pub(super) const W: usize = 2;
 
-/// [`W`] `f64` lanes.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-struct Fw([f64; W]);
+/// [`W`] `f64` lanes, in one 128-bit register (`wide`'s `f64x2`: SSE2 on x86-64, NEON on
+/// aarch64, an array elsewhere). (As `[f64; 2]`, the compiler packed the arithmetic but kept
+/// the lanes on the stack between operations: in the warm start on the lanes, a quarter of
+/// the instructions moved lanes to and from the stack.)
+#[derive(Clone, Copy, Debug)]
+struct Fw(Raw);
 
-/// [`W`] lane flags.
+type Raw = wide::f64x2;
+
+/// Lane flags, as all-ones or all-zeros lanes ([`Fw::ge`], [`Mw::of`]).
+#[derive(Clone, Copy, Debug)]
+struct Mw(Raw);
+
+/// [`W`] lane flags, as kept in the batches.
 type Mask = [bool; W];
+
+mod raw {
+    //! The lanes' operations, each the scalar operation in each lane, bit for bit.
+    use super::{Raw, W};
+    use wide::{CmpGe, CmpGt};
+
+    #[inline(always)]
+    pub(super) fn splat(x: f64) -> Raw {
+        Raw::splat(x)
+    }
+    #[inline(always)]
+    pub(super) fn from_array(a: [f64; W]) -> Raw {
+        Raw::from(a)
+    }
+    #[inline(always)]
+    pub(super) fn to_array(x: Raw) -> [f64; W] {
+        x.to_array()
+    }
+    #[inline(always)]
+    pub(super) fn add(a: Raw, b: Raw) -> Raw {
+        a + b
+    }
+    #[inline(always)]
+    pub(super) fn sub(a: Raw, b: Raw) -> Raw {
+        a - b
+    }
+    #[inline(always)]
+    pub(super) fn mul(a: Raw, b: Raw) -> Raw {
+        a * b
+    }
+    #[inline(always)]
+    pub(super) fn div(a: Raw, b: Raw) -> Raw {
+        a / b
+    }
+    /// The sign bit flipped, as `-x`.
+    #[inline(always)]
+    pub(super) fn neg(a: Raw) -> Raw {
+        a ^ Raw::splat(-0.0)
+    }
+    /// The sign bit cleared, as `f64::abs`.
+    #[inline(always)]
+    pub(super) fn abs(a: Raw) -> Raw {
+        a & Raw::splat(f64::from_bits(u64::MAX >> 1))
+    }
+    /// `a ≥ b` (false with a NaN), as all-ones lanes.
+    #[inline(always)]
+    pub(super) fn ge(a: Raw, b: Raw) -> Raw {
+        a.cmp_ge(b)
+    }
+    /// `a > b` (false with a NaN), as all-ones lanes.
+    #[inline(always)]
+    pub(super) fn gt(a: Raw, b: Raw) -> Raw {
+        a.cmp_gt(b)
+    }
+    #[inline(always)]
+    pub(super) fn and(a: Raw, b: Raw) -> Raw {
+        a & b
+    }
+    /// `a` where `m` is all ones, else `b`.
+    #[inline(always)]
+    pub(super) fn select(m: Raw, a: Raw, b: Raw) -> Raw {
+        m.blend(a, b)
+    }
+    /// The flags `m` as all-ones or all-zeros lanes.
+    #[inline(always)]
+    pub(super) fn mask(m: [bool; W]) -> Raw {
+        Raw::from(m.map(|x| f64::from_bits(if x { u64::MAX } else { 0 })))
+    }
+}
+
+impl Default for Fw {
+    fn default() -> Self {
+        Fw::splat(0.0)
+    }
+}
 
 impl Fw {
     #[inline(always)]
     fn splat(x: f64) -> Self {
-        Fw([x; W])
+        Fw(raw::splat(x))
     }
 
     /// Lane `l` is `f(l)`.
     #[inline(always)]
     fn from_fn(f: impl FnMut(usize) -> f64) -> Self {
-        Fw(std::array::from_fn(f))
+        Fw(raw::from_array(std::array::from_fn(f)))
     }
 
+    /// The lanes as an array.
     #[inline(always)]
-    fn map2(self, o: Self, f: impl Fn(f64, f64) -> f64) -> Self {
-        Fw(std::array::from_fn(|l| f(self.0[l], o.0[l])))
+    fn lanes(self) -> [f64; W] {
+        raw::to_array(self.0)
+    }
+
+    /// Lane `l`.
+    #[inline(always)]
+    fn lane(self, l: usize) -> f64 {
+        self.lanes()[l]
     }
 
     /// `f64::max` lane by lane (a NaN lane takes the other number, as the scalar visit).
     #[inline(always)]
     fn max(self, o: Self) -> Self {
-        self.map2(o, f64::max)
+        let (a, b) = (self.lanes(), o.lanes());
+        Fw::from_fn(|l| a[l].max(b[l]))
     }
 
+    /// `f64::min` lane by lane.
     #[inline(always)]
     fn min(self, o: Self) -> Self {
-        self.map2(o, f64::min)
+        let (a, b) = (self.lanes(), o.lanes());
+        Fw::from_fn(|l| a[l].min(b[l]))
     }
 
     #[inline(always)]
     fn abs(self) -> Self {
-        Fw(self.0.map(f64::abs))
+        Fw(raw::abs(self.0))
     }
 
     /// `self` where `m` holds, else `other`.
     #[inline(always)]
-    fn select(self, m: Mask, other: Self) -> Self {
-        Fw(std::array::from_fn(|l| if m[l] { self.0[l] } else { other.0[l] }))
+    fn select(self, m: Mw, other: Self) -> Self {
+        Fw(raw::select(m.0, self.0, other.0))
     }
 
     /// Lane by lane `a ≥ b`.
     #[inline(always)]
-    fn ge(self, o: Self) -> Mask {
-        std::array::from_fn(|l| self.0[l] >= o.0[l])
+    fn ge(self, o: Self) -> Mw {
+        Mw(raw::ge(self.0, o.0))
+    }
+
+    /// Lane by lane `a > b`.
+    #[inline(always)]
+    fn gt(self, o: Self) -> Mw {
+        Mw(raw::gt(self.0, o.0))
+    }
+}
+
+impl Mw {
+    /// The flags `m` on the lanes.
+    #[inline(always)]
+    fn of(m: Mask) -> Self {
+        Mw(raw::mask(m))
+    }
+
+    /// Lane by lane `a && b`.
+    #[inline(always)]
+    fn and(self, o: Mw) -> Mw {
+        Mw(raw::and(self.0, o.0))
     }
 }
 
 macro_rules! lanewise {
-    ($tr:ident, $f:ident, $op:tt) => {
+    ($tr:ident, $f:ident) => {
         impl $tr for Fw {
             type Output = Fw;
             #[inline(always)]
             fn $f(self, o: Fw) -> Fw {
-                Fw(std::array::from_fn(|l| self.0[l] $op o.0[l]))
+                Fw(raw::$f(self.0, o.0))
             }
         }
     };
 }
-lanewise!(Add, add, +);
-lanewise!(Sub, sub, -);
-lanewise!(Mul, mul, *);
-
-impl std::ops::Div for Fw {
-    type Output = Fw;
-    #[inline(always)]
-    fn div(self, o: Fw) -> Fw {
-        Fw(std::array::from_fn(|l| self.0[l] / o.0[l]))
-    }
-}
+lanewise!(Add, add);
+lanewise!(Sub, sub);
+lanewise!(Mul, mul);
+lanewise!(Div, div);
 
 impl Neg for Fw {
     type Output = Fw;
     #[inline(always)]
     fn neg(self) -> Fw {
-        Fw(self.0.map(|x| -x))
+        Fw(raw::neg(self.0))
     }
-}
-
-/// Lane by lane `a && b`.
-#[inline(always)]
-fn and(a: Mask, b: Mask) -> Mask {
-    std::array::from_fn(|l| a[l] && b[l])
 }
 
 /// [`W`] 3-vectors, one per lane.
@@ -148,7 +254,7 @@ impl Vw {
     /// Lane `l` as a vector.
     #[inline(always)]
     fn lane(&self, l: usize) -> Vec3 {
-        Vec3::new(self.x.0[l], self.y.0[l], self.z.0[l])
+        Vec3::new(self.x.lane(l), self.y.lane(l), self.z.lane(l))
     }
 
     /// The dot product as nalgebra forms it for three components: `(x·x' + y·y') + z·z'`.
@@ -163,7 +269,7 @@ impl Vw {
     }
 
     #[inline(always)]
-    fn select(self, m: Mask, other: Vw) -> Vw {
+    fn select(self, m: Mw, other: Vw) -> Vw {
         Vw { x: self.x.select(m, other.x), y: self.y.select(m, other.y), z: self.z.select(m, other.z) }
     }
 }
@@ -234,6 +340,34 @@ struct Bodies {
 }
 
 impl Bodies {
+    /// The velocities of `batch`'s bodies (the world's are zero).
+    #[inline(always)]
+    fn load<S: ?Sized + Store>(vel: &Direct<S>, batch: &Batch) -> Self {
+        let (a, b) = (batch.a, batch.b);
+        let zero = Vec3::zeros();
+        let on_a: [(Vec3, Vec3); W] = std::array::from_fn(|l| vel.st.read(a[l]));
+        let on_b: [(Vec3, Vec3); W] = std::array::from_fn(|l| b[l].map_or((zero, zero), |k| vel.st.read(k)));
+        Bodies {
+            va: Vw::from_fn(|l| on_a[l].0),
+            wa: Vw::from_fn(|l| on_a[l].1),
+            vb: Vw::from_fn(|l| on_b[l].0),
+            wb: Vw::from_fn(|l| on_b[l].1),
+        }
+    }
+
+    /// Writes the velocities of `batch`'s bodies that move back.
+    #[inline(always)]
+    fn store<S: ?Sized + Store>(&self, vel: &mut Direct<S>, batch: &Batch) {
+        for l in 0..batch.n {
+            if batch.ma[l] {
+                vel.st.write(batch.a[l], self.va.lane(l), self.wa.lane(l));
+            }
+            if let (true, Some(k)) = (batch.mb[l], batch.b[l]) {
+                vel.st.write(k, self.vb.lane(l), self.wb.lane(l));
+            }
+        }
+    }
+
     /// The row's speed `J·v` along `d` (as [`super::sweep::row_speed`]:
     /// `d·(v_a − v_b) + J_a·ω_a − J_b·ω_b`).
     #[inline(always)]
@@ -252,6 +386,7 @@ impl Bodies {
         match only {
             None => (self.va, self.wa, self.vb, self.wb) = (va, wa, vb, wb),
             Some(m) => {
+                let m = Mw::of(m);
                 self.va = va.select(m, self.va);
                 self.wa = wa.select(m, self.wa);
                 self.vb = vb.select(m, self.vb);
@@ -434,16 +569,7 @@ impl Visit<'_> {
         if pass == 0 && !points[..n].iter().all(|p| p.iter().all(|x| x.mass_scale > 0.0)) {
             return false;
         }
-        let (a, b, ma, mb) = (batch.a, batch.b, batch.ma, batch.mb);
-        let zero = Vec3::zeros();
-        let on_a: [(Vec3, Vec3); W] = std::array::from_fn(|l| vel.st.read(a[l]));
-        let on_b: [(Vec3, Vec3); W] = std::array::from_fn(|l| b[l].map_or((zero, zero), |k| vel.st.read(k)));
-        let mut bodies = Bodies {
-            va: Vw::from_fn(|l| on_a[l].0),
-            wa: Vw::from_fn(|l| on_a[l].1),
-            vb: Vw::from_fn(|l| on_b[l].0),
-            wb: Vw::from_fn(|l| on_b[l].1),
-        };
+        let mut bodies = Bodies::load(vel, batch);
         let (omega, inv_omega) = (Fw::splat(self.omega), Fw::splat(self.inv_omega));
         let mut total = Fw::splat(0.0);
         // Per lane and point: the squared impulse change and the residual.
@@ -479,10 +605,10 @@ impl Visit<'_> {
             let both = ((k12 * b2 - kp22 * b1) * inv_det, (k12 * b1 - kp11 * b2) * inv_det);
             let (one, two) = (-b1 * (s_p * *mn_p), -b2 * (s_q * *mn_q));
             let z = Fw::splat(0.0);
-            let c_both: Mask = std::array::from_fn(|l| det.0[l] > 0.0 && both.0 .0[l] >= 0.0 && both.1 .0[l] >= 0.0);
-            let c_one = and(one.ge(z), (b2 + k12 * one).ge(z));
-            let c_two = and(two.ge(z), (b1 + k12 * two).ge(z));
-            let c_none = and(b1.ge(z), b2.ge(z));
+            let c_both = det.gt(z).and(both.0.ge(z)).and(both.1.ge(z));
+            let c_one = one.ge(z).and((b2 + k12 * one).ge(z));
+            let c_two = two.ge(z).and((b1 + k12 * two).ge(z));
+            let c_none = b1.ge(z).and(b2.ge(z));
             // The first valid case of each lane, by selects from the last case up (no branch per
             // lane: the cases change from lane to lane and from sweep to sweep).
             let (mut x, mut y) = (z.select(c_none, lp), z.select(c_none, lq));
@@ -502,27 +628,20 @@ impl Visit<'_> {
             for l in 0..n {
                 if has[l] {
                     let pts = &mut points[l];
-                    (pts[2 * u].ln, pts[2 * u + 1].ln) = (x.0[l], y.0[l]);
-                    (d2[l][2 * u], d2[l][2 * u + 1]) = (dp.0[l] * dp.0[l], dq.0[l] * dq.0[l]);
-                    (res[l][2 * u], res[l][2 * u + 1]) = (r_p.0[l], r_q.0[l]);
+                    (pts[2 * u].ln, pts[2 * u + 1].ln) = (x.lane(l), y.lane(l));
+                    (d2[l][2 * u], d2[l][2 * u + 1]) = (dp.lane(l) * dp.lane(l), dq.lane(l) * dq.lane(l));
+                    (res[l][2 * u], res[l][2 * u + 1]) = (r_p.lane(l), r_q.lane(l));
                 }
             }
             // (The scalar visit sums the impulses point by point as it goes.)
-            total = if every { total + x + y } else { (total + x).select(has, total) };
+            total = if every { total + x + y } else { (total + x).select(Mw::of(has), total) };
             if !every {
-                total = (total + y).select(has, total);
+                total = (total + y).select(Mw::of(has), total);
             }
         }
         let rows = self.friction_lanes(&mut bodies, &batch.friction, ms, n, total);
         // Write the velocities back, then the statistics in the scalar visit's order.
-        for l in 0..n {
-            if ma[l] {
-                vel.st.write(a[l], bodies.va.lane(l), bodies.wa.lane(l));
-            }
-            if let (true, Some(k)) = (mb[l], b[l]) {
-                vel.st.write(k, bodies.vb.lane(l), bodies.wb.lane(l));
-            }
-        }
+        bodies.store(vel, batch);
         if !self.counted() {
             return true;
         }
@@ -539,6 +658,53 @@ impl Visit<'_> {
             *dl2 += rows[l].1;
         }
         true
+    }
+
+    /// [`Visit::warm_manifold`] on the lanes of `batch` (manifolds `ms`, points `points`): each
+    /// point's impulse times `scale`, point after point, then the friction and twist impulses
+    /// times `scale`, each pushed through the rows' `M⁻¹Jᵀ` as the scalar warm start pushes
+    /// them, operation for operation.
+    pub(super) fn warm_lanes<S: ?Sized + Store>(
+        &self,
+        vel: &mut Direct<S>,
+        batch: &Batch,
+        ms: &mut [&mut Manifold],
+        points: &mut [&mut [Point]],
+        scale: f64,
+    ) {
+        let n = batch.n;
+        debug_assert_eq!(ms.len(), n, "a batch's manifolds");
+        let mut bodies = Bodies::load(vel, batch);
+        let s = Fw::splat(scale);
+        for u in 0..batch.units {
+            let has = batch.has[u];
+            let only = (!has.iter().all(|&h| h)).then_some(has);
+            let k = |l: usize| if has[l] { 2 * u } else { 0 };
+            let UnitLanes { np, nq, rp, rq, .. } = &batch.unit[u];
+            let lp = Fw::from_fn(|l| points[l][k(l)].ln) * s;
+            let lq = Fw::from_fn(|l| points[l][k(l) + 1].ln) * s;
+            bodies.push(np.scale(lp), (rp.ima, rp.imb), rp.ga.scale(lp), rp.gb.scale(lp), only);
+            bodies.push(nq.scale(lq), (rq.ima, rq.imb), rq.ga.scale(lq), rq.gb.scale(lq), only);
+            for l in 0..n {
+                if has[l] {
+                    (points[l][2 * u].ln, points[l][2 * u + 1].ln) = (lp.lane(l), lq.lane(l));
+                }
+            }
+        }
+        let fr = &batch.friction;
+        let d1 = Fw::from_fn(|l| ms[l].lt1) * s;
+        let d2 = Fw::from_fn(|l| ms[l].lt2) * s;
+        let d = Fw::from_fn(|l| ms[l].l_twist) * s;
+        let imp = fr.t1.scale(d1) + fr.t2.scale(d2);
+        let dwa = fr.r1.ga.scale(d1) + fr.r2.ga.scale(d2);
+        let dwb = fr.r1.gb.scale(d1) + fr.r2.gb.scale(d2);
+        bodies.push(imp, (fr.r1.ima, fr.r1.imb), dwa, dwb, None);
+        let z = Fw::splat(0.0);
+        bodies.push(Vw { x: z, y: z, z }, (z, z), fr.twist_a.scale(d), fr.twist_b.scale(d), None);
+        for (l, m) in ms.iter_mut().enumerate() {
+            (m.lt1, m.lt2, m.l_twist) = (d1.lane(l), d2.lane(l), d.lane(l));
+        }
+        bodies.store(vel, batch);
     }
 
     /// The friction and twist rows `fr` of the lanes' manifolds `ms` (as
@@ -568,13 +734,15 @@ impl Visit<'_> {
         let limit = fr.mu * total;
         match self.cone {
             FrictionCone::Disk => {
-                let len = l1 * l1 + l2 * l2;
+                let len = (l1 * l1 + l2 * l2).lanes();
+                let (mut a1, mut a2, limit) = (l1.lanes(), l2.lanes(), limit.lanes());
                 for l in 0..W {
-                    let len = len.0[l].sqrt();
-                    if len > limit.0[l] {
-                        (l1.0[l], l2.0[l]) = (l1.0[l] * limit.0[l] / len, l2.0[l] * limit.0[l] / len);
+                    let len = len[l].sqrt();
+                    if len > limit[l] {
+                        (a1[l], a2[l]) = (a1[l] * limit[l] / len, a2[l] * limit[l] / len);
                     }
                 }
+                (l1, l2) = (Fw::from_fn(|l| a1[l]), Fw::from_fn(|l| a2[l]));
             }
             FrictionCone::Pyramid => (l1, l2) = (l1.max(-limit).min(limit), l2.max(-limit).min(limit)),
         }
@@ -597,8 +765,8 @@ impl Visit<'_> {
         for l in 0..n {
             if fr.on[l] {
                 let m = &mut ms[l];
-                (m.lt1, m.lt2, m.l_twist) = (l1.0[l], l2.0[l], new.0[l]);
-                out[l] = (tangent.0[l], twist.0[l]);
+                (m.lt1, m.lt2, m.l_twist) = (l1.lane(l), l2.lane(l), new.lane(l));
+                out[l] = (tangent.lane(l), twist.lane(l));
             }
         }
         out
