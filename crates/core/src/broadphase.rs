@@ -29,10 +29,8 @@ pub fn pairs(
         return Vec::new();
     }
     let cell = 2.0 * r_max + margin.max(0.0);
-    let key = |p: &Vec3| -> [i64; 3] {
-        [(p.x / cell).floor() as i64, (p.y / cell).floor() as i64, (p.z / cell).floor() as i64]
-    };
-    let mut binned: Vec<([i64; 3], usize)> = balls.iter().map(|&i| (key(&x[i]), i)).collect();
+    let key = |p: &Vec3| pack([coord(p.x, cell), coord(p.y, cell), coord(p.z, cell)]);
+    let mut binned: Vec<(u64, usize)> = balls.iter().map(|&i| (key(&x[i]), i)).collect();
     // The occupied cells in order, `binned[first..end]` each.
     let parallel = rayon::current_num_threads() > 1 && binned.len() >= PARALLEL_BALLS;
     if parallel {
@@ -52,22 +50,24 @@ pub fn pairs(
     let run = |cells: &[(usize, usize)], out: &mut Vec<(usize, usize)>| {
         let mut cursor = [usize::MAX; 9];
         for &(first, end) in cells {
-            let c = binned[first].0;
-            for (slot, (dx, dy)) in (-1..=1i64).flat_map(|dx| (-1..=1i64).map(move |dy| (dx, dy))).enumerate() {
-                // Saturating: a particle far out (1e308 m) has its cell clamped to the i64
-                // range, where the neighbour arithmetic must not overflow (saturation keeps the
-                // order).
-                let (nx, ny) = (c[0].saturating_add(dx), c[1].saturating_add(dy));
-                let lo = [nx, ny, c[2].saturating_sub(1)];
-                let hi = [nx, ny, c[2].saturating_add(1)];
-                let mut at = cursor[slot];
+            let [cx, cy, cz] = unpack(binned[first].0);
+            for (slot, cursor) in cursor.iter_mut().enumerate() {
+                // (A neighbour outside the clamped range holds no particle.)
+                let (dx, dy) = ((slot / 3) as u64, (slot % 3) as u64);
+                let (nx, ny) = ((cx + dx).wrapping_sub(1), (cy + dy).wrapping_sub(1));
+                if nx > COORD_MAX || ny > COORD_MAX {
+                    continue;
+                }
+                let lo = pack([nx, ny, cz.saturating_sub(1)]);
+                let hi = pack([nx, ny, (cz + 1).min(COORD_MAX)]);
+                let mut at = *cursor;
                 if at == usize::MAX {
                     at = binned.partition_point(|(k, _)| *k < lo);
                 }
                 while at < binned.len() && binned[at].0 < lo {
                     at += 1;
                 }
-                cursor[slot] = at;
+                *cursor = at;
                 for &(k, j) in &binned[at..] {
                     if k > hi {
                         break;
@@ -101,9 +101,35 @@ pub fn pairs(
         run(&cells, &mut out);
         out = sorted_pairs(out.iter(), x.len());
     }
-    // At the clamped edge of the i64 range two neighbour offsets can name the same cell.
-    out.dedup();
     out
+}
+
+/// Bits of each cell coordinate in a packed cell key ([`pack`]).
+const COORD_BITS: u32 = 21;
+
+/// The largest cell coordinate, after the offset that makes them all non-negative.
+const COORD_MAX: u64 = (1 << COORD_BITS) - 1;
+
+/// The cell coordinate of `v` for cells of `cell` metres: `⌊v / cell⌋`, clamped to the
+/// [`COORD_BITS`]-bit range and offset to start at 0 (a NaN takes cell 0, as `as` casts it).
+/// Clamping moves no two coordinates further apart, so particles within reach stay in
+/// neighbouring cells; far-out particles (1e308 m) share the edge cells, where the exact test
+/// sorts them out.
+fn coord(v: f64, cell: f64) -> u64 {
+    let half = (1_i64 << (COORD_BITS - 1)) as f64;
+    let c = (v / cell).floor().clamp(-half, half - 1.0) as i64;
+    (c + (1 << (COORD_BITS - 1))) as u64
+}
+
+/// A cell's key: its coordinates `(x, y, z)` packed so that the keys sort as the coordinates
+/// do, x first (one integer comparison where the `[i64; 3]` keys compared three).
+fn pack([x, y, z]: [u64; 3]) -> u64 {
+    (x << (2 * COORD_BITS)) | (y << COORD_BITS) | z
+}
+
+/// The coordinates of a cell key ([`pack`]).
+fn unpack(key: u64) -> [u64; 3] {
+    [key >> (2 * COORD_BITS), (key >> COORD_BITS) & COORD_MAX, key & COORD_MAX]
 }
 
 /// The pairs `(i, j)`, `i < n`, in order (as `sort_unstable` orders them): counted by first
