@@ -450,33 +450,32 @@ pub(super) struct Batch {
 }
 
 impl Batch {
-    /// The batch of the manifolds `ms` (the [`W`] from `order[o]`), or `None` if one does
-    /// not qualify (see the module).
-    fn build(ms: &[&Manifold], points: &[Point], inv_m: &[f64], o: usize) -> Option<Batch> {
-        let n = ms.len();
+    /// Whether the manifolds `ms` make a batch (see the module).
+    fn qualify(ms: &[&Manifold]) -> bool {
         let qualifies = |m: &Manifold| {
             let len = m.end - m.start;
             m.paired && (len == 2 || len == 4) && (0..len / 2).all(|u| m.pairs[u].block)
         };
-        if n != W || !ms.iter().all(|m| qualifies(m)) {
-            return None;
-        }
+        ms.len() == W && ms.iter().all(|m| qualifies(m))
+    }
+
+    /// Writes the batch of the manifolds `ms` (the [`W`] from `order[o]`, which
+    /// [`Batch::qualify`]) over `self`, in place (a batch is about a kilobyte; built and then
+    /// moved, it was cleared and copied). A pair slot beyond `units` keeps what it held: no
+    /// visit reads it.
+    fn build(&mut self, ms: &[&Manifold], points: &[Point], inv_m: &[f64], o: usize) {
+        let n = ms.len();
+        debug_assert!(Batch::qualify(ms), "a batch of qualifying manifolds");
         let lane = |l: usize| ms[l];
         let first: [&Point; W] = std::array::from_fn(|l| &points[lane(l).start]);
         let a: [usize; W] = std::array::from_fn(|l| first[l].a);
         let b: [Option<usize>; W] = std::array::from_fn(|l| first[l].b);
         let moves = |k: usize| inv_m[k] != 0.0;
         let units = ms.iter().map(|m| (m.end - m.start) / 2).max().unwrap_or(0);
-        let mut batch = Batch {
-            o,
-            n,
-            a,
-            b,
-            ma: std::array::from_fn(|l| moves(a[l])),
-            mb: std::array::from_fn(|l| b[l].is_some_and(moves)),
-            units,
-            ..Batch::default()
-        };
+        let batch = self;
+        (batch.o, batch.n, batch.a, batch.b, batch.units) = (o, n, a, b, units);
+        batch.ma = std::array::from_fn(|l| moves(a[l]));
+        batch.mb = std::array::from_fn(|l| b[l].is_some_and(moves));
         for u in 0..units {
             let has: Mask = std::array::from_fn(|l| lane(l).end - lane(l).start > 2 * u);
             let k = |l: usize| lane(l).start + if has[l] { 2 * u } else { 0 };
@@ -512,7 +511,6 @@ impl Batch {
             twist_a: Vw::from_fn(|l| m[l].twist_a),
             twist_b: Vw::from_fn(|l| m[l].twist_b),
         };
-        Some(batch)
     }
 
     /// The batch's first place in `order` and how many manifolds it holds.
@@ -527,26 +525,31 @@ impl RigidSi {
     /// the order the sweeps visit them. Each colour records its batches' range. Without
     /// `lanes` or `block_pairs`, or with `block`, none.
     pub(super) fn build_batches(&mut self, cfg: &PgsConfig) {
+        // (The last build's batches are written over in place, and the list cut to the count.)
         let mut batches = std::mem::take(&mut self.batches);
-        batches.clear();
+        let mut count = 0;
         let wanted = cfg.lanes && cfg.block_pairs && !cfg.block;
         for span in self.colors.iter_mut() {
-            let first = batches.len();
+            let first = count;
             if wanted && !span.overflow && !colors::large(span) {
                 let (mut o, end) = span.m;
                 while o + W <= end {
                     let ms: [&Manifold; W] = std::array::from_fn(|l| &self.manifolds[self.order[o + l]]);
-                    match Batch::build(&ms, &self.points, &self.inv_m, o) {
-                        Some(batch) => {
-                            batches.push(batch);
-                            o += W;
-                        }
-                        None => o += 1,
+                    if !Batch::qualify(&ms) {
+                        o += 1;
+                        continue;
                     }
+                    if count == batches.len() {
+                        batches.push(Batch::default());
+                    }
+                    batches[count].build(&ms, &self.points, &self.inv_m, o);
+                    count += 1;
+                    o += W;
                 }
             }
-            span.batches = (first, batches.len());
+            span.batches = (first, count);
         }
+        batches.truncate(count);
         self.batches = batches;
     }
 }
