@@ -111,7 +111,7 @@ const COORD_BITS: u32 = 21;
 const COORD_MAX: u64 = (1 << COORD_BITS) - 1;
 
 /// The cell coordinate of `v` for cells of `cell` metres: `⌊v / cell⌋`, clamped to the
-/// [`COORD_BITS`]-bit range and offset to start at 0 (a NaN takes cell 0, as `as` casts it).
+/// [`COORD_BITS`]-bit range and offset to start at 0 (a NaN takes the cell of 0, as `as` casts it).
 /// Clamping moves no two coordinates further apart, so particles within reach stay in
 /// neighbouring cells; far-out particles (1e308 m) share the edge cells, where the exact test
 /// sorts them out.
