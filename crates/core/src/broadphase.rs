@@ -341,6 +341,29 @@ mod tests {
         assert_eq!(pairs(&x, &r, 0.01, |_, _| false), vec![(0, 1), (2, 3)]);
     }
 
+    /// Particles on both sides of the edge of the cells' clamped range (2²⁰ cells from the
+    /// origin on each axis), and on the edge itself: the grid finds exactly the brute-force pairs,
+    /// each once.
+    #[test]
+    fn pairs_across_the_clamped_edge_are_found() {
+        let (r, margin) = (0.05, 0.01);
+        let cell = 2.0 * r + margin;
+        let edge = cell * (1u64 << (COORD_BITS - 1)) as f64;
+        let mut x = Vec::new();
+        for side in [-1.0, 1.0] {
+            for k in -6..=6 {
+                let along = side * edge + 0.04 * f64::from(k);
+                x.push(Vec3::new(along, 0.0, 0.0));
+                x.push(Vec3::new(0.0, along, 0.03 * f64::from(k)));
+                x.push(Vec3::new(along, along, along));
+            }
+        }
+        let radius = vec![r; x.len()];
+        let grid = pairs(&x, &radius, margin, |_, _| false);
+        assert_eq!(grid, pairs_brute_force(&x, &radius, margin));
+        assert!(grid.len() > 3 * 12, "the particles touch along each line ({} pairs)", grid.len());
+    }
+
     #[test]
     fn skipped_pairs_are_left_out() {
         let x = vec![Vec3::zeros(), Vec3::new(0.1, 0.0, 0.0), Vec3::new(0.19, 0.0, 0.0)];
