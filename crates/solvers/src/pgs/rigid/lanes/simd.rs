@@ -1,0 +1,261 @@
+//! The lanes' numbers: [`W`] `f64`s in one register ([`Fw`]), their flags ([`Mw`]) and
+//! 3-vectors ([`Vw`]), each operation the scalar one in each lane, bit for bit.
+
+use std::ops::{Add, Div, Mul, Neg, Sub};
+
+use super::W;
+use crate::pgs::rigid::Vec3;
+
+/// [`W`] `f64` lanes, in one 128-bit register (`wide`'s `f64x2`: SSE2 on x86-64, NEON on
+/// aarch64, an array elsewhere). (As `[f64; 2]`, the compiler packed the arithmetic but kept
+/// the lanes on the stack between operations: in the warm start on the lanes, a quarter of
+/// the instructions moved lanes to and from the stack.)
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Fw(Raw);
+
+type Raw = wide::f64x2;
+
+/// Lane flags, as all-ones or all-zeros lanes ([`Fw::ge`], [`Mw::of`]).
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Mw(Raw);
+
+/// [`W`] lane flags, as kept in the batches.
+pub(super) type Mask = [bool; W];
+
+mod raw {
+    //! The lanes' operations, each the scalar operation in each lane, bit for bit.
+    use super::{Raw, W};
+    use wide::{CmpGe, CmpGt};
+
+    #[inline(always)]
+    pub(super) fn splat(x: f64) -> Raw {
+        Raw::splat(x)
+    }
+    #[inline(always)]
+    pub(super) fn from_array(a: [f64; W]) -> Raw {
+        Raw::from(a)
+    }
+    #[inline(always)]
+    pub(super) fn to_array(x: Raw) -> [f64; W] {
+        x.to_array()
+    }
+    #[inline(always)]
+    pub(super) fn add(a: Raw, b: Raw) -> Raw {
+        a + b
+    }
+    #[inline(always)]
+    pub(super) fn sub(a: Raw, b: Raw) -> Raw {
+        a - b
+    }
+    #[inline(always)]
+    pub(super) fn mul(a: Raw, b: Raw) -> Raw {
+        a * b
+    }
+    #[inline(always)]
+    pub(super) fn div(a: Raw, b: Raw) -> Raw {
+        a / b
+    }
+    /// The sign bit flipped, as `-x`.
+    #[inline(always)]
+    pub(super) fn neg(a: Raw) -> Raw {
+        a ^ Raw::splat(-0.0)
+    }
+    /// The sign bit cleared, as `f64::abs`.
+    #[inline(always)]
+    pub(super) fn abs(a: Raw) -> Raw {
+        a & Raw::splat(f64::from_bits(u64::MAX >> 1))
+    }
+    /// `a ≥ b` (false with a NaN), as all-ones lanes.
+    #[inline(always)]
+    pub(super) fn ge(a: Raw, b: Raw) -> Raw {
+        a.cmp_ge(b)
+    }
+    /// `a > b` (false with a NaN), as all-ones lanes.
+    #[inline(always)]
+    pub(super) fn gt(a: Raw, b: Raw) -> Raw {
+        a.cmp_gt(b)
+    }
+    #[inline(always)]
+    pub(super) fn and(a: Raw, b: Raw) -> Raw {
+        a & b
+    }
+    /// `a` where `m` is all ones, else `b`.
+    #[inline(always)]
+    pub(super) fn select(m: Raw, a: Raw, b: Raw) -> Raw {
+        m.blend(a, b)
+    }
+    /// The flags `m` as all-ones or all-zeros lanes.
+    #[inline(always)]
+    pub(super) fn mask(m: [bool; W]) -> Raw {
+        Raw::from(m.map(|x| f64::from_bits(if x { u64::MAX } else { 0 })))
+    }
+}
+
+impl Default for Fw {
+    fn default() -> Self {
+        Fw::splat(0.0)
+    }
+}
+
+impl Fw {
+    #[inline(always)]
+    pub(super) fn splat(x: f64) -> Self {
+        Fw(raw::splat(x))
+    }
+
+    /// Lane `l` is `f(l)`.
+    #[inline(always)]
+    pub(super) fn from_fn(f: impl FnMut(usize) -> f64) -> Self {
+        Fw(raw::from_array(std::array::from_fn(f)))
+    }
+
+    /// The lanes as an array.
+    #[inline(always)]
+    pub(super) fn lanes(self) -> [f64; W] {
+        raw::to_array(self.0)
+    }
+
+    /// Lane `l`.
+    #[inline(always)]
+    pub(super) fn lane(self, l: usize) -> f64 {
+        self.lanes()[l]
+    }
+
+    /// `f64::max` lane by lane (a NaN lane takes the other number, as the scalar visit).
+    #[inline(always)]
+    pub(super) fn max(self, o: Self) -> Self {
+        let (a, b) = (self.lanes(), o.lanes());
+        Fw::from_fn(|l| a[l].max(b[l]))
+    }
+
+    /// `f64::min` lane by lane.
+    #[inline(always)]
+    pub(super) fn min(self, o: Self) -> Self {
+        let (a, b) = (self.lanes(), o.lanes());
+        Fw::from_fn(|l| a[l].min(b[l]))
+    }
+
+    #[inline(always)]
+    pub(super) fn abs(self) -> Self {
+        Fw(raw::abs(self.0))
+    }
+
+    /// `self` where `m` holds, else `other`.
+    #[inline(always)]
+    pub(super) fn select(self, m: Mw, other: Self) -> Self {
+        Fw(raw::select(m.0, self.0, other.0))
+    }
+
+    /// Lane by lane `a ≥ b`.
+    #[inline(always)]
+    pub(super) fn ge(self, o: Self) -> Mw {
+        Mw(raw::ge(self.0, o.0))
+    }
+
+    /// Lane by lane `a > b`.
+    #[inline(always)]
+    pub(super) fn gt(self, o: Self) -> Mw {
+        Mw(raw::gt(self.0, o.0))
+    }
+}
+
+impl Mw {
+    /// The flags `m` on the lanes.
+    #[inline(always)]
+    pub(super) fn of(m: Mask) -> Self {
+        Mw(raw::mask(m))
+    }
+
+    /// Lane by lane `a && b`.
+    #[inline(always)]
+    pub(super) fn and(self, o: Mw) -> Mw {
+        Mw(raw::and(self.0, o.0))
+    }
+}
+
+macro_rules! lanewise {
+    ($tr:ident, $f:ident) => {
+        impl $tr for Fw {
+            type Output = Fw;
+            #[inline(always)]
+            fn $f(self, o: Fw) -> Fw {
+                Fw(raw::$f(self.0, o.0))
+            }
+        }
+    };
+}
+lanewise!(Add, add);
+lanewise!(Sub, sub);
+lanewise!(Mul, mul);
+lanewise!(Div, div);
+
+impl Neg for Fw {
+    type Output = Fw;
+    #[inline(always)]
+    fn neg(self) -> Fw {
+        Fw(raw::neg(self.0))
+    }
+}
+
+/// [`W`] 3-vectors, one per lane.
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct Vw {
+    pub(super) x: Fw,
+    pub(super) y: Fw,
+    pub(super) z: Fw,
+}
+
+impl Vw {
+    /// Lane `l` is `f(l)`.
+    #[inline(always)]
+    pub(super) fn from_fn(mut f: impl FnMut(usize) -> Vec3) -> Self {
+        let v: [Vec3; W] = std::array::from_fn(&mut f);
+        Vw { x: Fw::from_fn(|l| v[l].x), y: Fw::from_fn(|l| v[l].y), z: Fw::from_fn(|l| v[l].z) }
+    }
+
+    /// Lane `l` as a vector.
+    #[inline(always)]
+    pub(super) fn lane(&self, l: usize) -> Vec3 {
+        Vec3::new(self.x.lane(l), self.y.lane(l), self.z.lane(l))
+    }
+
+    /// The dot product as nalgebra forms it for three components: `(x·x' + y·y') + z·z'`.
+    #[inline(always)]
+    pub(super) fn dot(&self, o: &Vw) -> Fw {
+        self.x * o.x + self.y * o.y + self.z * o.z
+    }
+
+    #[inline(always)]
+    pub(super) fn scale(&self, s: Fw) -> Vw {
+        Vw { x: self.x * s, y: self.y * s, z: self.z * s }
+    }
+
+    #[inline(always)]
+    pub(super) fn select(self, m: Mw, other: Vw) -> Vw {
+        Vw { x: self.x.select(m, other.x), y: self.y.select(m, other.y), z: self.z.select(m, other.z) }
+    }
+}
+
+impl Add for Vw {
+    type Output = Vw;
+    #[inline(always)]
+    fn add(self, o: Vw) -> Vw {
+        Vw { x: self.x + o.x, y: self.y + o.y, z: self.z + o.z }
+    }
+}
+
+impl Sub for Vw {
+    type Output = Vw;
+    #[inline(always)]
+    fn sub(self, o: Vw) -> Vw {
+        Vw { x: self.x - o.x, y: self.y - o.y, z: self.z - o.z }
+    }
+}
+
+impl Neg for Vw {
+    type Output = Vw;
+    #[inline(always)]
+    fn neg(self) -> Vw {
+        Vw { x: -self.x, y: -self.y, z: -self.z }
+    }
+}

@@ -1,0 +1,239 @@
+//! A sweep on the lanes of a batch ([`Visit::manifolds_lanes`]): the block pairs, the friction
+//! block and the twist row of each lane's manifold, on the bodies' velocities in lanes.
+
+use super::simd::Mw;
+use super::*;
+
+/// Field `f` of each lane's point, on the lanes. (A generic function, so always inlined: a
+/// closure taking `fn(&Point) -> f64` was inlined or not depending on the build, and a build
+/// that called it cost `tgs-soft` 3 % more instructions on the 55- and 210-box pyramids.)
+#[inline(always)]
+fn lanes_of(pt: &[&Point; W], f: impl Fn(&Point) -> f64) -> Fw {
+    Fw::from_fn(|l| f(pt[l]))
+}
+
+/// The bodies' velocities on the lanes.
+struct Bodies {
+    va: Vw,
+    wa: Vw,
+    vb: Vw,
+    wb: Vw,
+}
+
+impl Bodies {
+    /// The velocities of `batch`'s bodies (the world's are zero).
+    #[inline(always)]
+    fn load<S: ?Sized + Store>(vel: &Direct<S>, batch: &Batch) -> Self {
+        let ((va, wa), (vb, wb)) = (load_side(vel, batch, true), load_side(vel, batch, false));
+        Bodies { va, wa, vb, wb }
+    }
+
+    /// Writes the velocities of `batch`'s bodies that move back.
+    #[inline(always)]
+    fn store<S: ?Sized + Store>(&self, vel: &mut Direct<S>, batch: &Batch) {
+        store_side(vel, batch, true, (self.va, self.wa));
+        store_side(vel, batch, false, (self.vb, self.wb));
+    }
+
+    /// The row's speed `J·v` along `d` (as [`super::sweep::row_speed`]:
+    /// `d·(v_a − v_b) + J_a·ω_a − J_b·ω_b`).
+    #[inline(always)]
+    fn speed(&self, d: &Vw, row: &RowLanes) -> Fw {
+        d.dot(&(self.va - self.vb)) + row.ja.dot(&self.wa) - row.jb.dot(&self.wb)
+    }
+
+    /// [`super::sweep::push`] on the lanes: `v_a += imp·ima`, `ω_a += dwa`, `v_b += −(imp·imb)`,
+    /// `ω_b += −dwb`; with `only`, in its lanes alone. (A body that does not move takes the
+    /// exactly zero changes its zero inverse masses make and is never written back, as in the
+    /// parallel visit's copies, `colors::Local`.)
+    #[inline(always)]
+    fn push(&mut self, imp: Vw, (ima, imb): (Fw, Fw), dwa: Vw, dwb: Vw, only: Option<Mask>) {
+        let (va, wa) = (self.va + imp.scale(ima), self.wa + dwa);
+        let (vb, wb) = (self.vb + -imp.scale(imb), self.wb + -dwb);
+        match only {
+            None => (self.va, self.wa, self.vb, self.wb) = (va, wa, vb, wb),
+            Some(m) => {
+                let m = Mw::of(m);
+                self.va = va.select(m, self.va);
+                self.wa = wa.select(m, self.wa);
+                self.vb = vb.select(m, self.vb);
+                self.wb = wb.select(m, self.wb);
+            }
+        }
+    }
+}
+
+impl Visit<'_> {
+    /// [`Visit::manifolds_interleaved`] on the lanes of `batch`, whose manifolds are `ms` with
+    /// their points `points`: `true` when done, `false` (nothing touched) when a soft row has
+    /// no mass scale in this pass.
+    pub(in crate::pgs::rigid) fn manifolds_lanes<S: ?Sized + Store>(
+        &self,
+        vel: &mut Direct<S>,
+        batch: &Batch,
+        ms: &mut [&mut Manifold],
+        points: &mut [&mut [Point]],
+        acc: &mut SweepStats,
+    ) -> bool {
+        let n = batch.n;
+        debug_assert_eq!(ms.len(), n, "a batch's manifolds");
+        let pass = usize::from(self.pass != Pass::Biased);
+        if pass == 0 && !points[..n].iter().all(|p| p.iter().all(|x| x.mass_scale > 0.0)) {
+            return false;
+        }
+        let mut bodies = Bodies::load(vel, batch);
+        let (omega, inv_omega) = (Fw::splat(self.omega), Fw::splat(self.inv_omega));
+        let mut total = Fw::splat(0.0);
+        // Per lane and point: the squared impulse change and the residual.
+        let mut d2 = [[0.0; 4]; W];
+        let mut res = [[0.0; 4]; W];
+        for u in 0..batch.units {
+            let has = batch.has[u];
+            let k = |l: usize| if has[l] { 2 * u } else { 0 };
+            let UnitLanes { np, nq, rp, rq, k11, k12, k22, mn_p, mn_q } = &batch.unit[u];
+            let (k11, k12, k22) = (*k11, *k12, *k22);
+            let p: [&Point; W] = std::array::from_fn(|l| &points[l][k(l)]);
+            let q: [&Point; W] = std::array::from_fn(|l| &points[l][k(l) + 1]);
+            let (bias_p, s_p, bias_q, s_q) = if pass == 0 {
+                (
+                    lanes_of(&p, |x| x.bias),
+                    lanes_of(&p, |x| x.mass_scale),
+                    lanes_of(&q, |x| x.bias),
+                    lanes_of(&q, |x| x.mass_scale),
+                )
+            } else {
+                (lanes_of(&p, |x| x.relax_bias), Fw::splat(1.0), lanes_of(&q, |x| x.relax_bias), Fw::splat(1.0))
+            };
+            let (lp, lq) = (lanes_of(&p, |x| x.ln), lanes_of(&q, |x| x.ln));
+            let (inv_mn_p, inv_mn_q) = (Fw::from_fn(|l| p[l].inv_mn[pass]), Fw::from_fn(|l| q[l].inv_mn[pass]));
+            // (The arithmetic of `Visit::normal_pair`, lane by lane.)
+            let vp = bodies.speed(np, rp) + bias_p;
+            let vq = bodies.speed(nq, rq) + bias_q;
+            let (kp11, kp22) = (k11 / s_p, k22 / s_q);
+            let det = kp11 * kp22 - k12 * k12;
+            let inv_det = Fw::splat(1.0) / det;
+            let b1 = vp - k11 * lp - k12 * lq;
+            let b2 = vq - k12 * lp - k22 * lq;
+            let both = ((k12 * b2 - kp22 * b1) * inv_det, (k12 * b1 - kp11 * b2) * inv_det);
+            let (one, two) = (-b1 * (s_p * *mn_p), -b2 * (s_q * *mn_q));
+            let z = Fw::splat(0.0);
+            let c_both = det.gt(z).and(both.0.ge(z)).and(both.1.ge(z));
+            let c_one = one.ge(z).and((b2 + k12 * one).ge(z));
+            let c_two = two.ge(z).and((b1 + k12 * two).ge(z));
+            let c_none = b1.ge(z).and(b2.ge(z));
+            // The first valid case of each lane, by selects from the last case up (no branch per
+            // lane: the cases change from lane to lane and from sweep to sweep).
+            let (mut x, mut y) = (z.select(c_none, lp), z.select(c_none, lq));
+            (x, y) = (z.select(c_two, x), two.select(c_two, y));
+            (x, y) = (one.select(c_one, x), z.select(c_one, y));
+            (x, y) = (both.0.select(c_both, x), both.1.select(c_both, y));
+            if self.omega != 1.0 {
+                (x, y) = ((lp + omega * (x - lp)).max(z), (lq + omega * (y - lq)).max(z));
+            }
+            let (dp, dq) = (x - lp, y - lq);
+            let imp = np.scale(dp) + nq.scale(dq);
+            let dwa = rp.ga.scale(dp) + rq.ga.scale(dq);
+            let dwb = rp.gb.scale(dp) + rq.gb.scale(dq);
+            let every = has.iter().all(|&h| h);
+            bodies.push(imp, (rp.ima, rp.imb), dwa, dwb, (!every).then_some(has));
+            let (r_p, r_q) = (dp.abs() * inv_omega * inv_mn_p, dq.abs() * inv_omega * inv_mn_q);
+            for l in 0..n {
+                if has[l] {
+                    let pts = &mut points[l];
+                    (pts[2 * u].ln, pts[2 * u + 1].ln) = (x.lane(l), y.lane(l));
+                    (d2[l][2 * u], d2[l][2 * u + 1]) = (dp.lane(l) * dp.lane(l), dq.lane(l) * dq.lane(l));
+                    (res[l][2 * u], res[l][2 * u + 1]) = (r_p.lane(l), r_q.lane(l));
+                }
+            }
+            // (The scalar visit sums the impulses point by point as it goes.)
+            total = if every { total + x + y } else { (total + x).select(Mw::of(has), total) };
+            if !every {
+                total = (total + y).select(Mw::of(has), total);
+            }
+        }
+        let rows = self.friction_lanes(&mut bodies, &batch.friction, ms, n, total);
+        // Write the velocities back, then the statistics in the scalar visit's order.
+        bodies.store(vel, batch);
+        if !self.counted() {
+            return true;
+        }
+        let (max, sum2, count, dl2) = (&mut acc.0, &mut acc.1, &mut acc.2, &mut acc.3);
+        for l in 0..n {
+            for k in 0..points[l].len() {
+                let r = res[l][k];
+                *max = max.max(r);
+                *sum2 += r * r;
+                *count += 1;
+                *dl2 += d2[l][k];
+            }
+            *dl2 += rows[l].0;
+            *dl2 += rows[l].1;
+        }
+        true
+    }
+
+    /// The friction and twist rows `fr` of the lanes' manifolds `ms` (as
+    /// [`Visit::friction_rows`], lane by lane), whose normal impulses sum to `total`: per lane
+    /// the squared changes of the tangent impulses and of the twist impulse (0 for a row not
+    /// solved).
+    #[inline(always)]
+    fn friction_lanes(
+        &self,
+        bodies: &mut Bodies,
+        fr: &FrictionLanes,
+        ms: &mut [&mut Manifold],
+        n: usize,
+        total: Fw,
+    ) -> [(f64, f64); W] {
+        let mut out = [(0.0, 0.0); W];
+        if !self.friction || !fr.on.iter().any(|&x| x) {
+            return out;
+        }
+        let only = (!fr.on.iter().all(|&x| x)).then_some(fr.on);
+        let omega = Fw::splat(self.omega);
+        let (v1, v2) = (bodies.speed(&fr.t1, &fr.r1), bodies.speed(&fr.t2, &fr.r2));
+        let (o1, o2) = (Fw::from_fn(|l| ms[l].lt1), Fw::from_fn(|l| ms[l].lt2));
+        let mt = &fr.mt;
+        let mut l1 = o1 - omega * (mt[0] * v1 + mt[1] * v2);
+        let mut l2 = o2 - omega * (mt[2] * v1 + mt[3] * v2);
+        let limit = fr.mu * total;
+        match self.cone {
+            FrictionCone::Disk => {
+                let len = (l1 * l1 + l2 * l2).lanes();
+                let (mut a1, mut a2, limit) = (l1.lanes(), l2.lanes(), limit.lanes());
+                for l in 0..W {
+                    let len = len[l].sqrt();
+                    if len > limit[l] {
+                        (a1[l], a2[l]) = (a1[l] * limit[l] / len, a2[l] * limit[l] / len);
+                    }
+                }
+                (l1, l2) = (Fw::from_fn(|l| a1[l]), Fw::from_fn(|l| a2[l]));
+            }
+            FrictionCone::Pyramid => (l1, l2) = (l1.max(-limit).min(limit), l2.max(-limit).min(limit)),
+        }
+        let (d1, d2) = (l1 - o1, l2 - o2);
+        let tangent = d1 * d1 + d2 * d2;
+        let imp = fr.t1.scale(d1) + fr.t2.scale(d2);
+        let dwa = fr.r1.ga.scale(d1) + fr.r2.ga.scale(d2);
+        let dwb = fr.r1.gb.scale(d1) + fr.r2.gb.scale(d2);
+        bodies.push(imp, (fr.r1.ima, fr.r1.imb), dwa, dwb, only);
+        // Twist: the relative spin about the normal, clamped to μ·radius·Σλₙ.
+        let spin = bodies.wa - bodies.wb;
+        let old = Fw::from_fn(|l| ms[l].l_twist);
+        let limit = fr.mu * fr.radius * total;
+        let new = (old - omega * fr.m_twist * fr.n.dot(&spin)).max(-limit).min(limit);
+        let d = new - old;
+        let twist = d * d;
+        let z = Fw::splat(0.0);
+        let nothing = Vw { x: z, y: z, z };
+        bodies.push(nothing, (z, z), fr.twist_a.scale(d), fr.twist_b.scale(d), only);
+        for l in 0..n {
+            if fr.on[l] {
+                let m = &mut ms[l];
+                (m.lt1, m.lt2, m.l_twist) = (l1.lane(l), l2.lane(l), new.lane(l));
+                out[l] = (tangent.lane(l), twist.lane(l));
+            }
+        }
+        out
+    }
+}
