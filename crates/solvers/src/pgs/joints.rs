@@ -102,6 +102,8 @@ pub(super) struct JointRows {
     mass_scale: f64,
     impulse_scale: f64,
     lambda: Vector6<f64>,
+    /// Whether `lambda` holds a warm start not yet applied ([`JointRows::apply_warm`]).
+    warmed: bool,
 }
 
 /// The velocities the rows act on: the bodies' real velocities or the split pseudo velocities.
@@ -177,7 +179,7 @@ impl JointRows {
         (out.a, out.b, out.dim, out.limit) = (j.a, j.b, 0, 0);
         (out.c, out.bias, out.gamma, out.lambda) =
             (Vector6::zeros(), Vector6::zeros(), Vector6::zeros(), Vector6::zeros());
-        (out.mass_scale, out.impulse_scale) = (1.0, 0.0);
+        (out.mass_scale, out.impulse_scale, out.warmed) = (1.0, 0.0, false);
         // Point rows.
         let gap = (xb + rb) - (xa + ra);
         for (i, e) in [Vec3::x(), Vec3::y(), Vec3::z()].into_iter().enumerate() {
@@ -343,16 +345,10 @@ impl JointRows {
         }
     }
 
-    /// Applies the given accumulated impulses (the warm start); `limit` names the side the
-    /// limit impulse (row `dim`) belonged to, and it is dropped if the side changed.
-    pub(super) fn warm<V: Velocities + ?Sized>(
-        &mut self,
-        vel: &mut V,
-        mut lambda: Vector6<f64>,
-        limit: u8,
-        inv_m: &[f64],
-        inv_i: &[Matrix3<f64>],
-    ) {
+    /// Takes the given accumulated impulses as the warm start, to be applied by
+    /// [`JointRows::apply_warm`]; `limit` names the side the limit impulse (row `dim`) belonged
+    /// to, and it is dropped if the side changed.
+    pub(super) fn set_warm(&mut self, mut lambda: Vector6<f64>, limit: u8) {
         if limit != self.limit && self.dim < 6 {
             lambda[self.dim] = 0.0;
         }
@@ -360,7 +356,14 @@ impl JointRows {
             lambda[r] = 0.0;
         }
         self.lambda = lambda;
-        self.apply(vel, &lambda, inv_m, inv_i);
+        self.warmed = true;
+    }
+
+    /// Applies the warm start [`JointRows::set_warm`] took, once (nothing without one).
+    pub(super) fn apply_warm<V: Velocities + ?Sized>(&mut self, vel: &mut V, inv_m: &[f64], inv_i: &[Matrix3<f64>]) {
+        if std::mem::take(&mut self.warmed) {
+            self.apply(vel, &self.lambda, inv_m, inv_i);
+        }
     }
 
     /// One position correction of Box2D v2.4's position solver for these rows, prepared at the

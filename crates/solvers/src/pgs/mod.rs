@@ -303,8 +303,7 @@ impl Solver for PgsSolver {
     }
 
     fn rigid_joints(&self, out: &mut Vec<solverlab_core::rigid::JointForce>) {
-        out.clear();
-        out.extend_from_slice(self.rigid.joint_forces());
+        self.rigid.joint_forces(out);
     }
 }
 

@@ -201,10 +201,11 @@ mod tests {
             let mut seen_manifold_colour = false;
             for span in &si.colors[first..last] {
                 let mut bodies = Vec::new();
-                for &k in &si.joint_order[span.j.0..span.j.1] {
+                for (&k, rows) in si.joint_order[span.j.0..span.j.1].iter().zip(&si.joints[span.j.0..span.j.1]) {
                     assert!(!seen_manifold_colour, "{name}: a joint colour after a manifold colour");
                     joints.push(k);
-                    let (a, b) = si.joints[k].bodies();
+                    let (a, b) = rows.bodies();
+                    assert_eq!((a, b), (scene.joints[k].a, scene.joints[k].b), "{name}: joint {k}'s rows in its place");
                     bodies.extend(std::iter::once(a).chain(b));
                 }
                 for &i in &si.order[span.m.0..span.m.1] {

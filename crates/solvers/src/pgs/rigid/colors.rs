@@ -217,14 +217,26 @@ pub(super) enum ColorPass<'a> {
     Sweep(Visit<'a>),
     /// The warm start of a carried substep ([`Visit::warm_manifold`]; joints are left alone).
     Warm(Visit<'a>, f64),
+    /// The joints' warm start ([`JointRows::apply_warm`]; manifolds are left alone).
+    WarmJoints(Visit<'a>),
+}
+
+/// Which [`ColorPass`] a coloured pass makes.
+#[derive(Clone, Copy)]
+enum Kind {
+    Sweep,
+    /// The manifolds' warm start times the scale.
+    Warm(f64),
+    WarmJoints,
 }
 
 impl<'a> ColorPass<'a> {
-    /// A sweep with `visit`, or with `warm`, the warm start times `warm`.
-    fn new(visit: Visit<'a>, warm: Option<f64>) -> Self {
-        match warm {
-            Some(scale) => ColorPass::Warm(visit, scale),
-            None => ColorPass::Sweep(visit),
+    /// The pass of `kind` with `visit`.
+    fn new(visit: Visit<'a>, kind: Kind) -> Self {
+        match kind {
+            Kind::Sweep => ColorPass::Sweep(visit),
+            Kind::Warm(scale) => ColorPass::Warm(visit, scale),
+            Kind::WarmJoints => ColorPass::WarmJoints(visit),
         }
     }
 
@@ -234,8 +246,9 @@ impl<'a> ColorPass<'a> {
         match (self, &mut task.row) {
             (ColorPass::Sweep(visit), Row::Joint(rows)) => visit.joint(pair, rows, acc),
             (ColorPass::Sweep(visit), Row::Manifold(m, points)) => visit.manifold(pair, m, points, acc),
-            (ColorPass::Warm(..), Row::Joint(_)) => {}
+            (ColorPass::Warm(..), Row::Joint(_)) | (ColorPass::WarmJoints(_), Row::Manifold(..)) => {}
             (ColorPass::Warm(visit, scale), Row::Manifold(m, points)) => visit.warm_manifold(pair, m, points, *scale),
+            (ColorPass::WarmJoints(visit), Row::Joint(rows)) => rows.apply_warm(pair, visit.inv_m, visit.inv_i),
         }
     }
 }
@@ -255,15 +268,20 @@ impl RigidSi {
         pass: Pass,
         friction: bool,
     ) -> SweepStats {
-        self.colored_pass(Some(g), st, (omega, pass, friction), None)
+        self.colored_pass(Some(g), st, (omega, pass, friction), Kind::Sweep)
     }
 
     /// The warm start of a carried substep, colour by colour (see [`Visit::warm_manifold`]).
     pub(super) fn colored_warm(&mut self, st: &mut [RigidState], scale: f64) {
-        self.colored_pass(None, st, (1.0, Pass::Biased, false), Some(scale));
+        self.colored_pass(None, st, (1.0, Pass::Biased, false), Kind::Warm(scale));
     }
 
-    /// A sweep (or with `warm`, the warm start times `warm`) over every row of group `g` (every
+    /// The joints' warm start ([`JointRows::apply_warm`]), colour by colour.
+    pub(super) fn colored_warm_joints(&mut self, st: &mut [RigidState]) {
+        self.colored_pass(None, st, (1.0, Pass::Biased, false), Kind::WarmJoints);
+    }
+
+    /// A sweep (or a warm start, by `kind`) over every row of group `g` (every
     /// group with `None`), colour by colour, on a copy of the velocities written back at the
     /// end: the compact copy when every colour runs on the calling thread
     /// ([`RigidSi::calling_thread_rows`]), the shared one when a large colour runs on all
@@ -273,7 +291,7 @@ impl RigidSi {
         g: Option<usize>,
         st: &mut [RigidState],
         settings: (f64, Pass, bool),
-        warm: Option<f64>,
+        kind: Kind,
     ) -> SweepStats {
         let spans = match g {
             Some(g) => self.groups[g].colors,
@@ -283,14 +301,14 @@ impl RigidSi {
         if rayon::current_num_threads() == 1 || !self.colors[spans.0..spans.1].iter().any(large) {
             let mut compact = std::mem::take(&mut self.compact);
             fill(&mut compact, st.len(), min, |k| BodyVel { v: st[k].v, w: st[k].w });
-            let acc = self.calling_thread_rows(spans, &mut compact, settings, warm);
+            let acc = self.calling_thread_rows(spans, &mut compact, settings, kind);
             st.par_iter_mut().zip(compact.par_iter()).with_min_len(min).for_each(|(s, c)| (s.v, s.w) = (c.v, c.w));
             self.compact = compact;
             return acc;
         }
         let mut shared = std::mem::take(&mut self.shared);
         fill(&mut shared, st.len(), min, |k| SharedVel::new(st[k].v, st[k].w));
-        let acc = self.all_threads_rows(spans, &mut shared, settings, warm);
+        let acc = self.all_threads_rows(spans, &mut shared, settings, kind);
         st.par_iter_mut().zip(shared.par_iter()).with_min_len(min).for_each(|(s, c)| (s.v, s.w) = c.get());
         self.shared = shared;
         acc
@@ -305,16 +323,16 @@ impl RigidSi {
         spans: (usize, usize),
         st: &mut [BodyVel],
         (omega, pass, friction): (f64, Pass, bool),
-        warm: Option<f64>,
+        kind: Kind,
     ) -> SweepStats {
         let visit = Visit::new((&self.inv_m, &self.inv_i), omega, pass, friction, self.cone, &self.couplings);
-        let what = ColorPass::new(visit, warm);
+        let what = ColorPass::new(visit, kind);
         let mut acc = (0.0_f64, 0.0, 0usize, 0.0);
         let mut vel = Direct { st, inv_m: &self.inv_m };
         for span in &self.colors[spans.0..spans.1] {
             let rows = (&mut self.joints[..], &mut self.manifolds[..], &mut self.points[..]);
             let batches = &self.batches[span.batches.0..span.batches.1];
-            direct_span(span, (&self.joint_order, &self.order), batches, rows, &mut vel, what, &mut acc, large(span));
+            direct_span(span, &self.order, batches, rows, &mut vel, what, &mut acc, large(span));
         }
         acc
     }
@@ -327,26 +345,59 @@ impl RigidSi {
         spans: (usize, usize),
         st: &mut [SharedVel],
         (omega, pass, friction): (f64, Pass, bool),
-        warm: Option<f64>,
+        kind: Kind,
     ) -> SweepStats {
         let visit = Visit::new((&self.inv_m, &self.inv_i), omega, pass, friction, self.cone, &self.couplings);
-        let what = ColorPass::new(visit, warm);
+        let what = ColorPass::new(visit, kind);
         let spans = &self.colors[spans.0..spans.1];
         let inv_m = &self.inv_m;
         let mut acc = (0.0_f64, 0.0, 0usize, 0.0);
-        // The manifolds of each large colour one after the other in memory, and no joints
-        // among them (the contacts were sorted by colour, `sort_contacts_by_color`): the colour
-        // is a slice of the manifolds and one of the points, cut into chunks.
-        let contiguous = |span: &ColorSpan| {
-            span.j.0 == span.j.1 && self.order[span.m.0..span.m.1].windows(2).all(|w| w[1] == w[0] + 1)
-        };
+        // A colour holds joints or manifolds, not both. The joints' rows lie in the sweeps'
+        // order (`joints[o]` for `joint_order[o]`), so a joint colour is a slice of them; the
+        // manifolds of each large colour lie one after the other in memory (the contacts were
+        // sorted by colour, `sort_contacts_by_color`), so such a colour is a slice of the
+        // manifolds and one of the points. Either is cut into chunks.
+        let contiguous = |span: &ColorSpan| self.order[span.m.0..span.m.1].windows(2).all(|w| w[1] == w[0] + 1);
         if spans.iter().filter(|s| large(s)).all(contiguous) {
             for span in spans {
                 if !large(span) {
                     let mut vel = Direct { st: &mut *st, inv_m };
                     let rows = (&mut self.joints[..], &mut self.manifolds[..], &mut self.points[..]);
                     let batches = &self.batches[span.batches.0..span.batches.1];
-                    direct_span(span, (&self.joint_order, &self.order), batches, rows, &mut vel, what, &mut acc, false);
+                    direct_span(span, &self.order, batches, rows, &mut vel, what, &mut acc, false);
+                    continue;
+                }
+                debug_assert!(span.j.0 == span.j.1 || span.m.0 == span.m.1, "a colour of joints and manifolds");
+                if span.j.0 < span.j.1 {
+                    // (The warm start of a carried substep leaves the joints alone.)
+                    if let ColorPass::Warm(..) = what {
+                        continue;
+                    }
+                    let shared: &[SharedVel] = st;
+                    // One chunk: each joint on its bodies' velocities copied in and stored back.
+                    let chunk = |rows: &mut [JointRows]| {
+                        let mut stats = (0.0_f64, 0.0, 0usize, 0.0);
+                        for rows in rows {
+                            let (a, b) = rows.bodies();
+                            let mut vel = Local::between(a, b);
+                            vel.load(shared);
+                            match what {
+                                ColorPass::Sweep(visit) => visit.joint(&mut vel, rows, &mut stats),
+                                ColorPass::WarmJoints(visit) => rows.apply_warm(&mut vel, visit.inv_m, visit.inv_i),
+                                ColorPass::Warm(..) => {}
+                            }
+                            vel.store(shared, inv_m);
+                        }
+                        stats
+                    };
+                    let joints = &mut self.joints[span.j.0..span.j.1];
+                    let parts: Vec<SweepStats> = joints.par_chunks_mut(CHUNK).map(chunk).collect();
+                    for s in parts {
+                        add(&mut acc, s);
+                    }
+                    continue;
+                }
+                if let ColorPass::WarmJoints(_) = what {
                     continue;
                 }
                 let (i0, i1) = (self.order[span.m.0], self.order[span.m.1 - 1] + 1);
@@ -373,6 +424,7 @@ impl RigidSi {
                         match what {
                             ColorPass::Sweep(visit) => visit.manifold(&mut vel, m, points, &mut stats),
                             ColorPass::Warm(visit, scale) => visit.warm_manifold(&mut vel, m, points, scale),
+                            ColorPass::WarmJoints(_) => unreachable!("the joints' warm start skips the manifolds"),
                         }
                         vel.store(shared, inv_m);
                     }
@@ -393,8 +445,8 @@ impl RigidSi {
         let mut bounds = Vec::with_capacity(spans.len());
         for span in spans {
             let start = tasks.len();
-            for &k in &self.joint_order[span.j.0..span.j.1] {
-                let rows = joints[k].take().expect("a joint is visited once per sweep");
+            for rows in &mut joints[span.j.0..span.j.1] {
+                let rows = rows.take().expect("a joint is visited once per sweep");
                 let (a, b) = rows.bodies();
                 tasks.push(Task { local: Local::between(a, b), row: Row::Joint(rows) });
             }
@@ -473,7 +525,7 @@ impl<S: ?Sized + Store> Velocities for Direct<'_, S> {
 #[allow(clippy::too_many_arguments)]
 fn direct_span<S: ?Sized + Store>(
     span: &ColorSpan,
-    (joint_order, order): (&[usize], &[usize]),
+    order: &[usize],
     batches: &[Batch],
     (joints, manifolds, points): (&mut [JointRows], &mut [Manifold], &mut [Point]),
     vel: &mut Direct<S>,
@@ -487,14 +539,19 @@ fn direct_span<S: ?Sized + Store>(
         add(acc, *part);
         *part = (0.0, 0.0, 0, 0.0);
     };
-    for &k in &joint_order[span.j.0..span.j.1] {
-        if let ColorPass::Sweep(visit) = what {
-            visit.joint(vel, &mut joints[k], if chunked { &mut part } else { &mut *acc });
+    for joint in &mut joints[span.j.0..span.j.1] {
+        match what {
+            ColorPass::Sweep(visit) => visit.joint(vel, joint, if chunked { &mut part } else { &mut *acc }),
+            ColorPass::WarmJoints(visit) => joint.apply_warm(vel, visit.inv_m, visit.inv_i),
+            ColorPass::Warm(..) => {}
         }
         rows += 1;
         if chunked && rows % CHUNK == 0 {
             flush(&mut part, acc);
         }
+    }
+    if let ColorPass::WarmJoints(_) = what {
+        return;
     }
     let mut o = span.m.0;
     let mut batches = batches.iter().peekable();
@@ -552,6 +609,7 @@ fn direct_span<S: ?Sized + Store>(
             match what {
                 ColorPass::Sweep(visit) => visit.manifold(vel, m, points, stats),
                 ColorPass::Warm(visit, scale) => visit.warm_manifold(vel, m, points, scale),
+                ColorPass::WarmJoints(_) => unreachable!("the joints' warm start skips the manifolds"),
             }
         }
         for _ in 0..lanes {

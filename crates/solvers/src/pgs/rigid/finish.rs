@@ -52,13 +52,9 @@ impl RigidSi {
                 self.sweep(g, st, cfg.omega, Pass::Relax, friction);
             }
         }
-        self.joint_forces.clear();
-        for &k in &self.joint_order {
-            self.warm_joints[k] = Some(self.joints[k].impulses());
-            let (linear, angular) = self.joints[k].impulse_on_a();
-            self.joint_forces.push(JointForce { joint: k, force: linear / h, torque: angular / h });
+        for (&k, rows) in self.joint_order.iter().zip(&self.joints) {
+            self.warm_joints[k] = Some(rows.impulses());
         }
-        self.joint_forces.sort_unstable_by_key(|f| f.joint);
         // (No contact that bounces: no pass over them.)
         let bouncy = self.bouncy;
         for o in (0..self.order.len()).filter(|_| bouncy) {

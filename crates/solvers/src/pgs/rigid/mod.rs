@@ -337,8 +337,10 @@ pub(super) struct RigidSi {
     groups: Vec<Group>,
     /// The colours of the groups, group after group (`rigid_order = "colored"`).
     colors: Vec<colors::ColorSpan>,
-    /// The joints' frames in their bodies (from the scene's initial poses), their rows of this
-    /// step, and their impulses of the last step (by joint index).
+    /// The joints' frames in their bodies (from the scene's initial poses, by joint index), the
+    /// rows of this step of the awake joints, in the order the sweeps visit them (`joints[o]`
+    /// are the rows of joint `joint_order[o]`, so that a colour's joints lie together in
+    /// memory), and the joints' impulses of the last step (by joint index).
     frames: Vec<JointFrame>,
     joints: Vec<JointRows>,
     warm_joints: Vec<Option<(nalgebra::Vector6<f64>, u8)>>,
@@ -364,8 +366,6 @@ pub(super) struct RigidSi {
     /// The length of the step whose impulses the points and manifolds hold, once it has
     /// finished (none from the start of the next step's contacts): the forces reported.
     forces_h: Option<f64>,
-    /// The joints' forces of the last step.
-    joint_forces: Vec<JointForce>,
     /// The friction bound of this step (from the settings).
     cone: FrictionCone,
     /// The substeps of the frame whose first substep found the contacts, when they are carried
@@ -521,7 +521,6 @@ impl RigidSi {
         self.warm.clear();
         self.contact_cache.clear();
         self.forces_h = None;
-        self.joint_forces.clear();
     }
 
     /// The contact forces of the last finished step into `out` (none before one has finished):
@@ -546,8 +545,18 @@ impl RigidSi {
             .collect_into_vec(out);
     }
 
-    pub(super) fn joint_forces(&self) -> &[JointForce] {
-        &self.joint_forces
+    /// The joint forces of the last finished step into `out`, by joint index (none before one
+    /// has finished): each awake joint's accumulated impulses on body `a` over the step.
+    pub(super) fn joint_forces(&self, out: &mut Vec<JointForce>) {
+        out.clear();
+        let Some(h) = self.forces_h else { return };
+        let rows = self.joint_order.par_iter().zip(self.joints.par_iter()).with_min_len(par_min() / 4);
+        rows.map(|(&k, rows)| {
+            let (linear, angular) = rows.impulse_on_a();
+            JointForce { joint: k, force: linear / h, torque: angular / h }
+        })
+        .collect_into_vec(out);
+        out.sort_unstable_by_key(|f| f.joint);
     }
 
     fn vrel(&self, st: &[RigidState], p: &Point, which: Velocity) -> Vec3 {

@@ -306,27 +306,40 @@ impl RigidSi {
         self.colored_warm(st, 1.0);
     }
 
-    /// The joints' rows of this step.
-    fn joint_rows(&mut self, scene: &Scene, st: &mut [RigidState], cfg: &PgsConfig, h: f64) {
+    /// The rows of this step of the joints the sweeps visit, in their order (`joints[o]` for
+    /// joint `joint_order[o]`), each built on its own (on all threads for many joints), with
+    /// its warm start: its last impulses times `warm_start` (none without
+    /// `warm_start_joints`), applied by [`RigidSi::warm_start_joints`].
+    fn joint_rows(&mut self, scene: &Scene, st: &[RigidState], cfg: &PgsConfig, h: f64) {
         if self.frames.len() != scene.joints.len() {
             self.frames = scene.joints.iter().map(|j| JointFrame::new(j, &scene.rigid)).collect();
             self.warm_joints = vec![None; scene.joints.len()];
         }
-        self.joints.resize_with(scene.joints.len(), JointRows::default);
-        for ((j, f), rows) in scene.joints.iter().zip(&self.frames).zip(self.joints.iter_mut()) {
-            rows.rebuild(j, f, st, &self.inv_m, &self.inv_i, cfg, h);
-        }
+        self.joints.resize_with(self.joint_order.len(), JointRows::default);
+        let (frames, inv_m, inv_i, warm) = (&self.frames, &self.inv_m, &self.inv_i, &self.warm_joints);
+        let scale = (cfg.warm_start > 0.0 && cfg.warm_start_joints).then_some(cfg.warm_start);
+        let rows = self.joints.par_iter_mut().zip(self.joint_order.par_iter());
+        rows.with_min_len(par_min() / 4).for_each(|(rows, &k)| {
+            rows.rebuild(&scene.joints[k], &frames[k], st, inv_m, inv_i, cfg, h);
+            if let (Some(scale), Some((l, side))) = (scale, warm[k]) {
+                rows.set_warm(l * scale, side);
+            }
+        });
     }
 
-    /// The joints' warm start: their last impulses, times `warm_start` (none without
-    /// `warm_start_joints`).
+    /// The joints' warm start ([`RigidSi::joint_rows`]) applied in the sweeps' order: with
+    /// coloured sweeps colour by colour, a large colour on all threads (the same numbers: a
+    /// colour's joints share no movable body).
     fn warm_start_joints(&mut self, st: &mut [RigidState], cfg: &PgsConfig) {
-        if cfg.warm_start > 0.0 && cfg.warm_start_joints {
-            for &k in &self.joint_order {
-                if let Some((l, side)) = self.warm_joints[k] {
-                    self.joints[k].warm(st, l * cfg.warm_start, side, &self.inv_m, &self.inv_i);
-                }
-            }
+        if !(cfg.warm_start > 0.0 && cfg.warm_start_joints) {
+            return;
+        }
+        if cfg.rigid_order == Order::Colored {
+            self.colored_warm_joints(st);
+            return;
+        }
+        for rows in self.joints.iter_mut() {
+            rows.apply_warm(st, &self.inv_m, &self.inv_i);
         }
     }
 

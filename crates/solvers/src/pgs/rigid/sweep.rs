@@ -383,7 +383,7 @@ impl RigidSi {
         let mut acc = (0.0_f64, 0.0, 0usize, 0.0);
         let visit = Visit::new((&self.inv_m, &self.inv_i), omega, pass, friction, self.cone, &self.couplings);
         for o in group.j.0..group.j.1 {
-            visit.joint(st, &mut self.joints[self.joint_order[o]], &mut acc);
+            visit.joint(st, &mut self.joints[o], &mut acc);
         }
         for o in group.m.0..group.m.1 {
             let m = &mut self.manifolds[self.order[o]];
@@ -436,8 +436,8 @@ impl RigidSi {
         let mut wp = std::mem::take(&mut self.wp);
         let pseudo = Pseudo(&mut vp, &mut wp);
         let mut joints = 0.0_f64;
-        for &k in &self.joint_order[group.j.0..group.j.1] {
-            joints = joints.max(self.joints[k].violation(st, &pseudo, h));
+        for rows in &self.joints[group.j.0..group.j.1] {
+            joints = joints.max(rows.violation(st, &pseudo, h));
             if joints > bound {
                 break;
             }
@@ -538,7 +538,7 @@ mod tests {
         let full = si.violation(0, &st, h, f64::INFINITY);
         let (mut vp, mut wp) = (si.vp.clone(), si.wp.clone());
         let pseudo = crate::pgs::joints::Pseudo(&mut vp, &mut wp);
-        let errors: Vec<f64> = si.joint_order.iter().map(|&k| si.joints[k].violation(&st[..], &pseudo, h)).collect();
+        let errors: Vec<f64> = si.joints.iter().map(|rows| rows.violation(&st[..], &pseudo, h)).collect();
         assert!(
             errors.len() > 10 && full == errors.iter().copied().fold(0.0, f64::max),
             "the joints give the violation"
