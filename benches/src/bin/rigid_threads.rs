@@ -35,12 +35,14 @@ struct ThreadScene {
     frames: u64,
 }
 
-/// The scenes: the Rapier benchmark's pyramid of base 90 (4,095 boxes) and joint grid (100
-/// spheres on 182 ball joints), and the pyramid of base 20 between them.
-const SCENES: [ThreadScene; 3] = [
+/// The scenes: the Rapier benchmark's pyramid of base 90 (4,095 boxes), its joint grid (100
+/// spheres on 182 ball joints) and the grid of Box3D's `joint_grid` (100 × 100 spheres on
+/// 19,802 ball joints), and the pyramid of base 20 between them.
+const SCENES: [ThreadScene; 4] = [
     ThreadScene { key: "pyramid-90", builtin: "rigid-pyramid", sets: &["base=90"], frames: 30 },
     ThreadScene { key: "pyramid-20", builtin: "rigid-pyramid", sets: &["base=20"], frames: 120 },
     ThreadScene { key: "joint-grid", builtin: "rigid-joint-grid", sets: &[], frames: 300 },
+    ThreadScene { key: "joint-grid-100", builtin: "rigid-joint-grid", sets: &["n=100"], frames: 30 },
 ];
 
 /// The solvers timed: `tgs-soft` and `soft-step` in the natural order (the contact search,

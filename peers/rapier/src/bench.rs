@@ -81,9 +81,9 @@ pub const SCALING: [BenchScene; 3] = [
 ];
 
 /// The benchmark's scenes (issue 30): the stack, the stack with a 10× heavier top, pyramids of
-/// base 10, 20 and 90 (4,095 boxes, Box3D's `large_pyramid`), the chain, the joint grid and
-/// 10,000 spheres in a box.
-pub const SCENES: [BenchScene; 8] = [
+/// base 10, 20 and 90 (4,095 boxes, Box3D's `large_pyramid`), the chain, the joint grid (10 ×
+/// 10, and 100 × 100 as Box3D's `joint_grid`) and 10,000 spheres in a box.
+pub const SCENES: [BenchScene; 9] = [
     BenchScene {
         key: "stack",
         what: "10 boxes (rigid-stack)",
@@ -145,6 +145,15 @@ pub const SCENES: [BenchScene; 8] = [
         sets: &[],
         rigid_spheres: false,
         frames: 300,
+        budget: None,
+    },
+    BenchScene {
+        key: "joint-grid-100",
+        what: "100 × 100 spheres on 19,802 ball joints (rigid-joint-grid n=100, Box3D's joint_grid)",
+        builtin: "rigid-joint-grid",
+        sets: &["n=100"],
+        rigid_spheres: false,
+        frames: 30,
         budget: None,
     },
     BenchScene {

@@ -9,10 +9,11 @@
 //! the median over the rounds are kept, and a speedup is the one-thread median over the
 //! two-thread median of the same engine.
 //!
-//! Rapier 0.36's staged solver colours the contacts and hands each colour's SIMD batches to
-//! persistent workers between spin barriers; it solves the joints in stages that only its first
-//! worker runs (`staged_island_solver`). So a scene of joints is the measure of what two
-//! threads buy there in the engine solverlab's `tgs-soft` stands for.
+//! Rapier 0.36's staged solver colours the contacts and the joints and hands each large
+//! colour's SIMD batches to persistent workers between spin barriers; the joints of colours
+//! too small to share, and joints without a SIMD form, go to its first worker alone
+//! (`staged_island_solver`). The 10 × 10 joint grid's colours are all small; the 100 × 100
+//! grid's (Box3D's `joint_grid`) are large, in both engines.
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -22,8 +23,9 @@ use crate::steps::{line, num, write_files};
 use crate::world::Mode;
 
 /// The scenes the threads table runs by default: the two (the pyramid of base 90 and
-/// the joint grid), and the pyramid of base 20 between them.
-pub const DEFAULT_KEYS: [&str; 3] = ["pyramid-20", "pyramid-90", "joint-grid"];
+/// the joint grid, at the benchmark's 10 × 10 and at Box3D's 100 × 100), and the pyramid of
+/// base 20 between them.
+pub const DEFAULT_KEYS: [&str; 4] = ["pyramid-20", "pyramid-90", "joint-grid", "joint-grid-100"];
 
 /// An engine of the threads table.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

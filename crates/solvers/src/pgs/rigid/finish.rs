@@ -52,9 +52,13 @@ impl RigidSi {
                 self.sweep(g, st, cfg.omega, Pass::Relax, friction);
             }
         }
-        for (&k, rows) in self.joint_order.iter().zip(&self.joints) {
-            self.warm_joints[k] = Some(rows.impulses());
-        }
+        // Each awake joint's impulses, by joint index (a sleeping joint keeps its own).
+        let (slot, joints) = (&self.joint_slot, &self.joints);
+        self.warm_joints.par_iter_mut().enumerate().with_min_len(par_min() / 4).for_each(|(k, warm)| {
+            if let Some(rows) = joints.get(slot[k]) {
+                *warm = Some(rows.impulses());
+            }
+        });
         // (No contact that bounces: no pass over them.)
         let bouncy = self.bouncy;
         for o in (0..self.order.len()).filter(|_| bouncy) {

@@ -333,6 +333,8 @@ pub(super) struct RigidSi {
     order: Vec<usize>,
     /// Joint indices of the awake islands, in the same grouping.
     joint_order: Vec<usize>,
+    /// Per joint, its place in `joint_order` (`usize::MAX` for a joint the sweeps leave alone).
+    joint_slot: Vec<usize>,
     /// Per group the iterations stop on separately: `order[m.0..m.1]` and `joint_order[j.0..j.1]`.
     groups: Vec<Group>,
     /// The colours of the groups, group after group (`rigid_order = "colored"`).

@@ -103,12 +103,9 @@ impl RigidSi {
         self.active.extend((0..scene.joints.len()).map(|j| scene.joint_active(j, time)));
         let n = scene.rigid.len();
         self.cone = cfg.friction_cone;
-        self.inv_m.clear();
-        self.inv_i.clear();
-        for (b, s) in scene.rigid.iter().zip(st.iter()) {
-            self.inv_m.push(b.inv_mass);
-            self.inv_i.push(b.inv_inertia_world(&s.q));
-        }
+        let bodies: &[RigidState] = st;
+        fill(&mut self.inv_m, n, par_min(), |k| scene.rigid[k].inv_mass);
+        fill(&mut self.inv_i, n, par_min() / 4, |k| scene.rigid[k].inv_inertia_world(&bodies[k].q));
         self.vp.clear();
         self.vp.resize(n, Vec3::zeros());
         self.pseudo = false;
@@ -490,6 +487,11 @@ impl RigidSi {
         if cfg.rigid_order == Order::Colored {
             self.color_groups(scene);
             self.build_batches(cfg);
+        }
+        self.joint_slot.clear();
+        self.joint_slot.resize(scene.joints.len(), usize::MAX);
+        for (o, &k) in self.joint_order.iter().enumerate() {
+            self.joint_slot[k] = o;
         }
         self.done.clear();
         self.done.resize(self.groups.len(), false);
