@@ -106,15 +106,18 @@ fn skipping_the_islands_changes_no_number() {
     assert_eq!(skipped, found);
 }
 
-/// The batches of the coloured sweeps (`lanes`, `pgs::rigid::lanes`) give the same numbers bit
-/// for bit as the manifolds visited one by one: on the pyramid (four-point manifolds), without
-/// friction, on the ramp (manifolds with and without friction side by side), the card house and
-/// the arch (manifolds of two and four points), and the ragdolls (joints, capsules); with SOR,
+/// The batches of the coloured sweeps (`lanes`, `pgs::rigid::lanes`) and the ball joints two at
+/// a time give the same numbers bit for bit as the manifolds and joints visited one by one: on
+/// the pyramid (four-point manifolds), without friction, on the ramp (manifolds with and without
+/// friction side by side), the card house and the arch (manifolds of two and four points), the
+/// ragdolls (ball, revolute and limited joints beside capsules), the chain and the joint grids
+/// (ball joints; the 40 × 40 grid's colours are large, chunked on the calling thread, and run
+/// on two threads in `coloured_sweeps_give_the_same_numbers_on_one_and_two_threads`); with SOR,
 /// the pyramid cone and friction in both passes too. (`lanes_are_used` in the solver's unit
 /// tests checks that the batches hold most of the pyramid's manifolds.)
 #[test]
 fn lanes_give_the_same_numbers_as_the_scalar_visits() {
-    let cases: [(&str, &[&str], usize); 7] = [
+    let cases: [(&str, &[&str], usize); 10] = [
         ("rigid-pyramid", &["base=12"], 60),
         ("rigid-pyramid", &["base=8", "friction=0"], 60),
         ("rigid-ramp", &[], 60),
@@ -122,6 +125,9 @@ fn lanes_give_the_same_numbers_as_the_scalar_visits() {
         ("rigid-arch", &[], 60),
         ("rigid-ragdoll", &[], 70),
         ("rigid-stack", &["boxes=6"], 60),
+        ("rigid-chain", &[], 60),
+        ("rigid-joint-grid", &[], 30),
+        ("rigid-joint-grid", &["n=40"], 3),
     ];
     let variants = [
         tgs_soft(),

@@ -72,36 +72,37 @@ fn padded_inverse(k: &Matrix6<f64>, n: usize) -> Matrix6<f64> {
 
 /// One row: its coefficients on `(v_a, ω_a, v_b, ω_b)`.
 #[derive(Clone, Copy, Debug, Default)]
-struct Row {
-    la: Vec3,
-    aa: Vec3,
-    lb: Vec3,
-    ab: Vec3,
+pub(in crate::pgs) struct Row {
+    pub(in crate::pgs) la: Vec3,
+    pub(in crate::pgs) aa: Vec3,
+    pub(in crate::pgs) lb: Vec3,
+    pub(in crate::pgs) ab: Vec3,
 }
 
-/// The rows of one joint in one step.
+/// The rows of one joint in one step. (The fields the sweeps read are open to the rigid
+/// solver's lanes, [`crate::pgs::rigid`], which visit two ball joints at once.)
 #[derive(Clone, Copy, Debug, Default)]
-pub(super) struct JointRows {
-    a: usize,
-    b: Option<usize>,
+pub(in crate::pgs) struct JointRows {
+    pub(in crate::pgs) a: usize,
+    pub(in crate::pgs) b: Option<usize>,
     /// Equality rows used (3, 5 or 6); the limit row, when there is one, is row `dim`.
-    dim: usize,
+    pub(in crate::pgs) dim: usize,
     /// Which limit row is in use: 0 none, 1 lower, 2 upper.
-    limit: u8,
-    rows: [Row; 6],
+    pub(in crate::pgs) limit: u8,
+    pub(in crate::pgs) rows: [Row; 6],
     /// `K⁻¹` on the equality rows, and on the equality rows with the limit row (both
     /// identity-padded elsewhere, with zero right-hand sides; the second set and read only
     /// when there is a limit row).
-    k_inv: Matrix6<f64>,
+    pub(in crate::pgs) k_inv: Matrix6<f64>,
     k_inv_limit: Matrix6<f64>,
     /// Position error `C`, velocity bias, compliance terms `α/h²` per row.
     c: Vector6<f64>,
-    bias: Vector6<f64>,
-    gamma: Vector6<f64>,
+    pub(in crate::pgs) bias: Vector6<f64>,
+    pub(in crate::pgs) gamma: Vector6<f64>,
     /// Soft scales (1, 0 when rigid or compliant).
-    mass_scale: f64,
-    impulse_scale: f64,
-    lambda: Vector6<f64>,
+    pub(in crate::pgs) mass_scale: f64,
+    pub(in crate::pgs) impulse_scale: f64,
+    pub(in crate::pgs) lambda: Vector6<f64>,
     /// Whether `lambda` holds a warm start not yet applied ([`JointRows::apply_warm`]).
     warmed: bool,
 }

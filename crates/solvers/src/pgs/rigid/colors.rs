@@ -19,8 +19,9 @@
 //! alone, so a coloured sweep's every number is the same on any number of threads
 //! (`tests/colored.rs`).
 
+use super::lanes::on_lanes;
 use super::lanes::Batch;
-use super::sweep::{Visit, LANES};
+use super::sweep::{joint_stats, Visit, LANES};
 use super::*;
 use crate::pgs::joints::Velocities;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -131,6 +132,29 @@ impl Velocities for Local {
             debug_assert_eq!(k, self.b);
             self.vb += dv;
             self.wb += dw;
+        }
+    }
+}
+
+/// The shared velocities read and changed in place, for rows of one large colour on one
+/// thread (no other thread touches their bodies): as [`Local`], a fixed body's velocities are
+/// left as they were.
+struct InPlace<'a> {
+    vel: &'a [SharedVel],
+    inv_m: &'a [f64],
+}
+
+impl Velocities for InPlace<'_> {
+    #[inline(always)]
+    fn get(&self, k: usize) -> (Vec3, Vec3) {
+        self.vel[k].get()
+    }
+
+    #[inline(always)]
+    fn add(&mut self, k: usize, dv: Vec3, dw: Vec3) {
+        if self.inv_m[k] != 0.0 {
+            let (v, w) = self.vel[k].get();
+            self.vel[k].set(v + dv, w + dw);
         }
     }
 }
@@ -325,7 +349,8 @@ impl RigidSi {
         (omega, pass, friction): (f64, Pass, bool),
         kind: Kind,
     ) -> SweepStats {
-        let visit = Visit::new((&self.inv_m, &self.inv_i), omega, pass, friction, self.cone, &self.couplings);
+        let mut visit = Visit::new((&self.inv_m, &self.inv_i), omega, pass, friction, self.cone, &self.couplings);
+        visit.joint_lanes = self.lanes;
         let what = ColorPass::new(visit, kind);
         let mut acc = (0.0_f64, 0.0, 0usize, 0.0);
         let mut vel = Direct { st, inv_m: &self.inv_m };
@@ -347,7 +372,8 @@ impl RigidSi {
         (omega, pass, friction): (f64, Pass, bool),
         kind: Kind,
     ) -> SweepStats {
-        let visit = Visit::new((&self.inv_m, &self.inv_i), omega, pass, friction, self.cone, &self.couplings);
+        let mut visit = Visit::new((&self.inv_m, &self.inv_i), omega, pass, friction, self.cone, &self.couplings);
+        visit.joint_lanes = self.lanes;
         let what = ColorPass::new(visit, kind);
         let spans = &self.colors[spans.0..spans.1];
         let inv_m = &self.inv_m;
@@ -377,16 +403,30 @@ impl RigidSi {
                     // One chunk: each joint on its bodies' velocities copied in and stored back.
                     let chunk = |rows: &mut [JointRows]| {
                         let mut stats = (0.0_f64, 0.0, 0usize, 0.0);
-                        for rows in rows {
-                            let (a, b) = rows.bodies();
+                        let mut o = 0;
+                        while o < rows.len() {
+                            // Two ball joints together on the lanes, on the shared velocities.
+                            if let (ColorPass::Sweep(visit), Some([j0, j1])) = (what, rows.get_mut(o..o + 2)) {
+                                if visit.joint_lanes && on_lanes(j0) && on_lanes(j1) {
+                                    let mut vel = InPlace { vel: shared, inv_m };
+                                    for s in visit.joints_lanes(&mut vel, [j0, j1]) {
+                                        joint_stats(&mut stats, s);
+                                    }
+                                    o += 2;
+                                    continue;
+                                }
+                            }
+                            let joint = &mut rows[o];
+                            let (a, b) = joint.bodies();
                             let mut vel = Local::between(a, b);
                             vel.load(shared);
                             match what {
-                                ColorPass::Sweep(visit) => visit.joint(&mut vel, rows, &mut stats),
-                                ColorPass::WarmJoints(visit) => rows.apply_warm(&mut vel, visit.inv_m, visit.inv_i),
+                                ColorPass::Sweep(visit) => visit.joint(&mut vel, joint, &mut stats),
+                                ColorPass::WarmJoints(visit) => joint.apply_warm(&mut vel, visit.inv_m, visit.inv_i),
                                 ColorPass::Warm(..) => {}
                             }
                             vel.store(shared, inv_m);
+                            o += 1;
                         }
                         stats
                     };
@@ -539,7 +579,25 @@ fn direct_span<S: ?Sized + Store>(
         add(acc, *part);
         *part = (0.0, 0.0, 0, 0.0);
     };
-    for joint in &mut joints[span.j.0..span.j.1] {
+    let js = &mut joints[span.j.0..span.j.1];
+    let mut o = 0;
+    while o < js.len() {
+        // Two ball joints of a colour (not the overflow's: they share no movable body)
+        // together on the lanes, their statistics added in order.
+        if let (ColorPass::Sweep(visit), false, Some([j0, j1])) = (what, span.overflow, js.get_mut(o..o + 2)) {
+            if visit.joint_lanes && on_lanes(j0) && on_lanes(j1) {
+                for stats in visit.joints_lanes(vel, [j0, j1]) {
+                    joint_stats(if chunked { &mut part } else { &mut *acc }, stats);
+                    rows += 1;
+                    if chunked && rows % CHUNK == 0 {
+                        flush(&mut part, acc);
+                    }
+                }
+                o += 2;
+                continue;
+            }
+        }
+        let joint = &mut js[o];
         match what {
             ColorPass::Sweep(visit) => visit.joint(vel, joint, if chunked { &mut part } else { &mut *acc }),
             ColorPass::WarmJoints(visit) => joint.apply_warm(vel, visit.inv_m, visit.inv_i),
@@ -549,6 +607,7 @@ fn direct_span<S: ?Sized + Store>(
         if chunked && rows % CHUNK == 0 {
             flush(&mut part, acc);
         }
+        o += 1;
     }
     if let ColorPass::WarmJoints(_) = what {
         return;

@@ -335,6 +335,9 @@ pub(super) struct RigidSi {
     joint_order: Vec<usize>,
     /// Per joint, its place in `joint_order` (`usize::MAX` for a joint the sweeps leave alone).
     joint_slot: Vec<usize>,
+    /// Whether the coloured sweeps use the lanes (`lanes`): the batches of manifolds, and
+    /// ball joints two at a time.
+    lanes: bool,
     /// Per group the iterations stop on separately: `order[m.0..m.1]` and `joint_order[j.0..j.1]`.
     groups: Vec<Group>,
     /// The colours of the groups, group after group (`rigid_order = "colored"`).

@@ -99,6 +99,7 @@ impl RigidSi {
     ) {
         self.carried_for = frame_substeps;
         self.forces_h = None;
+        self.lanes = cfg.lanes;
         self.active.clear();
         self.active.extend((0..scene.joints.len()).map(|j| scene.joint_active(j, time)));
         let n = scene.rigid.len();

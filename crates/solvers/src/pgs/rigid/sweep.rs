@@ -82,6 +82,9 @@ pub(super) struct Visit<'a> {
     pub(super) cone: FrictionCone,
     /// The manifolds' blocks (by [`Manifold::index`]) with `block`, else empty.
     pub(super) couplings: &'a [Coupling],
+    /// Whether a coloured pass visits its ball joints two at a time on the lanes
+    /// ([`Visit::joints_lanes`], with `lanes`; set by the coloured passes).
+    pub(super) joint_lanes: bool,
 }
 
 impl<'a> Visit<'a> {
@@ -96,7 +99,7 @@ impl<'a> Visit<'a> {
         cone: FrictionCone,
         couplings: &'a [Coupling],
     ) -> Self {
-        Visit { inv_m, inv_i, omega, inv_omega: 1.0 / omega, pass, friction, cone, couplings }
+        Visit { inv_m, inv_i, omega, inv_omega: 1.0 / omega, pass, friction, cone, couplings, joint_lanes: false }
     }
 
     /// Whether this visit computes the contact rows' residuals for its statistics
@@ -116,15 +119,33 @@ impl<'a> Visit<'a> {
     }
 }
 
+/// Adds one joint visit's statistics (its largest residual and `Σ Δλ²`) to `acc`.
+#[inline]
+pub(super) fn joint_stats(acc: &mut SweepStats, (r, d): (f64, f64)) {
+    acc.0 = acc.0.max(r);
+    acc.1 += r * r;
+    acc.2 += 1;
+    acc.3 += d;
+}
+
 impl Visit<'_> {
     /// One visit of a joint's block ([`JointRows::solve`]), its statistics added to `acc`.
     #[inline]
     pub(super) fn joint<V: Velocities + ?Sized>(&self, vel: &mut V, rows: &mut JointRows, acc: &mut SweepStats) {
         let (r, d) = rows.solve(vel, self.inv_m, self.inv_i, self.omega, self.pass);
-        acc.0 = acc.0.max(r);
-        acc.1 += r * r;
-        acc.2 += 1;
-        acc.3 += d;
+        joint_stats(acc, (r, d));
+    }
+
+    /// One visit of [`super::lanes::W`] ball joints of one colour at once
+    /// ([`super::lanes::solve_ball_lanes`]: the numbers of [`Visit::joint`] on each in turn);
+    /// each joint's residual and `Σ Δλ²`, to be added with [`joint_stats`] in order.
+    #[inline]
+    pub(super) fn joints_lanes<V: Velocities + ?Sized>(
+        &self,
+        vel: &mut V,
+        js: [&mut JointRows; super::lanes::W],
+    ) -> [(f64, f64); super::lanes::W] {
+        super::lanes::solve_ball_lanes(vel, js, (self.inv_m, self.inv_i), self.omega, self.pass == Pass::Biased)
     }
 
     /// One visit of manifold `m`, whose points are `points`: the normal rows (as a block or
