@@ -105,8 +105,9 @@ pub struct PgsConfig {
     /// Rigid bodies, coloured sweeps (`rigid_order = "colored"`) with `block_pairs`: solve the
     /// manifolds of a colour small enough for the calling thread two at a time, side by side in
     /// the lanes of packed `f64` arithmetic, from rows laid out lane by lane once a frame
-    /// (`pgs::rigid::lanes`, as Rapier solves its contacts in lanes), and the ball joints of
-    /// every colour two at a time on the same lanes. The numbers are the same bit for bit as with
+    /// (`pgs::rigid::lanes`, as Rapier solves its contacts in lanes), the ball joints of every
+    /// colour two at a time on the same lanes, and the ball joints' rows prepared two at a time
+    /// in any order. The numbers are the same bit for bit as with
     /// `false`, which visits them one by one (kept to time the lanes and to check that they
     /// change nothing) (default: true).
     pub lanes: bool,

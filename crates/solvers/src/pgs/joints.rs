@@ -96,7 +96,7 @@ pub(in crate::pgs) struct JointRows {
     pub(in crate::pgs) k_inv: Matrix6<f64>,
     k_inv_limit: Matrix6<f64>,
     /// Position error `C`, velocity bias, compliance terms `α/h²` per row.
-    c: Vector6<f64>,
+    pub(in crate::pgs) c: Vector6<f64>,
     pub(in crate::pgs) bias: Vector6<f64>,
     pub(in crate::pgs) gamma: Vector6<f64>,
     /// Soft scales (1, 0 when rigid or compliant).
@@ -173,14 +173,8 @@ impl JointRows {
         let (imb, ib) = j.b.map_or((0.0, Matrix3::zeros()), |k| (inv_m[k], inv_i[k]));
         let ra = qa.transform_vector(&f.anchor_a);
         let rb = qb.transform_vector(&f.anchor_b);
-        // Every field the rows read is set below or reset here; the rows past `all()` and the
-        // matrices are overwritten or never read (writing the whole kilobyte anew cost more
-        // than the rest of the joint's preparation).
         let out = self;
-        (out.a, out.b, out.dim, out.limit) = (j.a, j.b, 0, 0);
-        (out.c, out.bias, out.gamma, out.lambda) =
-            (Vector6::zeros(), Vector6::zeros(), Vector6::zeros(), Vector6::zeros());
-        (out.mass_scale, out.impulse_scale, out.warmed) = (1.0, 0.0, false);
+        out.start(j);
         // Point rows.
         let gap = (xb + rb) - (xa + ra);
         for (i, e) in [Vec3::x(), Vec3::y(), Vec3::z()].into_iter().enumerate() {
@@ -266,7 +260,26 @@ impl JointRows {
             }
             out.k_inv = padded_inverse(&k, dim);
         }
-        // Feedback.
+        out.feedback(j, cfg, h);
+    }
+
+    /// The start of [`JointRows::rebuild`] for joint `j`: its bodies, no rows yet, and zero
+    /// errors, biases, compliance terms and impulses. Every field the rows read is set by the
+    /// rebuild or reset here; the rows past `all()` and the matrices are overwritten or never
+    /// read (writing the whole kilobyte anew cost more than the rest of the joint's
+    /// preparation).
+    pub(in crate::pgs) fn start(&mut self, j: &Joint) {
+        (self.a, self.b, self.dim, self.limit) = (j.a, j.b, 0, 0);
+        (self.c, self.bias, self.gamma, self.lambda) =
+            (Vector6::zeros(), Vector6::zeros(), Vector6::zeros(), Vector6::zeros());
+        (self.mass_scale, self.impulse_scale, self.warmed) = (1.0, 0.0, false);
+    }
+
+    /// The end of [`JointRows::rebuild`], once the rows, `C`, the compliance terms and `K⁻¹`
+    /// are set: the biases of the solver's feedback and the soft scales.
+    pub(in crate::pgs) fn feedback(&mut self, j: &Joint, cfg: &PgsConfig, h: f64) {
+        let dim = self.dim;
+        let out = self;
         let (joint_rate, joint_ms, joint_is) = soft(cfg.rigid_joint_hertz(h), cfg.joint_damping_ratio, h);
         let compliant = j.compliance > 0.0;
         for r in 0..dim {

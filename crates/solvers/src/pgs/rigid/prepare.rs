@@ -316,11 +316,24 @@ impl RigidSi {
         self.joints.resize_with(self.joint_order.len(), JointRows::default);
         let (frames, inv_m, inv_i, warm) = (&self.frames, &self.inv_m, &self.inv_i, &self.warm_joints);
         let scale = (cfg.warm_start > 0.0 && cfg.warm_start_joints).then_some(cfg.warm_start);
-        let rows = self.joints.par_iter_mut().zip(self.joint_order.par_iter());
-        rows.with_min_len(par_min() / 4).for_each(|(rows, &k)| {
-            rows.rebuild(&scene.joints[k], &frames[k], st, inv_m, inv_i, cfg, h);
-            if let (Some(scale), Some((l, side))) = (scale, warm[k]) {
-                rows.set_warm(l * scale, side);
+        // Two ball joints at a time on the lanes (`lanes`), the same numbers as one by one.
+        let rows = self.joints.par_chunks_mut(lanes::W).zip(self.joint_order.par_chunks(lanes::W));
+        rows.with_min_len(par_min() / 8).for_each(|(rows, ks)| {
+            let joints = ks.iter().map(|&k| &scene.joints[k]);
+            if let ([r0, r1], &[k0, k1], true) =
+                (&mut *rows, ks, cfg.lanes && joints.into_iter().all(lanes::builds_on_lanes))
+            {
+                let (joints, frames) = ([&scene.joints[k0], &scene.joints[k1]], [&frames[k0], &frames[k1]]);
+                lanes::rebuild_ball_lanes([r0, r1], joints, frames, st, (inv_m, inv_i), cfg, h);
+            } else {
+                for (rows, &k) in rows.iter_mut().zip(ks) {
+                    rows.rebuild(&scene.joints[k], &frames[k], st, inv_m, inv_i, cfg, h);
+                }
+            }
+            for (rows, &k) in rows.iter_mut().zip(ks) {
+                if let (Some(scale), Some((l, side))) = (scale, warm[k]) {
+                    rows.set_warm(l * scale, side);
+                }
             }
         });
     }

@@ -15,8 +15,8 @@
 //!
 //! The lanes' numbers are in [`simd`], the sweep on them in [`sweep`], the warm start in
 //! [`warm`]; this file lays the batches out. Ball joints go two at a time on the same lanes, in
-//! every colour (small or large, on any thread), gathered from their rows at each visit
-//! ([`joints`]).
+//! every colour (small or large, on any thread), gathered from their rows at each visit, and
+//! their rows are prepared two at a time ([`joints`]).
 //!
 //! Each lane does exactly the arithmetic of the scalar visit ([`Visit::manifolds_interleaved`]),
 //! operation for operation and in the same order, so the results are bit-identical (tested on
@@ -43,7 +43,7 @@ mod simd;
 mod sweep;
 mod warm;
 
-pub(super) use joints::{on_lanes, solve_ball_lanes};
+pub(super) use joints::{builds_on_lanes, on_lanes, rebuild_ball_lanes, solve_ball_lanes};
 
 use simd::{Fw, Mask, Vw};
 

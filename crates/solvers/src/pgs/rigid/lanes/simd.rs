@@ -225,6 +225,24 @@ impl Vw {
         self.x * o.x + self.y * o.y + self.z * o.z
     }
 
+    /// The cross product as nalgebra forms it: `(y·z' − z·y', z·x' − x·z', x·y' − y·x')`.
+    #[inline(always)]
+    pub(super) fn cross(&self, o: &Vw) -> Vw {
+        Vw { x: self.y * o.z - self.z * o.y, y: self.z * o.x - self.x * o.z, z: self.x * o.y - self.y * o.x }
+    }
+
+    /// `m · v` with lane `l` of `m` from `m(l)`, as nalgebra forms a 3 × 3 matrix times a
+    /// vector: column by column, `(m₀·v₀ + m₁·v₁) + m₂·v₂` in each row.
+    #[inline(always)]
+    pub(super) fn times(&self, m: impl Fn(usize) -> nalgebra::Matrix3<f64>) -> Vw {
+        let ms: [nalgebra::Matrix3<f64>; super::W] = std::array::from_fn(m);
+        let row = |i: usize| {
+            let at = |c: usize| Fw::from_fn(|l| ms[l][(i, c)]);
+            at(0) * self.x + at(1) * self.y + at(2) * self.z
+        };
+        Vw { x: row(0), y: row(1), z: row(2) }
+    }
+
     #[inline(always)]
     pub(super) fn scale(&self, s: Fw) -> Vw {
         Vw { x: self.x * s, y: self.y * s, z: self.z * s }
