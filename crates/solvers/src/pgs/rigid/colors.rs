@@ -401,33 +401,15 @@ impl RigidSi {
                     }
                     let shared: &[SharedVel] = st;
                     // One chunk: each joint on its bodies' velocities copied in and stored back.
+                    // One chunk, on the shared velocities in place.
                     let chunk = |rows: &mut [JointRows]| {
                         let mut stats = (0.0_f64, 0.0, 0usize, 0.0);
-                        let mut o = 0;
-                        while o < rows.len() {
-                            // Two ball joints together on the lanes, on the shared velocities.
-                            if let (ColorPass::Sweep(visit), Some([j0, j1])) = (what, rows.get_mut(o..o + 2)) {
-                                if visit.joint_lanes && on_lanes(j0) && on_lanes(j1) {
-                                    let mut vel = InPlace { vel: shared, inv_m };
-                                    for s in visit.joints_lanes(&mut vel, [j0, j1]) {
-                                        joint_stats(&mut stats, s);
-                                    }
-                                    o += 2;
-                                    continue;
-                                }
+                        let mut vel = InPlace { vel: shared, inv_m };
+                        joints_in_turn(&mut vel, rows, what, true, |s| {
+                            if let Some(s) = s {
+                                joint_stats(&mut stats, s);
                             }
-                            let joint = &mut rows[o];
-                            let (a, b) = joint.bodies();
-                            let mut vel = Local::between(a, b);
-                            vel.load(shared);
-                            match what {
-                                ColorPass::Sweep(visit) => visit.joint(&mut vel, joint, &mut stats),
-                                ColorPass::WarmJoints(visit) => joint.apply_warm(&mut vel, visit.inv_m, visit.inv_i),
-                                ColorPass::Warm(..) => {}
-                            }
-                            vel.store(shared, inv_m);
-                            o += 1;
-                        }
+                        });
                         stats
                     };
                     let joints = &mut self.joints[span.j.0..span.j.1];
@@ -560,6 +542,41 @@ impl<S: ?Sized + Store> Velocities for Direct<'_, S> {
     }
 }
 
+/// `what` over the joints `js` of one colour, one after the other on `vel`, and with `pairs` (a
+/// colour whose joints share no movable body) two ball joints at a time on the lanes
+/// ([`Visit::joints_lanes`]); each joint's statistics (a sweep's; none in a warm start) go to
+/// `each`, in the joints' order.
+fn joints_in_turn<V: Velocities + ?Sized>(
+    vel: &mut V,
+    js: &mut [JointRows],
+    what: ColorPass,
+    pairs: bool,
+    mut each: impl FnMut(Option<(f64, f64)>),
+) {
+    let mut o = 0;
+    while o < js.len() {
+        if let (ColorPass::Sweep(visit), true, Some([j0, j1])) = (what, pairs, js.get_mut(o..o + 2)) {
+            if visit.joint_lanes && on_lanes(j0) && on_lanes(j1) {
+                for s in visit.joints_lanes(vel, [j0, j1]) {
+                    each(Some(s));
+                }
+                o += 2;
+                continue;
+            }
+        }
+        let joint = &mut js[o];
+        match what {
+            ColorPass::Sweep(visit) => each(Some(visit.joint_visit(vel, joint))),
+            ColorPass::WarmJoints(visit) => {
+                joint.apply_warm(vel, visit.inv_m, visit.inv_i);
+                each(None);
+            }
+            ColorPass::Warm(..) => each(None),
+        }
+        o += 1;
+    }
+}
+
 /// `what` over the rows of `span` (joints, then manifolds), one after the other on `vel`; with
 /// `chunked`, the statistics summed in chunks of [`CHUNK`] rows as the parallel visit sums them.
 #[allow(clippy::too_many_arguments)]
@@ -579,36 +596,16 @@ fn direct_span<S: ?Sized + Store>(
         add(acc, *part);
         *part = (0.0, 0.0, 0, 0.0);
     };
-    let js = &mut joints[span.j.0..span.j.1];
-    let mut o = 0;
-    while o < js.len() {
-        // Two ball joints of a colour (not the overflow's: they share no movable body)
-        // together on the lanes, their statistics added in order.
-        if let (ColorPass::Sweep(visit), false, Some([j0, j1])) = (what, span.overflow, js.get_mut(o..o + 2)) {
-            if visit.joint_lanes && on_lanes(j0) && on_lanes(j1) {
-                for stats in visit.joints_lanes(vel, [j0, j1]) {
-                    joint_stats(if chunked { &mut part } else { &mut *acc }, stats);
-                    rows += 1;
-                    if chunked && rows % CHUNK == 0 {
-                        flush(&mut part, acc);
-                    }
-                }
-                o += 2;
-                continue;
-            }
-        }
-        let joint = &mut js[o];
-        match what {
-            ColorPass::Sweep(visit) => visit.joint(vel, joint, if chunked { &mut part } else { &mut *acc }),
-            ColorPass::WarmJoints(visit) => joint.apply_warm(vel, visit.inv_m, visit.inv_i),
-            ColorPass::Warm(..) => {}
+    // (The overflow colour's joints may share bodies: one at a time.)
+    joints_in_turn(vel, &mut joints[span.j.0..span.j.1], what, !span.overflow, |s| {
+        if let Some(s) = s {
+            joint_stats(if chunked { &mut part } else { &mut *acc }, s);
         }
         rows += 1;
         if chunked && rows % CHUNK == 0 {
             flush(&mut part, acc);
         }
-        o += 1;
-    }
+    });
     if let ColorPass::WarmJoints(_) = what {
         return;
     }

@@ -92,12 +92,14 @@ mod finish;
 mod lanes;
 mod prepare;
 mod sweep;
+mod warm_map;
 
 use rayon::prelude::*;
 
 use super::rows::{soft, Pass};
 use super::{Feedback, FrictionCone, PgsConfig, Rotation};
 use blocks::pseudo_inverse;
+use warm_map::{matched_impulse, WarmMap, WarmPair};
 
 /// The fewest items (points, bodies) a parallel task of the rigid passes takes: smaller scenes
 /// run on the calling thread, and so does everything on one thread (handing a pass to a pool of
@@ -400,9 +402,6 @@ enum Velocity {
     Pseudo,
 }
 
-/// A contact point's normal impulse kept for the next step: (feature id, world point, impulse).
-type WarmPoint = (u32, Vec3, f64);
-
 /// Each manifold with its points, `points[m.start..m.end]` (the manifolds' point ranges follow
 /// one another), for passes that visit the manifolds apart (on several threads).
 fn with_points<'a>(
@@ -446,72 +445,6 @@ where
         || for_each_with_points(left, before, at, min, f),
         || for_each_with_points(right, after, at + split, min, f),
     );
-}
-
-/// The last step's normal impulse of contact `c` among its pair's `previous` points: the same
-/// feature within `√radius2` of it, or else the nearest within that distance.
-fn matched_impulse(previous: &[WarmPoint], c: &RigidContact, radius2: f64) -> Option<f64> {
-    let close = |e: &&WarmPoint| (e.1 - c.point.point).norm_squared() <= radius2;
-    let exact = previous.iter().filter(close).find(|e| e.0 == c.point.feature);
-    let near = || {
-        previous
-            .iter()
-            .filter(close)
-            .min_by(|x, y| (x.1 - c.point.point).norm_squared().total_cmp(&(y.1 - c.point.point).norm_squared()))
-    };
-    exact.or_else(near).map(|e| e.2)
-}
-
-/// One body pair's impulses kept for the next step: its points'
-/// `WarmMap::points[points.0..points.1]`, in the order of the step's contacts, and the
-/// manifold's friction impulse (a world vector) and twist impulse.
-#[derive(Clone, Copy, Debug)]
-struct WarmPair {
-    key: (usize, Other),
-    points: (usize, usize),
-    friction: Vec3,
-    twist: f64,
-}
-
-/// Last step's impulses by body pair, the pairs sorted for lookup (built and read on all
-/// threads; a pair has one manifold, so one entry).
-#[derive(Default)]
-struct WarmMap {
-    pairs: Vec<WarmPair>,
-    points: Vec<WarmPoint>,
-    /// The pairs of body `a` are `pairs[first[a]..first[a + 1]]`: a lookup searches only its
-    /// first body's few pairs. (With a search of all the pairs, the lookup took 5.5 % of the
-    /// samples of a `perf` profile of the 10,000 spheres' Rapier benchmark, solverlab's and
-    /// Rapier's runs together; with the index, 3.0 %.)
-    first: Vec<usize>,
-}
-
-impl WarmMap {
-    fn clear(&mut self) {
-        self.pairs.clear();
-        self.points.clear();
-        self.first.clear();
-    }
-
-    /// Sets [`WarmMap::first`] for `bodies` bodies, the pairs sorted.
-    fn index(&mut self, bodies: usize) {
-        self.first.clear();
-        self.first.resize(bodies + 1, 0);
-        for p in &self.pairs {
-            self.first[p.key.0 + 1] += 1;
-        }
-        for a in 0..bodies {
-            self.first[a + 1] += self.first[a];
-        }
-    }
-
-    /// The pair `key`'s impulses: its points and its friction and twist.
-    fn get(&self, key: &(usize, Other)) -> Option<(&[WarmPoint], Vec3, f64)> {
-        let (lo, hi) = (*self.first.get(key.0)?, *self.first.get(key.0 + 1)?);
-        let i = lo + self.pairs[lo..hi].binary_search_by(|p| p.key.cmp(key)).ok()?;
-        let p = &self.pairs[i];
-        Some((&self.points[p.points.0..p.points.1], p.friction, p.twist))
-    }
 }
 
 /// What one sweep measured: the largest and the summed squared residuals, the row count and the

@@ -132,8 +132,14 @@ impl Visit<'_> {
     /// One visit of a joint's block ([`JointRows::solve`]), its statistics added to `acc`.
     #[inline]
     pub(super) fn joint<V: Velocities + ?Sized>(&self, vel: &mut V, rows: &mut JointRows, acc: &mut SweepStats) {
-        let (r, d) = rows.solve(vel, self.inv_m, self.inv_i, self.omega, self.pass);
-        joint_stats(acc, (r, d));
+        joint_stats(acc, self.joint_visit(vel, rows));
+    }
+
+    /// One visit of a joint's block: its largest residual and `Σ Δλ²` ([`joint_stats`] adds
+    /// them).
+    #[inline]
+    pub(super) fn joint_visit<V: Velocities + ?Sized>(&self, vel: &mut V, rows: &mut JointRows) -> (f64, f64) {
+        rows.solve(vel, self.inv_m, self.inv_i, self.omega, self.pass)
     }
 
     /// One visit of [`super::lanes::W`] ball joints of one colour at once
