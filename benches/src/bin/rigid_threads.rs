@@ -17,7 +17,9 @@
 //! over the 2-thread median. Coloured sweeps give the same numbers on any number of threads, so
 //! the two runs of a pair simulate the same motion (the final state hashes are compared).
 //!
-//! Writes `results/rigid_threads/threads.csv` (every run), `table.md` and `meta.json`.
+//! Writes `results/rigid_threads/threads.csv` (every run, with the status its `meta.json` gives:
+//! `ok`, or `torn` for a run in which a joint opened past half its length and that ran on), `table.md`
+//! (the status of each scene and solver beside its times) and `meta.json`.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -141,8 +143,9 @@ fn child(key: &str, preset: &str, out: &Path) -> Result<(), String> {
     }
 }
 
-/// One run in a child process on `threads` threads: ms per frame and the final state hash.
-fn run(key: &str, preset: &str, threads: usize, dir: &Path) -> Result<(f64, String), String> {
+/// One run in a child process on `threads` threads: ms per frame, the final state hash and the
+/// run's status from its `meta.json` (`ok`, or `torn` for a run that tore and ran on).
+fn run(key: &str, preset: &str, threads: usize, dir: &Path) -> Result<(f64, String, String), String> {
     let out = dir.join(format!("{key}-{}-{threads}", label(preset).replace(' ', "-")));
     let name = label(preset);
     run_child(&["--child", key, preset], &out, threads).map_err(|e| format!("{key} under {name}: {e}"))?;
@@ -150,9 +153,11 @@ fn run(key: &str, preset: &str, threads: usize, dir: &Path) -> Result<(f64, Stri
     let meta = std::fs::read_to_string(out.join("meta.json")).map_err(|e| format!("{key} under {name}: {e}"));
     let _ = std::fs::remove_dir_all(&out);
     let (means, meta) = (means?, meta?);
-    let hash =
-        meta.split("\"final_state_hash\"").nth(1).and_then(|rest| rest.split('"').nth(1)).unwrap_or("").to_string();
-    Ok(((means[0] + means[1]) * 1e3, hash))
+    let field = |name: &str| {
+        let key = format!("\"{name}\"");
+        meta.split(key.as_str()).nth(1).and_then(|rest| rest.split('"').nth(1)).unwrap_or("").to_string()
+    };
+    Ok(((means[0] + means[1]) * 1e3, field("final_state_hash"), field("status")))
 }
 
 fn median(xs: &[f64]) -> f64 {
@@ -176,17 +181,19 @@ fn main() -> Result<(), String> {
         SCENES.iter().filter(|s| only.is_empty() || only.iter().any(|k| k == s.key)).collect();
     let work = std::env::temp_dir().join(format!("solverlab-rigid-threads-{}", std::process::id()));
     let mut times: BTreeMap<(&str, &str, usize), Vec<f64>> = BTreeMap::new();
-    let mut rows = String::from("scene,solver,threads,round,ms_per_frame,state_hash\n");
+    let mut status: BTreeMap<(&str, &str), String> = BTreeMap::new();
+    let mut rows = String::from("scene,solver,threads,round,ms_per_frame,state_hash,status\n");
     for round in 1..=rounds {
         eprintln!("round {round} of {rounds}");
         for s in &scenes {
             for preset in PRESETS {
                 let mut hashes = Vec::new();
                 for threads in [1, 2] {
-                    let (ms, hash) = run(s.key, preset, threads, &work)?;
-                    eprintln!("  {} under {}, {threads} thread(s): {ms:.3} ms per frame", s.key, label(preset));
+                    let (ms, hash, how) = run(s.key, preset, threads, &work)?;
+                    eprintln!("  {} under {}, {threads} thread(s): {ms:.3} ms per frame, {how}", s.key, label(preset));
                     times.entry((s.key, preset, threads)).or_default().push(ms);
-                    rows += &format!("{},{},{threads},{round},{},{hash}\n", s.key, label(preset), num(ms));
+                    rows += &format!("{},{},{threads},{round},{},{hash},{how}\n", s.key, label(preset), num(ms));
+                    status.insert((s.key, preset), how);
                     hashes.push(hash);
                 }
                 if hashes[0] != hashes[1] {
@@ -197,16 +204,18 @@ fn main() -> Result<(), String> {
         }
     }
     let _ = std::fs::remove_dir_all(&work);
-    let mut table =
-        String::from("| scene | solver | frames | 1 thread | 2 threads | speedup |\n|---|---|---:|---:|---:|---:|\n");
+    let mut table = String::from(
+        "| scene | solver | frames | status | 1 thread | 2 threads | speedup |\n|---|---|---:|---|---:|---:|---:|\n",
+    );
     for s in &scenes {
         for preset in PRESETS {
             let (one, two) = (median(&times[&(s.key, preset, 1)]), median(&times[&(s.key, preset, 2)]));
             table += &format!(
-                "| {} | {} | {} | {one:.3} ms | {two:.3} ms | **{:.2}×** |\n",
+                "| {} | {} | {} | {} | {one:.3} ms | {two:.3} ms | **{:.2}×** |\n",
                 s.key,
                 label(preset),
                 s.frames,
+                status[&(s.key, preset)],
                 one / two
             );
         }
