@@ -98,13 +98,11 @@ impl RigidSi {
             let friction = m.t1 * m.lt1 + m.t2 * m.lt2;
             WarmPair { key: (c.a, c.b), points: (m.start, m.end), friction, twist: m.l_twist }
         });
-        // (Unstable, in place: the keys are unique, one manifold per pair.)
-        pairs.par_sort_unstable_by_key(|p| p.key);
         fill(&mut warm, contacts.len(), par_min(), |k| {
             (contacts[k].point.feature, contacts[k].point.point, points[k].ln)
         });
         (self.warm.pairs, self.warm.points) = (pairs, warm);
-        self.warm.index(st.len());
+        self.warm.sort(st.len());
         // The forces are computed when asked for ([`RigidSi::forces`]), from this step's
         // impulses, which stand until the next step.
         self.forces_h = Some(h);
