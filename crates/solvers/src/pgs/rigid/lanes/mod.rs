@@ -37,6 +37,11 @@
 //! the solver's instructions (callgrind, one thread: 1,108.3 against 1,013.2 million over 120
 //! frames of the 210 boxes, 113.6 against 104.0 over 50 frames of the 55): the sweep on the
 //! lanes alone ran 26 % fewer (352.9 against 261.5 million).
+//!
+//! The colours large enough for all threads go without batches: built there too, they cut the
+//! 4,095-box pyramid's solver instructions by 16 % and took 40 % more time on one and two
+//! threads (a batch is about 2 kB for two manifolds, read beside the points and manifolds,
+//! and those sweeps stream from memory; `docs/benchmarks.md`, "Rows on lanes").
 
 mod joints;
 mod simd;
