@@ -79,9 +79,38 @@ pub(in crate::pgs) struct Row {
     pub(in crate::pgs) ab: Vec3,
 }
 
+/// The axis `eᵢ` of point row `i`: its linear parts are `−eᵢ` on `a` and `eᵢ` on `b`.
+#[inline(always)]
+pub(in crate::pgs) fn axis(i: usize) -> Vec3 {
+    match i {
+        0 => Vec3::x(),
+        1 => Vec3::y(),
+        _ => Vec3::z(),
+    }
+}
+
+/// A point row's angular parts: `−r_a×eᵢ` on `a`'s angular velocity, `r_b×eᵢ` on `b`'s.
+#[derive(Clone, Copy, Debug, Default)]
+pub(in crate::pgs) struct Arms {
+    pub(in crate::pgs) aa: Vec3,
+    pub(in crate::pgs) ab: Vec3,
+}
+
+/// What a joint with more than its three point rows (angular rows, a limit) keeps beside them:
+/// those rows and the block's inverses (both identity-padded outside their rows, with zero
+/// right-hand sides; the second set and read only when there is a limit row). A ball joint
+/// has none, and its rows stay a third of the size: the sweeps of the 100 × 100 joint grid
+/// stream its 19,802 joints' rows from memory in every pass.
+#[derive(Clone, Debug, Default)]
+struct Extra {
+    rows: [Row; 3],
+    k_inv: Matrix6<f64>,
+    k_inv_limit: Matrix6<f64>,
+}
+
 /// The rows of one joint in one step. (The fields the sweeps read are open to the rigid
 /// solver's lanes, [`crate::pgs::rigid`], which visit two ball joints at once.)
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub(in crate::pgs) struct JointRows {
     pub(in crate::pgs) a: usize,
     pub(in crate::pgs) b: Option<usize>,
@@ -89,12 +118,14 @@ pub(in crate::pgs) struct JointRows {
     pub(in crate::pgs) dim: usize,
     /// Which limit row is in use: 0 none, 1 lower, 2 upper.
     pub(in crate::pgs) limit: u8,
-    pub(in crate::pgs) rows: [Row; 6],
-    /// `K⁻¹` on the equality rows, and on the equality rows with the limit row (both
-    /// identity-padded elsewhere, with zero right-hand sides; the second set and read only
-    /// when there is a limit row).
-    pub(in crate::pgs) k_inv: Matrix6<f64>,
-    k_inv_limit: Matrix6<f64>,
+    /// The point rows 0–2 ([`JointRows::row`]): their angular parts.
+    pub(in crate::pgs) point: [Arms; 3],
+    /// `K⁻¹` of a ball joint's block (its three point rows; zero when `K` is singular), read
+    /// when the block has three rows; a larger block's is in [`Extra`].
+    pub(in crate::pgs) k3: Matrix3<f64>,
+    /// Rows 3 and up and their block's inverses, for a joint that has them (kept in its slot
+    /// from step to step, so that a step in steady state allocates none).
+    extra: Option<Box<Extra>>,
     /// Position error `C`, velocity bias, compliance terms `α/h²` per row.
     pub(in crate::pgs) c: Vector6<f64>,
     pub(in crate::pgs) bias: Vector6<f64>,
@@ -154,8 +185,8 @@ impl Velocities for Poses<'_> {
 
 impl JointRows {
     /// Prepares, in place, the rows of joint `j` at the start-of-step poses `st` (`inv_m`,
-    /// `inv_i`: the bodies' inverse mass and world inverse inertia); a joint's rows are over a
-    /// kilobyte, so they are built in their slot rather than returned.
+    /// `inv_i`: the bodies' inverse mass and world inverse inertia), in its slot (a larger
+    /// joint's rows and inverses in the slot's [`Extra`], allocated once for the slot).
     #[allow(clippy::too_many_arguments)]
     pub(super) fn rebuild(
         &mut self,
@@ -177,8 +208,9 @@ impl JointRows {
         out.start(j);
         // Point rows.
         let gap = (xb + rb) - (xa + ra);
-        for (i, e) in [Vec3::x(), Vec3::y(), Vec3::z()].into_iter().enumerate() {
-            out.rows[i] = Row { la: -e, aa: -ra.cross(&e), lb: e, ab: rb.cross(&e) };
+        for i in 0..3 {
+            let e = axis(i);
+            out.point[i] = Arms { aa: -ra.cross(&e), ab: rb.cross(&e) };
             out.c[i] = gap[i];
             out.gamma[i] = j.compliance / (h * h);
         }
@@ -187,6 +219,7 @@ impl JointRows {
         match j.kind {
             JointKind::Ball => {}
             JointKind::Revolute { lower, upper, .. } => {
+                let extra = out.extra.get_or_insert_with(Default::default);
                 // The axes and the angle about them, from a's reference to b's (the shared
                 // geometry of [`solverlab_core::rigid::joint_rows`]).
                 let Hinge { axis_a, axis_b, theta, .. } = hinge(f, &qa, &qb);
@@ -194,7 +227,7 @@ impl JointRows {
                 let p2 = axis_a.cross(&p1);
                 let err = axis_a.cross(&axis_b);
                 for d in [p1, p2] {
-                    out.rows[dim] = angular(d);
+                    extra.rows[dim - 3] = angular(d);
                     out.c[dim] = d.dot(&err);
                     dim += 1;
                 }
@@ -203,14 +236,15 @@ impl JointRows {
                     let (side, dir, c) =
                         if to_lower <= to_upper { (1, axis_a, to_lower) } else { (2, -axis_a, to_upper) };
                     out.limit = side;
-                    out.rows[dim] = angular(dir);
+                    extra.rows[dim - 3] = angular(dir);
                     out.c[dim] = c;
                 }
             }
             JointKind::Fixed => {
+                let extra = out.extra.get_or_insert_with(Default::default);
                 let err = relative_rotation(&qa, &qb, &f.relative);
                 for (i, e) in [Vec3::x(), Vec3::y(), Vec3::z()].into_iter().enumerate() {
-                    out.rows[dim] = angular(e);
+                    extra.rows[dim - 3] = angular(e);
                     out.c[dim] = err[i];
                     dim += 1;
                 }
@@ -219,30 +253,23 @@ impl JointRows {
         out.dim = dim;
         let all = dim + (out.limit > 0) as usize;
         // K = J M⁻¹ Jᵀ (+ compliance on the diagonal), identity-padded to 6 × 6.
+        let rows: [Row; 6] = std::array::from_fn(|r| if r < all { out.row(r) } else { Row::default() });
         let (mut ia_aa, mut ib_ab) = ([Vec3::zeros(); 6], [Vec3::zeros(); 6]);
         for s in 0..all {
-            (ia_aa[s], ib_ab[s]) = (ia * out.rows[s].aa, ib * out.rows[s].ab);
+            (ia_aa[s], ib_ab[s]) = (ia * rows[s].aa, ib * rows[s].ab);
         }
         let entry = |r: usize, s: usize| {
-            let (x, y) = (&out.rows[r], &out.rows[s]);
+            let (x, y) = (&rows[r], &rows[s]);
             ima * x.la.dot(&y.la) + x.aa.dot(&ia_aa[s]) + imb * x.lb.dot(&y.lb) + x.ab.dot(&ib_ab[s])
         };
         if all == 3 {
-            // A ball joint: its 3 × 3 block, inverted into place as `padded_inverse` would (the
-            // same numbers; no 6 × 6 to build and copy). `k_inv_limit` is read only with a
-            // limit row.
+            // A ball joint: its 3 × 3 block, inverted as `padded_inverse` would invert its
+            // leading block (the same numbers; no 6 × 6 to build and copy).
             let mut k = Matrix3::from_fn(entry);
             for r in 0..3 {
                 k[(r, r)] += out.gamma[r];
             }
-            out.k_inv = match k.try_inverse() {
-                Some(inv) => {
-                    let mut m = Matrix6::identity();
-                    m.fixed_view_mut::<3, 3>(0, 0).copy_from(&inv);
-                    m
-                }
-                None => Matrix6::zeros(),
-            };
+            out.k3 = k.try_inverse().unwrap_or_else(Matrix3::zeros);
         } else {
             let mut k = Matrix6::identity();
             for r in 0..all {
@@ -251,14 +278,15 @@ impl JointRows {
                 }
                 k[(r, r)] += out.gamma[r];
             }
+            let extra = out.extra.as_deref_mut().expect("a joint with more than its point rows");
             if out.limit > 0 {
-                out.k_inv_limit = padded_inverse(&k, all);
+                extra.k_inv_limit = padded_inverse(&k, all);
                 for r in 0..6 {
                     k[(r, dim)] = if r == dim { 1.0 } else { 0.0 };
                     k[(dim, r)] = if r == dim { 1.0 } else { 0.0 };
                 }
             }
-            out.k_inv = padded_inverse(&k, dim);
+            extra.k_inv = padded_inverse(&k, dim);
         }
         out.feedback(j, cfg, h);
     }
@@ -266,8 +294,8 @@ impl JointRows {
     /// The start of [`JointRows::rebuild`] for joint `j`: its bodies, no rows yet, and zero
     /// errors, biases, compliance terms and impulses. Every field the rows read is set by the
     /// rebuild or reset here; the rows past `all()` and the matrices are overwritten or never
-    /// read (writing the whole kilobyte anew cost more than the rest of the joint's
-    /// preparation).
+    /// read (writing them anew, when the rows were 1.4 kB, cost more than the rest of the
+    /// joint's preparation).
     pub(in crate::pgs) fn start(&mut self, j: &Joint) {
         (self.a, self.b, self.dim, self.limit) = (j.a, j.b, 0, 0);
         (self.c, self.bias, self.gamma, self.lambda) =
@@ -323,13 +351,44 @@ impl JointRows {
         self.dim + (self.limit > 0) as usize
     }
 
+    /// Row `r`'s coefficients on `(v_a, ω_a, v_b, ω_b)`: a point row's from its axis and arms,
+    /// the others' as kept.
+    #[inline(always)]
+    pub(in crate::pgs) fn row(&self, r: usize) -> Row {
+        if r < 3 {
+            let e = axis(r);
+            Row { la: -e, aa: self.point[r].aa, lb: e, ab: self.point[r].ab }
+        } else {
+            self.extra().rows[r - 3]
+        }
+    }
+
+    /// Rows 3 and up and their inverses (only a joint with them reads them).
+    fn extra(&self) -> &Extra {
+        self.extra.as_deref().expect("a joint with more than its point rows keeps them")
+    }
+
+    /// `K⁻¹` on the equality rows, identity-padded to 6 × 6 (zero when `K` is singular), as
+    /// the block solve reads it.
+    fn k_inv(&self) -> Matrix6<f64> {
+        if self.all() > 3 {
+            return self.extra().k_inv;
+        }
+        if self.k3 == Matrix3::zeros() {
+            return Matrix6::zeros();
+        }
+        let mut m = Matrix6::identity();
+        m.fixed_view_mut::<3, 3>(0, 0).copy_from(&self.k3);
+        m
+    }
+
     /// The accumulated impulses on `a`: the linear impulse of the point rows (N·s), and the
     /// angular impulse of the angular and limit rows (N·m·s), which is the whole angular impulse
     /// about the anchor (the point rows' angular parts are their linear impulse's moment about
     /// `a`'s centre).
     pub(super) fn impulse_on_a(&self) -> (Vec3, Vec3) {
-        let linear = (0..3).map(|r| self.rows[r].la * self.lambda[r]).sum();
-        let angular = (3..self.all()).map(|r| self.rows[r].aa * self.lambda[r]).sum();
+        let linear = (0..3).map(|r| -axis(r) * self.lambda[r]).sum();
+        let angular = (3..self.all()).map(|r| self.extra().rows[r - 3].aa * self.lambda[r]).sum();
         (linear, angular)
     }
 
@@ -338,16 +397,28 @@ impl JointRows {
         let (vb, wb) = self.b.map_or((Vec3::zeros(), Vec3::zeros()), |b| vel.get(b));
         let mut out = Vector6::zeros();
         for r in 0..self.all() {
-            let x = &self.rows[r];
+            let x = self.row(r);
             out[r] = x.la.dot(&va) + x.aa.dot(&wa) + x.lb.dot(&vb) + x.ab.dot(&wb);
         }
         out
     }
 
     fn apply<V: Velocities + ?Sized>(&self, vel: &mut V, d: &Vector6<f64>, inv_m: &[f64], inv_i: &[Matrix3<f64>]) {
+        self.apply_rows(self.all(), vel, d, inv_m, inv_i);
+    }
+
+    /// [`JointRows::apply`] of the first `rows` rows.
+    fn apply_rows<V: Velocities + ?Sized>(
+        &self,
+        rows: usize,
+        vel: &mut V,
+        d: &Vector6<f64>,
+        inv_m: &[f64],
+        inv_i: &[Matrix3<f64>],
+    ) {
         let (mut la, mut aa, mut lb, mut ab) = (Vec3::zeros(), Vec3::zeros(), Vec3::zeros(), Vec3::zeros());
-        for r in 0..self.all() {
-            let x = &self.rows[r];
+        for r in 0..rows {
+            let x = self.row(r);
             la += x.la * d[r];
             aa += x.aa * d[r];
             lb += x.lb * d[r];
@@ -397,12 +468,8 @@ impl JointRows {
             let cap = if r < 3 { 0.2 } else { 8f64.to_radians() };
             c[r] = self.c[r].clamp(-cap, cap);
         }
-        let d = -(if violated { self.k_inv_limit } else { self.k_inv }) * c;
-        let mut rows_only = *self;
-        if !violated {
-            rows_only.limit = 0;
-        }
-        rows_only.apply(&mut Poses(st), &d, inv_m, inv_i);
+        let d = -(if violated { self.extra().k_inv_limit } else { self.k_inv() }) * c;
+        self.apply_rows(rows, &mut Poses(st), &d, inv_m, inv_i);
     }
 
     /// The impulses to keep for the next step's warm start, with the limit side.
@@ -452,10 +519,11 @@ impl JointRows {
         let change = |k_inv: &Matrix6<f64>, r: &Vector6<f64>, lambda: &Vector6<f64>| {
             -(k_inv * r) * (ms * omega) - lambda * (is * omega)
         };
+        let k_inv = self.k_inv();
         let mut d = if self.limit > 0 {
-            change(&self.k_inv_limit, &residual, &self.lambda)
+            change(&self.extra().k_inv_limit, &residual, &self.lambda)
         } else {
-            change(&self.k_inv, &residual, &self.lambda)
+            change(&k_inv, &residual, &self.lambda)
         };
         if self.limit > 0 && self.lambda[self.dim] + d[self.dim] < 0.0 {
             // The limit would pull: release its impulse and solve the other rows without it,
@@ -463,7 +531,7 @@ impl JointRows {
             let release = -self.lambda[self.dim];
             let mut r = residual;
             for i in 0..self.dim {
-                let (x, y) = (&self.rows[i], &self.rows[self.dim]);
+                let (x, y) = (self.row(i), self.row(self.dim));
                 let (ima, ia) = (inv_m[self.a], inv_i[self.a]);
                 let (imb, ib) = self.b.map_or((0.0, Matrix3::zeros()), |b| (inv_m[b], inv_i[b]));
                 let k_il =
@@ -473,7 +541,7 @@ impl JointRows {
             r[self.dim] = 0.0;
             let mut lambda = self.lambda;
             lambda[self.dim] = 0.0;
-            d = change(&self.k_inv, &r, &lambda);
+            d = change(&k_inv, &r, &lambda);
             d[self.dim] = release;
         }
         self.lambda += d;
@@ -497,7 +565,7 @@ impl JointRows {
         let (vb, wb) = self.b.map_or((Vec3::zeros(), Vec3::zeros()), |b| vel.get(b));
         let mut residual = [0.0; 3];
         for (r, out) in residual.iter_mut().enumerate() {
-            let x = &self.rows[r];
+            let x = self.row(r);
             let cdot = x.la.dot(&va) + x.aa.dot(&wa) + x.lb.dot(&vb) + x.ab.dot(&wb);
             *out = cdot + self.gamma[r] * self.lambda[r];
             if biased || self.gamma[r] > 0.0 {
@@ -506,7 +574,7 @@ impl JointRows {
         }
         let (ms, is) = if biased { (self.mass_scale, self.impulse_scale) } else { (1.0, 0.0) };
         let (ms, is) = (ms * omega, is * omega);
-        let k = &self.k_inv;
+        let k = &self.k3;
         let mut d = Vector6::zeros();
         let (mut worst, mut d2) = (0.0_f64, 0.0);
         for r in 0..3 {
@@ -540,6 +608,15 @@ mod tests {
     use nalgebra::DMatrix;
     use solverlab_core::rigid::JointFrame;
 
+    /// A joint's rows in the sweeps' list hold a ball joint's block and no more (a larger
+    /// block's rows lie apart, in [`Extra`]): the coloured sweeps of a large grid stream them
+    /// from memory, and at 1.4 kB a joint the 100 × 100 grid's took twice the time.
+    #[test]
+    fn a_joints_rows_stay_small() {
+        let size = std::mem::size_of::<JointRows>();
+        assert!(size <= 480, "{size} bytes");
+    }
+
     /// A ball joint's rows: `K⁻¹` inverts `J M⁻¹ Jᵀ` (built here as dense matrices), and the
     /// visit on 3-vectors gives the padded block's numbers bit for bit, in the biased and relax
     /// passes, on a chain and a grid whose bodies move unevenly.
@@ -568,7 +645,7 @@ mod tests {
                 assert_eq!((rows.dim, rows.limit), (3, 0));
                 // K from the dense Jacobian and inverse mass.
                 let jac = DMatrix::from_fn(3, 12, |r, c| {
-                    let x = &rows.rows[r];
+                    let x = rows.row(r);
                     [x.la, x.aa, x.lb, x.ab][c / 3][c % 3]
                 });
                 let mut m = DMatrix::zeros(12, 12);
@@ -579,10 +656,10 @@ mod tests {
                     m.view_mut((block, block), (3, 3)).copy_from(&im);
                 }
                 let k = &jac * m * jac.transpose();
-                let identity = k * DMatrix::from_fn(3, 3, |r, c| rows.k_inv[(r, c)]);
+                let identity = k * DMatrix::from_fn(3, 3, |r, c| rows.k3[(r, c)]);
                 assert!((identity - DMatrix::identity(3, 3)).amax() < 1e-9, "{name}: K K⁻¹ = I");
                 for pass in [true, false] {
-                    let (mut a, mut b) = (rows, rows);
+                    let (mut a, mut b) = (rows.clone(), rows.clone());
                     let (mut va, mut vb) = (st.clone(), st.clone());
                     a.lambda = Vector6::new(0.1, -0.2, 0.3, 0.0, 0.0, 0.0);
                     b.lambda = a.lambda;

@@ -10,8 +10,8 @@
 //! share a fixed body: its velocities take no change ([`Velocities::add`] leaves a fixed body
 //! alone in the coloured passes), so each joint reads what it would have read alone.
 //!
-//! Each joint's block is over a kilobyte and its visit reads the rows' Jacobians, `K⁻¹` and the
-//! impulses; the lanes gather them from the two joints and run the residuals, the block solve
+//! A ball joint's visit reads its point rows' arms (their linear parts are the axes), `K⁻¹`
+//! and the impulses; the lanes gather them from the two joints and run the residuals, the block solve
 //! and the accumulation of `Jᵀ Δλ` as packed arithmetic. The bodies' velocity changes are
 //! then applied one joint at a time, through the same inverse masses and world inverse
 //! inertias as the scalar visit (`M⁻¹` times the accumulated impulse). The preparation runs the
@@ -21,13 +21,19 @@
 //! On the 100 × 100 joint grid under `tgs-soft` (one thread, `simulate`, interleaved medians):
 //! the visits on the lanes took the frame from 53.0 to 44.9 ms, the preparation on the lanes
 //! from 53.4 to 42.7 (fastest runs 46.9 and 41.6); callgrind over 10 frames of the 30 × 30 grid
-//! counts 198.0, 188.5 and 170.7 million instructions in the solver.
+//! counts 198.0, 188.5 and 170.7 million instructions in the solver. With the rows made
+//! compact (a ball joint's 472 bytes, where its six rows and two 6 × 6 inverses took 1.4 kB:
+//! the point rows' linear parts are the axes, larger joints' rows lie apart), the 100 × 100
+//! grid went from 47.0 to 24.0 ms a frame on one thread and from about 30 to 15.0 on two (the
+//! builds alternated three times, medians), the 30 × 30 grid from 1.80 to 1.45 ms (185.2
+//! against 163.0 million instructions over 10 frames): the sweeps of the big grid had streamed
+//! 28 MB of rows from memory in every pass.
 
-use nalgebra::{Matrix3, Matrix6};
+use nalgebra::Matrix3;
 
 use super::simd::{Fw, Vw};
 use super::W;
-use crate::pgs::joints::{JointRows, Row, Velocities};
+use crate::pgs::joints::{Arms, JointRows, Velocities};
 use crate::pgs::rigid::Vec3;
 use crate::pgs::PgsConfig;
 use solverlab_core::rigid::{Joint, JointFrame, JointKind, RigidState};
@@ -57,15 +63,14 @@ pub(in crate::pgs::rigid) fn solve_ball_lanes<V: Velocities + ?Sized>(
     let (va, wa) = (Vw::from_fn(|l| at_a[l].0), Vw::from_fn(|l| at_a[l].1));
     let (vb, wb) = (Vw::from_fn(|l| at_b[l].0), Vw::from_fn(|l| at_b[l].1));
     let zero = Fw::splat(0.0);
+    // The point rows' linear parts `−eᵢ` on `a` and `eᵢ` on `b`, the same in every lane.
+    let lb_rows: [Vw; 3] = [Vec3::x(), Vec3::y(), Vec3::z()].map(|e| Vw::from_fn(|_| e));
+    let la_rows: [Vw; 3] = [Vec3::x(), Vec3::y(), Vec3::z()].map(|e| Vw::from_fn(|_| -e));
     // The residuals `J v + γλ (+ bias)`, row by row.
     let mut residual = [zero; 3];
     for (r, out) in residual.iter_mut().enumerate() {
-        let (la, aa, lb, ab) = (
-            vectors(&js, |j| j.rows[r].la),
-            vectors(&js, |j| j.rows[r].aa),
-            vectors(&js, |j| j.rows[r].lb),
-            vectors(&js, |j| j.rows[r].ab),
-        );
+        let (la, aa, lb, ab) =
+            (la_rows[r], vectors(&js, |j| j.point[r].aa), lb_rows[r], vectors(&js, |j| j.point[r].ab));
         let cdot = la.dot(&va) + aa.dot(&wa) + lb.dot(&vb) + ab.dot(&wb);
         let gamma = numbers(&js, |j| j.gamma[r]);
         let plain = cdot + gamma * numbers(&js, |j| j.lambda[r]);
@@ -78,7 +83,7 @@ pub(in crate::pgs::rigid) fn solve_ball_lanes<V: Velocities + ?Sized>(
     let (mut worst, mut d2) = (zero, zero);
     let (mut d, mut after) = ([zero; 3], [zero; 3]);
     for r in 0..3 {
-        let k = |c: usize| numbers(&js, |j| j.k_inv[(r, c)]);
+        let k = |c: usize| numbers(&js, |j| j.k3[(r, c)]);
         let y = k(0) * residual[0] + k(1) * residual[1] + k(2) * residual[2] + zero;
         let lambda = numbers(&js, |j| j.lambda[r]);
         d[r] = -y * ms - lambda * is;
@@ -89,10 +94,10 @@ pub(in crate::pgs::rigid) fn solve_ball_lanes<V: Velocities + ?Sized>(
     // `Jᵀ Δλ` on each body, accumulated over the rows as the scalar visit does.
     let (mut la, mut aa, mut lb, mut ab) = (Vw::default(), Vw::default(), Vw::default(), Vw::default());
     for (r, dr) in d.iter().enumerate() {
-        la = la + vectors(&js, |j| j.rows[r].la).scale(*dr);
-        aa = aa + vectors(&js, |j| j.rows[r].aa).scale(*dr);
-        lb = lb + vectors(&js, |j| j.rows[r].lb).scale(*dr);
-        ab = ab + vectors(&js, |j| j.rows[r].ab).scale(*dr);
+        la = la + la_rows[r].scale(*dr);
+        aa = aa + vectors(&js, |j| j.point[r].aa).scale(*dr);
+        lb = lb + lb_rows[r].scale(*dr);
+        ab = ab + vectors(&js, |j| j.point[r].ab).scale(*dr);
     }
     for (r, lambda) in after.iter().enumerate() {
         for (j, x) in js.iter_mut().zip(lambda.lanes()) {
@@ -182,23 +187,13 @@ pub(in crate::pgs::rigid) fn rebuild_ball_lanes(
     let gap = [gap.x.lanes(), gap.y.lanes(), gap.z.lanes()];
     for (l, (out, j)) in outs.into_iter().zip(joints).enumerate() {
         out.start(j);
-        for (i, e) in units.iter().enumerate() {
-            out.rows[i] = Row { la: -e, aa: aa[i].lane(l), lb: *e, ab: ab[i].lane(l) };
+        for i in 0..3 {
+            out.point[i] = Arms { aa: aa[i].lane(l), ab: ab[i].lane(l) };
             out.c[i] = gap[i][l];
             out.gamma[i] = j.compliance / (h * h);
         }
         out.dim = 3;
-        out.k_inv = if det[l] == 0.0 {
-            Matrix6::zeros()
-        } else {
-            let mut m = Matrix6::identity();
-            for (r, row) in inv.iter().enumerate() {
-                for (c, x) in row.iter().enumerate() {
-                    m[(r, c)] = x[l];
-                }
-            }
-            m
-        };
+        out.k3 = if det[l] == 0.0 { Matrix3::zeros() } else { Matrix3::from_fn(|r, c| inv[r][c][l]) };
         out.feedback(j, cfg, h);
     }
 }
@@ -306,11 +301,11 @@ mod tests {
         for cfg in [soft, baumgarte] {
             for pair in ball.windows(2) {
                 let (j, f) = (|k: usize| &scene.joints[k], |k: usize| &frames[k]);
-                let mut one_by_one = [JointRows::default(); W];
+                let mut one_by_one: [JointRows; W] = std::array::from_fn(|_| JointRows::default());
                 for (out, &k) in one_by_one.iter_mut().zip(pair) {
                     out.rebuild(j(k), f(k), &st, &inv_m, &inv_i, &cfg, h);
                 }
-                let [mut x, mut y] = [JointRows::default(); W];
+                let [mut x, mut y]: [JointRows; W] = std::array::from_fn(|_| JointRows::default());
                 let masses = (&inv_m[..], &inv_i[..]);
                 rebuild_ball_lanes(
                     [&mut x, &mut y],
@@ -323,7 +318,7 @@ mod tests {
                 );
                 for (lanes, alone) in [x, y].iter().zip(&one_by_one) {
                     assert_eq!(format!("{lanes:?}"), format!("{alone:?}"), "joints {pair:?}");
-                    singular += usize::from(lanes.k_inv == Matrix6::zeros());
+                    singular += usize::from(lanes.k3 == Matrix3::zeros());
                 }
             }
         }
