@@ -132,32 +132,53 @@ fn unpack(key: u64) -> [u64; 3] {
     [key >> (2 * COORD_BITS), (key >> COORD_BITS) & COORD_MAX, key & COORD_MAX]
 }
 
-/// The pairs `(i, j)`, `i < n`, in order (as `sort_unstable` orders them): counted by first
-/// index, placed, and each first index's few sorted by the second. Linear in the pairs and `n`,
-/// where a comparison sort of the 12,000 pairs of the 4,095-box pyramid took about a third of
-/// the grid's time (some 0.6 of 1.8 ms a call), on one thread even in the parallel path.
+/// The pairs `(i, j)`, `i < n`, in order (as `sort_unstable` orders them), by
+/// [`sort_by_first_index`]: a comparison sort of the 12,000 pairs of the 4,095-box pyramid took
+/// about a third of the grid's time (some 0.6 of 1.8 ms a call), on one thread even in the
+/// parallel path.
 fn sorted_pairs<'a>(pairs: impl Iterator<Item = &'a (usize, usize)> + Clone, n: usize) -> Vec<(usize, usize)> {
-    let mut start = vec![0usize; n + 1];
-    let mut count = 0;
-    for &(i, _) in pairs.clone() {
-        start[i + 1] += 1;
-        count += 1;
+    let (mut start, mut next, mut out) = (Vec::new(), Vec::new(), Vec::new());
+    sort_by_first_index(pairs, n, |&(i, _)| i, |&p| p, (&mut start, &mut next), &mut out);
+    out
+}
+
+/// `items`, each with a first index `first(item) < n`, sorted into `out` by `key` (whose order
+/// must put smaller first indices first; ties keep no order): counted by first index, placed,
+/// and each first index's few sorted by `key`. Linear in the items and `n`, where a comparison
+/// sort is `n log n` and moves every item many times. Afterwards `start[i]..start[i + 1]` is
+/// first index `i`'s run of `out`; `start` and `next` are working lists, kept by the caller for
+/// their memory, as `out` is.
+pub fn sort_by_first_index<'a, T: Copy + 'a, K: Ord>(
+    items: impl Iterator<Item = &'a T> + Clone,
+    n: usize,
+    first: impl Fn(&T) -> usize,
+    key: impl Fn(&T) -> K,
+    (start, next): (&mut Vec<usize>, &mut Vec<usize>),
+    out: &mut Vec<T>,
+) {
+    start.clear();
+    start.resize(n + 1, 0);
+    for item in items.clone() {
+        start[first(item) + 1] += 1;
     }
     for k in 0..n {
         start[k + 1] += start[k];
     }
-    let mut out = vec![(0, 0); count];
-    let mut next = start.clone();
-    for &(i, j) in pairs {
-        out[next[i]] = (i, j);
+    next.clear();
+    next.extend_from_slice(&start[..n]);
+    // (Every place is written over below.)
+    out.clear();
+    out.extend(items.clone().copied());
+    for item in items {
+        let i = first(item);
+        out[next[i]] = *item;
         next[i] += 1;
     }
     for k in 0..n {
         if start[k + 1] - start[k] > 1 {
-            out[start[k]..start[k + 1]].sort_unstable();
+            out[start[k]..start[k + 1]].sort_unstable_by_key(&key);
         }
     }
-    out
 }
 
 /// The fewest particles [`pairs`] works on all threads for (fewer cost more to hand out).

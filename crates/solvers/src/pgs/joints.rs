@@ -33,6 +33,8 @@
 //! re-linearises every joint at the current poses and removes its error by a position impulse
 //! ([`JointRows::correct_positions`]), as Box2D v2.4's position solver does.
 
+use std::borrow::Cow;
+
 use nalgebra::{Matrix3, Matrix6, UnitQuaternion, Vector6};
 use solverlab_core::rigid::frame::perpendicular;
 use solverlab_core::rigid::joint_rows::{hinge, relative_rotation, Hinge};
@@ -72,11 +74,11 @@ fn padded_inverse(k: &Matrix6<f64>, n: usize) -> Matrix6<f64> {
 
 /// One row: its coefficients on `(v_a, ω_a, v_b, ω_b)`.
 #[derive(Clone, Copy, Debug, Default)]
-pub(in crate::pgs) struct Row {
-    pub(in crate::pgs) la: Vec3,
-    pub(in crate::pgs) aa: Vec3,
-    pub(in crate::pgs) lb: Vec3,
-    pub(in crate::pgs) ab: Vec3,
+struct Row {
+    la: Vec3,
+    aa: Vec3,
+    lb: Vec3,
+    ab: Vec3,
 }
 
 /// The axis `eᵢ` of point row `i`: its linear parts are `−eᵢ` on `a` and `eᵢ` on `b`.
@@ -354,7 +356,7 @@ impl JointRows {
     /// Row `r`'s coefficients on `(v_a, ω_a, v_b, ω_b)`: a point row's from its axis and arms,
     /// the others' as kept.
     #[inline(always)]
-    pub(in crate::pgs) fn row(&self, r: usize) -> Row {
+    fn row(&self, r: usize) -> Row {
         if r < 3 {
             let e = axis(r);
             Row { la: -e, aa: self.point[r].aa, lb: e, ab: self.point[r].ab }
@@ -369,17 +371,18 @@ impl JointRows {
     }
 
     /// `K⁻¹` on the equality rows, identity-padded to 6 × 6 (zero when `K` is singular), as
-    /// the block solve reads it.
-    fn k_inv(&self) -> Matrix6<f64> {
+    /// the block solve reads it: a larger joint's as kept, a ball joint's padded from its 3 × 3
+    /// (read only by the position pass and the test of the ball joints' visit).
+    fn k_inv(&self) -> Cow<'_, Matrix6<f64>> {
         if self.all() > 3 {
-            return self.extra().k_inv;
+            return Cow::Borrowed(&self.extra().k_inv);
         }
         if self.k3 == Matrix3::zeros() {
-            return Matrix6::zeros();
+            return Cow::Owned(Matrix6::zeros());
         }
         let mut m = Matrix6::identity();
         m.fixed_view_mut::<3, 3>(0, 0).copy_from(&self.k3);
-        m
+        Cow::Owned(m)
     }
 
     /// The accumulated impulses on `a`: the linear impulse of the point rows (N·s), and the
@@ -468,7 +471,8 @@ impl JointRows {
             let cap = if r < 3 { 0.2 } else { 8f64.to_radians() };
             c[r] = self.c[r].clamp(-cap, cap);
         }
-        let d = -(if violated { self.extra().k_inv_limit } else { self.k_inv() }) * c;
+        let k_inv = self.k_inv();
+        let d = -(if violated { &self.extra().k_inv_limit } else { &*k_inv }) * c;
         self.apply_rows(rows, &mut Poses(st), &d, inv_m, inv_i);
     }
 

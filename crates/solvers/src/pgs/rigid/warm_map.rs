@@ -3,6 +3,7 @@
 //! ids and positions, and its manifold's friction and twist impulses, found by pair and then
 //! by feature or nearest point ([`matched_impulse`]).
 
+use solverlab_core::broadphase::sort_by_first_index;
 use solverlab_core::rigid::{Other, RigidContact};
 use solverlab_core::Vec3;
 
@@ -60,32 +61,12 @@ impl WarmMap {
         self.first.clear();
     }
 
-    /// Sorts the pairs by key (their first body `key.0 < bodies`) and sets [`WarmMap::first`]:
-    /// counted by first body, placed, and each first body's few sorted by the whole key (the
-    /// keys are unique, so this is the order any sort gives). Linear in the pairs and bodies,
-    /// where a comparison sort of the 72-byte pairs took about 8 % of the 4,095-box pyramid's
-    /// solver instructions (some 16,000 pairs a frame).
+    /// Sorts the pairs by key (their first body `key.0 < bodies`) and sets [`WarmMap::first`],
+    /// in linear time ([`sort_by_first_index`]), where a comparison sort of the 72-byte pairs
+    /// took about 8 % of the 4,095-box pyramid's solver instructions (some 16,000 pairs a frame).
     pub(super) fn sort(&mut self, bodies: usize) {
         let WarmMap { pairs, first, placed, next, .. } = self;
-        first.clear();
-        first.resize(bodies + 1, 0);
-        for p in pairs.iter() {
-            first[p.key.0 + 1] += 1;
-        }
-        for a in 0..bodies {
-            first[a + 1] += first[a];
-        }
-        next.clear();
-        next.extend_from_slice(&first[..bodies]);
-        // (Every place is written over below.)
-        placed.clone_from(pairs);
-        for p in pairs.iter() {
-            placed[next[p.key.0]] = *p;
-            next[p.key.0] += 1;
-        }
-        for a in 0..bodies {
-            placed[first[a]..first[a + 1]].sort_unstable_by_key(|p| p.key);
-        }
+        sort_by_first_index(pairs.iter(), bodies, |p| p.key.0, |p| p.key, (first, next), placed);
         std::mem::swap(pairs, placed);
     }
 

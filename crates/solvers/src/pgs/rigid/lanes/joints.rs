@@ -33,7 +33,7 @@ use nalgebra::Matrix3;
 
 use super::simd::{Fw, Vw};
 use super::W;
-use crate::pgs::joints::{Arms, JointRows, Velocities};
+use crate::pgs::joints::{axis, Arms, JointRows, Velocities};
 use crate::pgs::rigid::Vec3;
 use crate::pgs::PgsConfig;
 use solverlab_core::rigid::{Joint, JointFrame, JointKind, RigidState};
@@ -64,8 +64,8 @@ pub(in crate::pgs::rigid) fn solve_ball_lanes<V: Velocities + ?Sized>(
     let (vb, wb) = (Vw::from_fn(|l| at_b[l].0), Vw::from_fn(|l| at_b[l].1));
     let zero = Fw::splat(0.0);
     // The point rows' linear parts `−eᵢ` on `a` and `eᵢ` on `b`, the same in every lane.
-    let lb_rows: [Vw; 3] = [Vec3::x(), Vec3::y(), Vec3::z()].map(|e| Vw::from_fn(|_| e));
-    let la_rows: [Vw; 3] = [Vec3::x(), Vec3::y(), Vec3::z()].map(|e| Vw::from_fn(|_| -e));
+    let lb_rows: [Vw; 3] = std::array::from_fn(|r| Vw::from_fn(|_| axis(r)));
+    let la_rows: [Vw; 3] = std::array::from_fn(|r| Vw::from_fn(|_| -axis(r)));
     // The residuals `J v + γλ (+ bias)`, row by row.
     let mut residual = [zero; 3];
     for (r, out) in residual.iter_mut().enumerate() {
@@ -149,7 +149,7 @@ pub(in crate::pgs::rigid) fn rebuild_ball_lanes(
     let rb = rotate(b, Vw::from_fn(|l| frames[l].anchor_b));
     let (xa, xb) = (Vw::from_fn(|l| st[a[l]].x), Vw::from_fn(|l| st[b[l]].x));
     let gap = (xb + rb) - (xa + ra);
-    let units = [Vec3::x(), Vec3::y(), Vec3::z()];
+    let units: [Vec3; 3] = std::array::from_fn(axis);
     let (mut aa, mut ab) = ([Vw::default(); 3], [Vw::default(); 3]);
     for (i, e) in units.iter().enumerate() {
         let e = Vw::from_fn(|_| *e);
