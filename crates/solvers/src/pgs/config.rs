@@ -300,6 +300,13 @@ impl crate::registry::Settings for PgsConfig {
     }
 }
 
+/// Impulse preset `name`'s settings as the registry gives them (for the tests).
+#[cfg(test)]
+pub(crate) fn preset_config(name: &str) -> PgsConfig {
+    let settings = crate::preset(name).expect("an impulse preset").config.settings().clone();
+    toml::Value::Table(settings).try_into().expect("the preset's settings")
+}
+
 /// The impulse presets.
 fn pgs_presets() -> Vec<(&'static str, &'static str, PgsConfig)> {
     let pgs = PgsConfig::default();

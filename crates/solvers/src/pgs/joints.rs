@@ -626,8 +626,7 @@ mod tests {
     /// passes, on a chain and a grid whose bodies move unevenly.
     #[test]
     fn a_ball_joint_on_three_rows_is_the_padded_block() {
-        let tgs: PgsConfig =
-            toml::Value::Table(crate::preset("tgs-soft").unwrap().config.settings().clone()).try_into().unwrap();
+        let tgs = crate::pgs::config::preset_config("tgs-soft");
         for (name, sets) in [("rigid-chain", vec![]), ("rigid-joint-grid", vec!["n=4".to_string()])] {
             let scene = solverlab_scenes::resolve(name, &sets).unwrap();
             let mut st = scene.initial_state(scene.dt).rigid;

@@ -245,8 +245,7 @@ mod tests {
     /// one visit leaves the pair off its solution.)
     #[test]
     fn one_visit_solves_a_pair_exactly() {
-        let settings = crate::preset("tgs-soft").unwrap().config.settings().clone();
-        let cfg: PgsConfig = toml::Value::Table(settings).try_into().unwrap();
+        let cfg = crate::pgs::config::preset_config("tgs-soft");
         assert!(cfg.block_pairs, "tgs-soft solves pairs");
         let scene = solverlab_scenes::resolve("rigid-pyramid", &["base=6".to_string()]).unwrap();
         let h = scene.dt / 4.0;

@@ -187,8 +187,7 @@ mod tests {
             ("rigid-card-house", vec![]),
             ("rigid-ragdoll", vec![]),
         ];
-        let settings = crate::preset("soft-step").unwrap().config.settings().clone();
-        let cfg: PgsConfig = toml::Value::Table(settings).try_into().unwrap();
+        let cfg = crate::pgs::config::preset_config("soft-step");
         let cfg = PgsConfig { rigid_order: crate::common::order::Order::Colored, ..cfg };
         for (name, sets) in cases {
             let scene = solverlab_scenes::resolve(name, &sets).unwrap();

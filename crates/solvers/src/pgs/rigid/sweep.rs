@@ -549,8 +549,7 @@ mod tests {
     #[test]
     fn a_bounded_violation_decides_as_the_full_one() {
         let scene = solverlab_scenes::resolve("rigid-joint-grid", &["n=5".to_string()]).unwrap();
-        let settings = crate::preset("tgs-soft").unwrap().config.settings().clone();
-        let cfg: PgsConfig = toml::Value::Table(settings).try_into().unwrap();
+        let cfg = crate::pgs::config::preset_config("tgs-soft");
         let h = scene.dt / 4.0;
         let mut st = scene.initial_state(scene.dt).rigid;
         // Velocities that open the joints unevenly, more so further down the list.

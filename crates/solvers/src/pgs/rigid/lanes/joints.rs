@@ -222,8 +222,7 @@ mod tests {
     #[test]
     fn ball_joints_on_the_lanes_are_the_joints_one_by_one() {
         let scene = solverlab_scenes::resolve("rigid-joint-grid", &["n=6".to_string()]).unwrap();
-        let settings = crate::preset("tgs-soft").unwrap().config.settings().clone();
-        let cfg: PgsConfig = toml::Value::Table(settings).try_into().unwrap();
+        let cfg = crate::pgs::config::preset_config("tgs-soft");
         assert_eq!(cfg.rigid_order, Order::Colored);
         let h = scene.dt / 4.0;
         let run = |lanes: bool| {
@@ -293,8 +292,7 @@ mod tests {
         }
         let ball: Vec<usize> = (0..scene.joints.len()).filter(|&k| builds_on_lanes(&scene.joints[k])).collect();
         assert!(ball.len() > 30, "the grid's ball joints between bodies");
-        let settings = crate::preset("tgs-soft").unwrap().config.settings().clone();
-        let soft: PgsConfig = toml::Value::Table(settings).try_into().unwrap();
+        let soft = crate::pgs::config::preset_config("tgs-soft");
         let baumgarte = PgsConfig { feedback: crate::pgs::Feedback::Baumgarte, ..soft.clone() };
         let h = scene.dt / 4.0;
         let mut singular = 0;

@@ -280,8 +280,7 @@ mod tests {
     #[test]
     fn lanes_are_used() {
         let scene = solverlab_scenes::resolve("rigid-pyramid", &["base=12".to_string()]).unwrap();
-        let settings = crate::preset("tgs-soft").unwrap().config.settings().clone();
-        let cfg: PgsConfig = toml::Value::Table(settings).try_into().unwrap();
+        let cfg = crate::pgs::config::preset_config("tgs-soft");
         for lanes in [true, false] {
             let cfg = PgsConfig { lanes, ..cfg.clone() };
             let mut st = scene.initial_state(scene.dt).rigid;
