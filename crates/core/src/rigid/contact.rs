@@ -86,7 +86,57 @@ pub fn rigid_contacts_with(
     out: &mut Vec<RigidContact>,
     scratch: &mut ContactScratch,
 ) {
-    contacts_with(scene, states, margin, out, scratch, None);
+    let n = rigid_contacts_parts(scene, states, margin, scratch, None);
+    join_parts(&mut scratch.parts[..n], out);
+}
+
+/// The contacts of [`rigid_contacts_with`] (of [`rigid_contacts_recycled`] with a `cache`) left
+/// in the first parts of `scratch.parts`, as many as it returns: their concatenation is that
+/// list, which [`join_parts`] makes. For a caller that copies the contacts into an order of its
+/// own anyway, which can gather them from the parts: on two threads, joining the 4,095-box
+/// pyramid's parts took 3 % of the frame.
+pub fn rigid_contacts_parts(
+    scene: &crate::Scene,
+    states: &[RigidState],
+    margin: f64,
+    scratch: &mut ContactScratch,
+    cache: Option<&mut ContactCache>,
+) -> usize {
+    let kept = cache.map(|cache| {
+        if cache.bodies.len() != scene.rigid.len() {
+            cache.bodies.clear();
+            cache.bodies.resize_with(scene.rigid.len(), KeptBody::default);
+        }
+        &mut cache.bodies
+    });
+    contacts_parts(scene, states, margin, scratch, kept)
+}
+
+/// Concatenates `parts` into `out` (its old contents dropped): a single part is swapped in,
+/// several are copied, each into its own slice, on all threads. A list kept from the last call
+/// keeps its length, so that in steady state only the change in count is written before the
+/// copies (on two threads, the parts gathered one contact at a time into the list took 1.6 ms a
+/// frame of the 4,095-box pyramid, about what the second thread saved in the narrow phase; the
+/// copies take about 0.8).
+pub fn join_parts(parts: &mut [Vec<RigidContact>], out: &mut Vec<RigidContact>) {
+    use rayon::prelude::*;
+    if let [only] = parts {
+        std::mem::swap(only, out);
+        return;
+    }
+    let total: usize = parts.iter().map(Vec::len).sum();
+    match parts.iter().find_map(|p| p.first()) {
+        Some(&any) => out.resize(total, any),
+        None => out.clear(),
+    }
+    let mut slices = Vec::with_capacity(parts.len());
+    let mut rest = &mut out[..];
+    for part in parts.iter() {
+        let (head, tail) = std::mem::take(&mut rest).split_at_mut(part.len());
+        slices.push(head);
+        rest = tail;
+    }
+    slices.into_par_iter().zip(parts.par_iter()).with_min_len(4).for_each(|(to, from)| to.copy_from_slice(from));
 }
 
 /// [`rigid_contacts_with`] with contact recycling, as Rapier 0.36 does it (its
@@ -101,11 +151,8 @@ pub fn rigid_contacts_recycled(
     scratch: &mut ContactScratch,
     cache: &mut ContactCache,
 ) {
-    if cache.bodies.len() != scene.rigid.len() {
-        cache.bodies.clear();
-        cache.bodies.resize_with(scene.rigid.len(), KeptBody::default);
-    }
-    contacts_with(scene, states, margin, out, scratch, Some(&mut cache.bodies));
+    let n = rigid_contacts_parts(scene, states, margin, scratch, Some(cache));
+    join_parts(&mut scratch.parts[..n], out);
 }
 
 /// The pairs and contact points of the last call of [`rigid_contacts_recycled`], by first body.
@@ -198,16 +245,15 @@ impl KeptPair {
     }
 }
 
-/// [`rigid_contacts_with`], with the kept pairs of [`rigid_contacts_recycled`] (one entry per
+/// [`rigid_contacts_parts`], with the kept pairs of [`rigid_contacts_recycled`] (one entry per
 /// body) when given.
-fn contacts_with(
+fn contacts_parts(
     scene: &crate::Scene,
     states: &[RigidState],
     margin: f64,
-    out: &mut Vec<RigidContact>,
     scratch: &mut ContactScratch,
     mut cache: Option<&mut Vec<KeptBody>>,
-) {
+) -> usize {
     let bodies = &scene.rigid;
     let ContactScratch { parts: scratch, centres, radii, candidates, joined, first, fresh } = scratch;
     // Body pairs whose bounding spheres come within `margin` (the broadphase), grouped by their
@@ -230,16 +276,18 @@ fn contacts_with(
         first.push(next);
     }
     let narrow = NarrowPhase { scene, states, margin, candidates, first, joined };
-    // The bodies in chunks, each chunk's contacts in body order, the chunks joined in order: the
-    // same list on any number of threads (the chunks run in parallel from `PARALLEL_BODIES`
-    // bodies on, with more than one thread).
-    let chunks = bodies.len().div_ceil(CONTACT_CHUNK);
+    // The bodies in chunks, each chunk's contacts in body order, one part per chunk: the same
+    // list on any number of threads (the chunks run in parallel from `PARALLEL_BODIES` bodies
+    // on, with more than one thread; below, one part of all).
     if bodies.len() < PARALLEL_BODIES || rayon::current_num_threads() < 2 {
+        scratch.resize_with(scratch.len().max(1), Vec::new);
+        let out = &mut scratch[0];
         out.clear();
         narrow.bodies(0..bodies.len(), out, cache.as_mut().map(|c| &mut c[..]), fresh);
-        return;
+        return 1;
     }
     use rayon::prelude::*;
+    let chunks = bodies.len().div_ceil(CONTACT_CHUNK);
     scratch.resize_with(chunks.max(scratch.len()), Vec::new);
     // Each task's part of the kept points (its bodies' lists), if any.
     let mut kept: Vec<Option<&mut [KeptBody]>> = match cache {
@@ -251,25 +299,7 @@ fn contacts_with(
         let range = c * CONTACT_CHUNK..((c + 1) * CONTACT_CHUNK).min(bodies.len());
         narrow.bodies(range, part, kept.as_deref_mut(), &mut KeptBody::default());
     });
-    // The parts copied into `out` on all threads, each into its own slice. A list kept from the
-    // last call keeps its length, so that in steady state only the change in count is written
-    // before the copies (on two threads, the parts gathered one contact at a time into the list
-    // took 1.6 ms a frame of the 4,095-box pyramid, about what the second thread saved in the
-    // narrow phase; the copies take about 0.8).
-    let parts = &scratch[..chunks];
-    let total: usize = parts.iter().map(Vec::len).sum();
-    match parts.iter().find_map(|p| p.first()) {
-        Some(&any) => out.resize(total, any),
-        None => out.clear(),
-    }
-    let mut slices = Vec::with_capacity(chunks);
-    let mut rest = &mut out[..];
-    for part in parts {
-        let (head, tail) = std::mem::take(&mut rest).split_at_mut(part.len());
-        slices.push(head);
-        rest = tail;
-    }
-    slices.into_par_iter().zip(parts.par_iter()).with_min_len(4).for_each(|(to, from)| to.copy_from_slice(from));
+    chunks
 }
 
 /// Bodies per parallel task of [`rigid_contacts`].
@@ -554,6 +584,41 @@ mod tests {
         let mut out = Vec::new();
         rigid_contacts(scene, states, 0.02, &mut out);
         out
+    }
+
+    /// On two threads, 640 boxes in a heap on a floor (above `PARALLEL_BODIES`) leave their
+    /// contacts in several parts whose concatenation is the list found on one thread, with and
+    /// without recycling; joined, the parts are that list again.
+    #[test]
+    fn the_parts_are_the_list_found_on_one_thread() {
+        let mut scene = crate::Scene::new("heap");
+        for k in 0..640 {
+            let (i, j, l) = ((k % 8) as f64, ((k / 8) % 8) as f64, (k / 64) as f64);
+            let x = Vec3::new(i * 0.99 + 0.01 * l, 0.495 + l * 0.99, j * 0.99 - 0.01 * l);
+            scene.rigid.push(RigidBody::new(Shape::Box { half: Vec3::repeat(0.5) }, 1.0, x));
+        }
+        scene.planes.push(crate::Plane { normal: Vec3::y(), offset: 0.0, friction: 0.5, restitution: 0.0 });
+        let states: Vec<RigidState> = scene.rigid.iter().map(|b| b.initial_state()).collect();
+        let one = rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
+        let two = rayon::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
+        for recycling in [false, true] {
+            let mut cache = ContactCache::default();
+            let find = |cache: &mut ContactCache, scratch: &mut ContactScratch| {
+                rigid_contacts_parts(&scene, &states, 0.02, scratch, recycling.then_some(cache))
+            };
+            let mut single = ContactScratch::default();
+            let n = one.install(|| find(&mut cache.clone(), &mut single));
+            assert_eq!(n, 1);
+            let mut several = ContactScratch::default();
+            let n = two.install(|| find(&mut cache, &mut several));
+            assert!(n > 1, "one part on two threads");
+            let concatenated: Vec<RigidContact> = several.parts[..n].concat();
+            assert!(concatenated.len() > 640, "the heap touches: {} contacts", concatenated.len());
+            assert_eq!(concatenated, single.parts[0]);
+            let mut joined = vec![concatenated[3]; 5];
+            two.install(|| join_parts(&mut several.parts[..n], &mut joined));
+            assert_eq!(joined, single.parts[0]);
+        }
     }
 
     /// The first call finds what the narrow phase finds. Moved by 1 mm up and 3 cm along the

@@ -15,6 +15,11 @@ const COLORS: usize = 64;
 /// rows scattered over the whole list cost the sweeps about twice their time on the 4,095-box
 /// pyramid (cache misses). [`RigidSi::color_groups`] then finds the same colours again.
 ///
+/// The contacts are the concatenation of `parts` (as the narrow phase leaves them,
+/// [`solverlab_core::rigid::rigid_contacts_parts`]; one pair's contacts lie in one part), and
+/// are gathered from there into `out` in the new order (its old contents dropped), with no
+/// copy of the joined list in between.
+///
 /// Returns the manifolds' runs `(start, end)` in the new order (what `pair_runs` finds on the
 /// sorted list). With `diagonals` (`block_pairs`), each run of three or four points is ordered
 /// as `pair_diagonals` orders it, in the same copy: the farthest point from the first comes
@@ -24,8 +29,8 @@ const COLORS: usize = 64;
 /// step allocates nothing here.
 pub(super) fn sort_contacts_by_color<'k>(
     scene: &Scene,
-    contacts: &mut Vec<RigidContact>,
-    scratch: &mut Vec<Vec<RigidContact>>,
+    parts: &[Vec<RigidContact>],
+    out: &mut Vec<RigidContact>,
     keep: &'k mut SortScratch,
     diagonals: bool,
 ) -> &'k [(usize, usize)] {
@@ -33,43 +38,54 @@ pub(super) fn sort_contacts_by_color<'k>(
     used.clear();
     used.resize(scene.rigid.len(), 0);
     segments.clear();
-    let mut start = 0;
-    while start < contacts.len() {
-        let pair = (contacts[start].a, contacts[start].b);
-        let end = (start..contacts.len()).find(|&k| (contacts[k].a, contacts[k].b) != pair).unwrap_or(contacts.len());
-        let b = match pair.1 {
-            Other::Body(k) => Some(k),
-            Other::Collider(_) => None,
-        };
-        segments.push((take_color(scene, used, pair.0, b), start, end));
-        start = end;
+    for (part, contacts) in parts.iter().enumerate() {
+        let mut start = 0;
+        while start < contacts.len() {
+            let pair = (contacts[start].a, contacts[start].b);
+            let end =
+                (start..contacts.len()).find(|&k| (contacts[k].a, contacts[k].b) != pair).unwrap_or(contacts.len());
+            let b = match pair.1 {
+                Other::Body(k) => Some(k),
+                Other::Collider(_) => None,
+            };
+            segments.push(Segment { color: take_color(scene, used, pair.0, b), part: part as u32, start, end });
+            start = end;
+        }
     }
-    segments.sort_by_key(|&(c, ..)| c);
+    segments.sort_by_key(|s| s.color);
     // Per run, the point that comes second: with `diagonals`, the farthest from the first.
-    let list: &[RigidContact] = contacts;
-    let second = |&(_, s, e): &(usize, usize, usize)| {
+    let second = |seg: &Segment| {
+        let (s, e) = (seg.start, seg.end);
         if diagonals && (3..=4).contains(&(e - s)) {
-            super::prepare::farthest(&list[s..e])
+            super::prepare::farthest(&parts[seg.part as usize][s..e])
         } else {
             1
         }
     };
     fill(seconds, segments.len(), par_min() / 4, |k| second(&segments[k]));
-    // Where each sorted contact comes from, then the copy on all threads (into the memory of a
-    // list kept for it).
+    // Where each sorted contact comes from (its part and place there), then the copy on all
+    // threads.
     source.clear();
     runs.clear();
-    for (&(_, s, e), &far) in segments.iter().zip(seconds.iter()) {
+    for (seg, &far) in segments.iter().zip(seconds.iter()) {
+        let (s, e) = (seg.start, seg.end);
         let at = source.len();
-        source.extend((s as u32)..(e as u32));
+        source.extend(((s as u32)..(e as u32)).map(|k| (seg.part, k)));
         source.swap(at + 1.min(e - s - 1), at + far.min(e - s - 1));
         runs.push((at, source.len()));
     }
-    scratch.resize_with(scratch.len().max(1), Vec::new);
-    let sorted = &mut scratch[0];
-    fill(sorted, source.len(), par_min(), |k| contacts[source[k] as usize]);
-    std::mem::swap(contacts, sorted);
+    fill(out, source.len(), par_min(), |k| parts[source[k].0 as usize][source[k].1 as usize]);
     runs
+}
+
+/// One pair's run of contacts in [`sort_contacts_by_color`]: its colour, and its place in the
+/// narrow phase's parts.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Segment {
+    color: usize,
+    part: u32,
+    start: usize,
+    end: usize,
 }
 
 /// The lowest colour neither body of a row has among the colours `used` (per body, a bit per
@@ -94,12 +110,12 @@ fn take_color(scene: &Scene, used: &mut [u64], a: usize, b: Option<usize>) -> us
 pub(super) struct SortScratch {
     /// Per body, the colours taken.
     used: Vec<u64>,
-    /// Per pair's run: its colour, start and end.
-    segments: Vec<(usize, usize, usize)>,
+    /// Per pair's run: its colour, part and place.
+    segments: Vec<Segment>,
     /// Per run, the point that comes second.
     seconds: Vec<usize>,
-    /// Where each sorted contact comes from.
-    source: Vec<u32>,
+    /// Where each sorted contact comes from: its part and its place there.
+    source: Vec<(u32, u32)>,
     /// The manifolds' runs in the new order.
     runs: Vec<(usize, usize)>,
     /// [`RigidSi::color_groups`]'s joints' or manifolds' colours with their indices.
@@ -225,6 +241,33 @@ mod tests {
             assert_eq!(manifolds, (0..si.manifolds.len()).collect::<Vec<_>>(), "{name}: manifolds");
             assert!(si.order.windows(2).all(|w| w[1] == w[0] + 1), "{name}: manifolds out of colour order");
             assert!(name != "rigid-pyramid" || si.manifolds.len() > 100, "{name}: the pyramid touches");
+        }
+    }
+
+    /// The sort by colour gathers the same list, in the same order, from the narrow phase's
+    /// contacts in one part and cut into three at pair boundaries (as the parallel narrow phase
+    /// leaves them), with the same runs; with `diagonals` too.
+    #[test]
+    fn the_sort_by_colour_is_the_same_from_one_part_and_from_several() {
+        let scene = solverlab_scenes::resolve("rigid-pyramid", &["base=12".to_string()]).unwrap();
+        let st = scene.initial_state(scene.dt).rigid;
+        let mut all = Vec::new();
+        solverlab_core::rigid::rigid_contacts(&scene, &st, 0.02, &mut all);
+        // Cuts where a pair's run starts, near a third and two thirds of the list.
+        let cut = |at: usize| (at..all.len()).find(|&k| (all[k].a, all[k].b) != (all[k - 1].a, all[k - 1].b)).unwrap();
+        let (c1, c2) = (cut(all.len() / 3), cut(2 * all.len() / 3));
+        let parts = vec![all[..c1].to_vec(), all[c1..c2].to_vec(), all[c2..].to_vec()];
+        for diagonals in [false, true] {
+            let (mut one, mut three) = (Vec::new(), vec![all[0]; 7]);
+            let mut keep = SortScratch::default();
+            let runs_one =
+                sort_contacts_by_color(&scene, std::slice::from_ref(&all), &mut one, &mut keep, diagonals).to_vec();
+            let runs_three = sort_contacts_by_color(&scene, &parts, &mut three, &mut keep, diagonals).to_vec();
+            assert_eq!(one, three);
+            assert_eq!(runs_one, runs_three);
+            assert_eq!(one.len(), all.len());
+            assert!(runs_one.len() > 50, "the pyramid's manifolds: {}", runs_one.len());
+            assert!(one != all, "the sort changed nothing");
         }
     }
 

@@ -497,11 +497,13 @@ impl RigidSi {
         out.sort_unstable_by_key(|f| f.joint);
     }
 
+    #[inline(always)]
     fn vrel(&self, st: &[RigidState], p: &Point, which: Velocity) -> Vec3 {
         self.vrel_at(st, p.a, p.b, &p.ra, &p.rb, which)
     }
 
     /// The velocity of the point with arms `ra`, `rb` on body `a` relative to `b`.
+    #[inline(always)]
     fn vrel_at(&self, st: &[RigidState], a: usize, b: Option<usize>, ra: &Vec3, rb: &Vec3, which: Velocity) -> Vec3 {
         let v = |k: usize| match which {
             Velocity::Pseudo => (self.vp[k], self.wp[k]),

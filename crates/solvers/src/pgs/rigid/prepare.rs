@@ -118,31 +118,23 @@ impl RigidSi {
         let steps = if frame_substeps > 1 { f64::from(frame_substeps) + 1.0 } else { 2.0 };
         let margin = 4.0 * cfg.slop + steps * h * speed;
         let mut contacts = std::mem::take(&mut self.contacts);
-        if cfg.contact_recycling {
-            let cache = &mut self.contact_cache;
-            solverlab_core::rigid::rigid_contacts_recycled(
-                scene,
-                st,
-                margin,
-                &mut contacts,
-                &mut self.contact_scratch,
-                cache,
-            );
-        } else {
-            solverlab_core::rigid::rigid_contacts_with(scene, st, margin, &mut contacts, &mut self.contact_scratch);
-        }
+        // The narrow phase leaves its contacts in parts (see `rigid_contacts_parts`).
+        let cache = cfg.contact_recycling.then_some(&mut self.contact_cache);
+        let found = solverlab_core::rigid::rigid_contacts_parts(scene, st, margin, &mut self.contact_scratch, cache);
+        let parts = &mut self.contact_scratch.parts[..found];
         // The manifolds: the runs of one pair's points (the same runs after any reordering
         // within them); with `block_pairs`, each ordered by its diagonals. (Coloured, the sort
-        // by colour finds both in its copy.)
+        // by colour finds both as it gathers the parts into its order; otherwise the parts are
+        // joined.)
         // (`runs` borrows the sort's kept lists, so they are taken out of `self` until the
         // manifolds are built from them, and must be back before `build_islands`, whose
         // colouring takes them in turn.)
         let mut sort = std::mem::take(&mut self.sort_scratch);
         let natural;
         let runs = if cfg.rigid_order == Order::Colored {
-            let parts = &mut self.contact_scratch.parts;
-            coloring::sort_contacts_by_color(scene, &mut contacts, parts, &mut sort, cfg.block_pairs)
+            coloring::sort_contacts_by_color(scene, parts, &mut contacts, &mut sort, cfg.block_pairs)
         } else {
+            solverlab_core::rigid::join_parts(parts, &mut contacts);
             natural = pair_runs(&contacts);
             if cfg.block_pairs {
                 pair_diagonals(&mut contacts, &natural);
