@@ -62,11 +62,23 @@ pub(super) fn sort_contacts_by_color<'k>(
     }
     used.clear();
     used.resize(scene.rigid.len(), 0);
-    segments.clear();
-    for run in found.iter().flatten() {
-        segments.push(Segment { color: take_color(scene, used, run.a, run.b), ..run.seg });
+    // The runs coloured in order, then placed colour by colour, each colour's in that order
+    // (a counting sort: stable, as the comparison sort it replaced was).
+    sorted_colors.clear();
+    sorted_colors.extend(found.iter().flatten().map(|run| take_color(scene, used, run.a, run.b) as u8));
+    let mut next = [0usize; COLORS + 2];
+    for &c in sorted_colors.iter() {
+        next[c as usize + 1] += 1;
     }
-    segments.sort_by_key(|s| s.color);
+    for c in 0..=COLORS {
+        next[c + 1] += next[c];
+    }
+    segments.clear();
+    segments.resize(sorted_colors.len(), Segment::default());
+    for (run, &c) in found.iter().flatten().zip(sorted_colors.iter()) {
+        segments[next[c as usize]] = Segment { color: c as usize, ..run.seg };
+        next[c as usize] += 1;
+    }
     // Per run, the point that comes second: with `diagonals`, the farthest from the first.
     let second = |seg: &Segment| {
         let (s, e) = (seg.start, seg.end);
@@ -106,7 +118,7 @@ pub(super) struct Run {
 
 /// One pair's run of contacts in [`sort_contacts_by_color`]: its colour, and its place in the
 /// narrow phase's parts.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, Default)]
 pub(super) struct Segment {
     color: usize,
     part: u32,
