@@ -73,11 +73,11 @@ pub fn pairs(
                         break;
                     }
                     for &(_, i) in &binned[first..end] {
-                        if j <= i || skip(i, j) {
+                        if j <= i {
                             continue;
                         }
                         let reach = radius[i] + radius[j] + margin;
-                        if (x[i] - x[j]).norm_squared() < reach * reach {
+                        if (x[i] - x[j]).norm_squared() < reach * reach && !skip(i, j) {
                             out.push((i, j));
                         }
                     }
@@ -87,16 +87,35 @@ pub fn pairs(
     };
     let mut out = Vec::new();
     if parallel {
-        // Runs of cells on all threads; the pairs are sorted below, so the list is the same.
+        // Runs of cells on all threads, each run's pairs sorted there. A pair `(i, j)` comes
+        // from the run that holds `i`'s cell, so each `i`'s pairs lie in one run's list, in
+        // order: the lists' pieces are then gathered by `i` (the same list as the sort below;
+        // the sort of all the pairs on the calling thread was 1 % of the 4,095-box pyramid's
+        // two-thread frame).
         let parts: Vec<Vec<(usize, usize)>> = cells
             .par_chunks(CELLS_PER_TASK)
             .map(|chunk| {
                 let mut part = Vec::new();
                 run(chunk, &mut part);
+                part.sort_unstable();
                 part
             })
             .collect();
-        out = sorted_pairs(parts.iter().flatten(), x.len());
+        // Per `i`, its pairs' part and range there.
+        let mut at = vec![(0u32, 0u32, 0u32); x.len()];
+        for (p, part) in parts.iter().enumerate() {
+            let mut k = 0;
+            while k < part.len() {
+                let i = part[k].0;
+                let end = k + part[k..].iter().take_while(|q| q.0 == i).count();
+                at[i] = (p as u32, k as u32, end as u32);
+                k = end;
+            }
+        }
+        out.reserve(parts.iter().map(Vec::len).sum());
+        for &(p, k, end) in &at {
+            out.extend_from_slice(&parts[p as usize][k as usize..end as usize]);
+        }
     } else {
         run(&cells, &mut out);
         out = sorted_pairs(out.iter(), x.len());
@@ -133,9 +152,9 @@ fn unpack(key: u64) -> [u64; 3] {
 }
 
 /// The pairs `(i, j)`, `i < n`, in order (as `sort_unstable` orders them), by
-/// [`sort_by_first_index`]: a comparison sort of the 12,000 pairs of the 4,095-box pyramid took
-/// about a third of the grid's time (some 0.6 of 1.8 ms a call), on one thread even in the
-/// parallel path.
+/// [`sort_by_first_index`] (the calling thread's path of [`pairs`]): a comparison sort of the
+/// 12,000 pairs of the 4,095-box pyramid took about a third of the grid's time (some 0.6 of
+/// 1.8 ms a call).
 fn sorted_pairs<'a>(pairs: impl Iterator<Item = &'a (usize, usize)> + Clone, n: usize) -> Vec<(usize, usize)> {
     let (mut start, mut next, mut out) = (Vec::new(), Vec::new(), Vec::new());
     sort_by_first_index(pairs, n, |&(i, _)| i, |&p| p, (&mut start, &mut next), &mut out);
@@ -235,8 +254,8 @@ pub fn sphere_pairs_grid(x: &[Vec3], radius: &[f64], margin: f64) -> Vec<(usize,
         let reach = radius[i] + radius[j] + margin;
         (x[i] - x[j]).norm_squared() <= reach * reach
     };
-    let mut out: Vec<(usize, usize)> =
-        pairs(x, &small_radius, wide, |_, _| false).into_iter().filter(|&(i, j)| touch(i, j)).collect();
+    // (The exact test as `pairs`' filter: the same pairs as filtering its list, on all threads.)
+    let mut out: Vec<(usize, usize)> = pairs(x, &small_radius, wide, |i, j| !touch(i, j));
     for &l in &large {
         for k in 0..n {
             // A pair of two large spheres is found once, from the lower index.
@@ -308,6 +327,32 @@ mod tests {
                 (0..n).map(|_| if rng.next_f64() < 0.1 { 0.0 } else { r_max * (0.2 + 0.8 * rng.next_f64()) }).collect();
             let margin = 0.05 * rng.next_f64();
             assert_eq!(pairs(&x, &radius, margin, |_, _| false), pairs_brute_force(&x, &radius, margin), "case {case}");
+        }
+    }
+
+    /// On two threads, above `PARALLEL_BALLS` (the runs of cells in parallel tasks, their
+    /// pieces gathered by first index): the brute-force pairs, in order, for particles and for
+    /// bounding spheres of mixed sizes, with a skip rule too.
+    #[test]
+    fn the_parallel_grid_finds_the_brute_force_pairs_in_order() {
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
+        let mut rng = Rng::new(5);
+        for case in 0..3 {
+            let n = 2_000 + 700 * case;
+            let x: Vec<Vec3> = (0..n)
+                .map(|_| Vec3::new(rng.next_f64() - 0.5, rng.next_f64() - 0.5, rng.next_f64() - 0.5) * 1.6)
+                .collect();
+            let radius: Vec<f64> =
+                (0..n).map(|_| if rng.next_f64() < 0.002 { 0.5 } else { 0.03 + 0.04 * rng.next_f64() }).collect();
+            let small: Vec<f64> = radius.iter().map(|&r| r.min(0.07)).collect();
+            let skip = |i: usize, j: usize| (i + j).is_multiple_of(7);
+            let (found, spheres) =
+                pool.install(|| (pairs(&x, &small, 0.01, skip), sphere_pairs_grid(&x, &radius, 0.01)));
+            let mut expected = pairs_brute_force(&x, &small, 0.01);
+            expected.retain(|&(i, j)| !skip(i, j));
+            assert!(expected.len() > n, "case {case}: {} pairs", expected.len());
+            assert_eq!(found, expected, "case {case}");
+            assert_eq!(spheres, sphere_pairs_brute_force(&x, &radius, 0.01), "case {case}");
         }
     }
 

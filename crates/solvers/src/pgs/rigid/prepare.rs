@@ -452,9 +452,10 @@ impl RigidSi {
                 s.rest_time = 0.0;
             }
         }
-        for m in self.manifolds.iter_mut() {
-            m.island = island[m.island];
-        }
+        // (On all threads for many manifolds: each of the 4,095-box pyramid's 8,000 is a cache
+        // line apart from the next.)
+        let island_of = &island;
+        self.manifolds.par_iter_mut().with_min_len(par_min() / 4).for_each(|m| m.island = island_of[m.island]);
         let joint_island: Vec<usize> = scene
             .joints
             .iter()
@@ -465,7 +466,14 @@ impl RigidSi {
             .collect();
         let awake = |i: usize| i != usize::MAX && self.awake[i];
         self.order.clear();
-        self.order.extend((0..self.manifolds.len()).filter(|&i| awake(self.manifolds[i].island)));
+        if !grouped && nothing_sleeps {
+            // Every manifold has a movable body (the narrow phase pairs no two fixed bodies, and
+            // a fixed body with no world collider), in the one island, awake.
+            debug_assert!(self.manifolds.iter().all(|m| m.island == 0));
+            self.order.extend(0..self.manifolds.len());
+        } else {
+            self.order.extend((0..self.manifolds.len()).filter(|&i| awake(self.manifolds[i].island)));
+        }
         self.joint_order.clear();
         self.joint_order.extend((0..scene.joints.len()).filter(|&j| self.active[j] && awake(joint_island[j])));
         self.groups.clear();
