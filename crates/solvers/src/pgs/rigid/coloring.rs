@@ -229,12 +229,19 @@ impl RigidSi {
                 }
             }
             let (mut j, mut m) = (group.j.0, group.m.0);
+            let span = |j: (usize, usize), m: (usize, usize), c: usize| ColorSpan {
+                j,
+                m,
+                overflow: c == COLORS,
+                batches: (0, 0),
+                contiguous: self.order[m.0..m.1].windows(2).all(|w| w[1] == w[0] + 1),
+            };
             for (c, &(nj, _)) in count.iter().enumerate().filter(|(_, n)| n.0 > 0) {
-                self.colors.push(ColorSpan { j: (j, j + nj), m: (m, m), overflow: c == COLORS, batches: (0, 0) });
+                self.colors.push(span((j, j + nj), (m, m), c));
                 j += nj;
             }
             for (c, &(_, nm)) in count.iter().enumerate().filter(|(_, n)| n.1 > 0) {
-                self.colors.push(ColorSpan { j: (j, j), m: (m, m + nm), overflow: c == COLORS, batches: (0, 0) });
+                self.colors.push(span((j, j), (m, m + nm), c));
                 m += nm;
             }
             self.groups[g].colors = (first, self.colors.len());

@@ -43,6 +43,10 @@ pub(super) struct ColorSpan {
     pub(super) overflow: bool,
     /// Its manifolds' batches, `RigidSi::batches[batches.0..batches.1]` ([`super::lanes`]).
     pub(super) batches: (usize, usize),
+    /// Its manifolds lie one after the other in memory (`order[m.0..m.1]` consecutive), as the
+    /// sort by colour lays them out when every manifold is awake: found once when the colours
+    /// are made, where each coloured pass looked through the order again.
+    pub(super) contiguous: bool,
 }
 
 /// Whether a colour is large: its rows run on all threads, and their statistics are summed
@@ -383,8 +387,7 @@ impl RigidSi {
         // manifolds of each large colour lie one after the other in memory (the contacts were
         // sorted by colour, `sort_contacts_by_color`), so such a colour is a slice of the
         // manifolds and one of the points. Either is cut into chunks.
-        let contiguous = |span: &ColorSpan| self.order[span.m.0..span.m.1].windows(2).all(|w| w[1] == w[0] + 1);
-        if spans.iter().filter(|s| large(s)).all(contiguous) {
+        if spans.iter().filter(|s| large(s)).all(|s| s.contiguous) {
             for span in spans {
                 if !large(span) {
                     let mut vel = Direct { st: &mut *st, inv_m };

@@ -363,9 +363,13 @@ impl RigidSi {
             .zip(scene.rigid.par_iter().zip(st.par_iter()))
             .with_min_len(par_min() / 4)
             .for_each(|(inv_i, (b, s))| *inv_i = b.inv_inertia_world(&s.q));
-        self.vp.iter_mut().for_each(|v| *v = Vec3::zeros());
+        // (Only a split sweep writes pseudo velocities, and it sets `pseudo`: otherwise they are
+        // still zero.)
+        if self.pseudo {
+            self.vp.iter_mut().for_each(|v| *v = Vec3::zeros());
+            self.wp.iter_mut().for_each(|v| *v = Vec3::zeros());
+        }
         self.pseudo = false;
-        self.wp.iter_mut().for_each(|v| *v = Vec3::zeros());
         let between_bodies = soft(cfg.soft_hertz(h).0, cfg.contact_damping_ratio, h);
         let against_fixed = soft(cfg.static_soft_hertz(h), cfg.contact_damping_ratio, h);
         let st_read: &[RigidState] = st;
