@@ -34,7 +34,7 @@ pub(super) fn sort_contacts_by_color<'k>(
     keep: &'k mut SortScratch,
     diagonals: bool,
 ) -> &'k [(usize, usize)] {
-    let SortScratch { used, segments, seconds, source, runs, found, sorted_colors, .. } = keep;
+    let SortScratch { used, segments, seconds, source, runs, found, sorted_colors, placed, .. } = keep;
     // Each part's pairs' runs, the parts on all threads when there are several (the scan
     // reads every contact; on one thread it was 1.3 % of the 4,095-box pyramid's two-thread
     // frame), then their colours in order.
@@ -75,8 +75,10 @@ pub(super) fn sort_contacts_by_color<'k>(
     }
     segments.clear();
     segments.resize(sorted_colors.len(), Segment::default());
+    placed.clear();
     for (run, &c) in found.iter().flatten().zip(sorted_colors.iter()) {
         segments[next[c as usize]] = Segment { color: c as usize, ..run.seg };
+        placed.push(next[c as usize] as u32);
         next[c as usize] += 1;
     }
     // Per run, the point that comes second: with `diagonals`, the farthest from the first.
@@ -163,6 +165,10 @@ pub(super) struct SortScratch {
     /// The colour of each manifold (each run, in the sorted order) of the last sort, which
     /// [`RigidSi::color_groups`] finds again; emptied when read.
     sorted_colors: Vec<u8>,
+    /// Per pair's run in the narrow phase's order, its manifold's place in the sorted order
+    /// (empty when the manifolds are in the narrow phase's order), for the warm-start map
+    /// (`RigidSi::finish`).
+    pub(super) placed: Vec<u32>,
 }
 
 impl RigidSi {

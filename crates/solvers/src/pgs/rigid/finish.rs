@@ -92,8 +92,12 @@ impl RigidSi {
         let mut warm = std::mem::take(&mut self.warm.points);
         let min = par_min() / 4;
         let manifolds = &self.manifolds;
-        fill(&mut pairs, manifolds.len(), min, |k| {
-            let m = &manifolds[k];
+        // The pairs in the narrow phase's order, grouped by first body (a coloured step's
+        // manifolds are found through the sort by colour's placement), for `WarmMap::sort`.
+        let placed = &self.sort_scratch.placed;
+        let narrow = |r: usize| if placed.len() == manifolds.len() { placed[r] as usize } else { r };
+        fill(&mut pairs, manifolds.len(), min, |r| {
+            let m = &manifolds[narrow(r)];
             let c = &contacts[m.start];
             let friction = m.t1 * m.lt1 + m.t2 * m.lt2;
             WarmPair { key: (c.a, c.b), points: (m.start, m.end), friction, twist: m.l_twist }

@@ -135,6 +135,7 @@ impl RigidSi {
             coloring::sort_contacts_by_color(scene, parts, &mut contacts, &mut sort, cfg.block_pairs)
         } else {
             solverlab_core::rigid::join_parts(parts, &mut contacts);
+            sort.placed.clear();
             natural = pair_runs(&contacts);
             if cfg.block_pairs {
                 pair_diagonals(&mut contacts, &natural);
