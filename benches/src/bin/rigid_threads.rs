@@ -13,8 +13,10 @@
 //! `simulate` on the global pool) with `RAYON_NUM_THREADS=1` and then `=2`, one after the other.
 //! A run's time is the mean over its frames after the first [`SKIP`] of `steps.csv`'s
 //! `solve_seconds + integrate_seconds` (ms per frame; the same time the Rapier peer compares).
-//! The fastest and the median over the rounds are kept, and the speedup is the 1-thread median
-//! over the 2-thread median. Coloured sweeps give the same numbers on any number of threads, so
+//! The median over the rounds is kept, and the speedup is the median over the rounds of each
+//! round's 1-thread time over its 2-thread time (the two runs of a round back to back, so that
+//! a slower spell of the shared host weighs on both; the ratio of the two medians could pair a
+//! quick 1-thread round with a slow 2-thread one). Coloured sweeps give the same numbers on any number of threads, so
 //! the two runs of a pair simulate the same motion (the final state hashes are compared).
 //!
 //! Writes `results/rigid_threads/threads.csv` (every run, with the status its `meta.json` gives:
@@ -209,14 +211,16 @@ fn main() -> Result<(), String> {
     );
     for s in &scenes {
         for preset in PRESETS {
-            let (one, two) = (median(&times[&(s.key, preset, 1)]), median(&times[&(s.key, preset, 2)]));
+            let (ones, twos) = (&times[&(s.key, preset, 1)], &times[&(s.key, preset, 2)]);
+            let (one, two) = (median(ones), median(twos));
+            let paired: Vec<f64> = ones.iter().zip(twos).map(|(a, b)| a / b).collect();
             table += &format!(
                 "| {} | {} | {} | {} | {one:.3} ms | {two:.3} ms | **{:.2}×** |\n",
                 s.key,
                 label(preset),
                 s.frames,
                 status[&(s.key, preset)],
-                one / two
+                median(&paired)
             );
         }
     }
@@ -236,7 +240,7 @@ fn main() -> Result<(), String> {
         .map(|d| (d.as_secs() / 86_400) as i64)
         .unwrap_or(0);
     let meta = format!(
-        "{{\n  \"experiment\": \"rigid_threads\",\n  \"command\": \"cargo run --release -p solverlab-benches --bin rigid_threads -- --rounds {rounds}\",\n  \"date\": \"{}\",\n  \"commit\": \"{commit}\",\n  \"rounds\": {rounds},\n  \"skip_frames\": {SKIP},\n  \"cores\": {},\n  \"seconds\": {:.1},\n  \"time\": \"mean solve_seconds + integrate_seconds per frame after the first frames, median over rounds; each run a `simulate` child process with RAYON_NUM_THREADS=1 or 2\"\n}}\n",
+        "{{\n  \"experiment\": \"rigid_threads\",\n  \"command\": \"cargo run --release -p solverlab-benches --bin rigid_threads -- --rounds {rounds}\",\n  \"date\": \"{}\",\n  \"commit\": \"{commit}\",\n  \"rounds\": {rounds},\n  \"skip_frames\": {SKIP},\n  \"cores\": {},\n  \"seconds\": {:.1},\n  \"time\": \"mean solve_seconds + integrate_seconds per frame after the first frames, median over rounds; each run a `simulate` child process with RAYON_NUM_THREADS=1 or 2\",\n  \"speedup\": \"median over rounds of the round's 1-thread time over its 2-thread time\"\n}}\n",
         solverlab_cli::date(days),
         std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
         t0.elapsed().as_secs_f64()
