@@ -30,12 +30,14 @@ pub fn pairs(
     }
     let cell = 2.0 * r_max + margin.max(0.0);
     let key = |p: &Vec3| pack([coord(p.x, cell), coord(p.y, cell), coord(p.z, cell)]);
-    let mut binned: Vec<(u64, usize)> = balls.iter().map(|&i| (key(&x[i]), i)).collect();
     // The occupied cells in order, `binned[first..end]` each.
-    let parallel = rayon::current_num_threads() > 1 && binned.len() >= PARALLEL_BALLS;
+    let parallel = rayon::current_num_threads() > 1 && balls.len() >= PARALLEL_BALLS;
+    let mut binned: Vec<(u64, usize)>;
     if parallel {
+        binned = balls.par_iter().with_min_len(PARALLEL_BALLS / 2).map(|&i| (key(&x[i]), i)).collect();
         binned.par_sort_unstable();
     } else {
+        binned = balls.iter().map(|&i| (key(&x[i]), i)).collect();
         binned.sort_unstable();
     }
     let mut cells = Vec::new();
@@ -112,10 +114,33 @@ pub fn pairs(
                 k = end;
             }
         }
-        out.reserve(parts.iter().map(Vec::len).sum());
-        for &(p, k, end) in &at {
-            out.extend_from_slice(&parts[p as usize][k as usize..end as usize]);
+        // The gather in tasks of `GATHER_FIRSTS` first indices, each into its own slice of the
+        // list (where each task's pairs start is summed first).
+        let mut starts = Vec::with_capacity(at.len().div_ceil(GATHER_FIRSTS) + 1);
+        let mut total = 0;
+        for (k, &(_, lo, hi)) in at.iter().enumerate() {
+            if k % GATHER_FIRSTS == 0 {
+                starts.push(total);
+            }
+            total += (hi - lo) as usize;
         }
+        starts.push(total);
+        out.resize(total, (0, 0));
+        let mut slices = Vec::with_capacity(starts.len());
+        let mut rest = &mut out[..];
+        for w in starts.windows(2) {
+            let (head, tail) = std::mem::take(&mut rest).split_at_mut(w[1] - w[0]);
+            slices.push(head);
+            rest = tail;
+        }
+        slices.into_par_iter().zip(at.par_chunks(GATHER_FIRSTS)).for_each(|(to, firsts)| {
+            let mut k = 0;
+            for &(p, lo, hi) in firsts {
+                let piece = &parts[p as usize][lo as usize..hi as usize];
+                to[k..k + piece.len()].copy_from_slice(piece);
+                k += piece.len();
+            }
+        });
     } else {
         run(&cells, &mut out);
         out = sorted_pairs(out.iter(), x.len());
@@ -205,6 +230,9 @@ const PARALLEL_BALLS: usize = 1024;
 
 /// Occupied cells per parallel task of [`pairs`].
 const CELLS_PER_TASK: usize = 128;
+
+/// First indices per task of [`pairs`]' parallel gather.
+const GATHER_FIRSTS: usize = 1024;
 
 /// Finds every pair `i < j` of spheres (centre `x`, radius `radius > 0`) with
 /// `|x_i − x_j| ≤ r_i + r_j + margin`, sorted, for any spread of sizes: the bounding spheres

@@ -458,6 +458,7 @@ impl RigidSi {
         self.warm_joints.clear();
         self.warm.clear();
         self.contact_cache.clear();
+        self.sort_scratch.forget();
         self.forces_h = None;
     }
 
