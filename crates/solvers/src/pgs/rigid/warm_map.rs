@@ -147,13 +147,7 @@ mod tests {
         let n = pairs.len();
         let step = (1..n).rev().find(|s| gcd(*s, n) == 1 && s * 3 > n).unwrap();
         let shuffled: Vec<_> = (0..n).map(|k| pairs[(k * step) % n]).collect();
-        let mut map = WarmMap::default();
-        map.pairs = shuffled
-            .iter()
-            .enumerate()
-            .map(|(k, &key)| WarmPair { key, points: (k, k + 1), friction: Vec3::x() * k as f64, twist: k as f64 })
-            .collect();
-        map.points = (0..n).map(|k| (k as u32, Vec3::zeros(), k as f64)).collect();
+        let mut map = numbered(&shuffled);
         let mut expected = map.pairs.clone();
         expected.sort_unstable_by_key(|p| p.key);
         map.sort(bodies);
@@ -184,22 +178,12 @@ mod tests {
         }
         let n = pairs.len();
         assert!(n > 4_096, "{n} pairs: the parallel path");
-        let map_of = || {
-            let mut map = WarmMap::default();
-            map.pairs = pairs
-                .iter()
-                .enumerate()
-                .map(|(k, &key)| WarmPair { key, points: (k, k + 1), friction: Vec3::x() * k as f64, twist: k as f64 })
-                .collect();
-            map.points = (0..n).map(|k| (k as u32, Vec3::zeros(), k as f64)).collect();
-            map
-        };
-        let mut expected = map_of().pairs;
+        let mut expected = numbered(&pairs).pairs;
         expected.sort_unstable_by_key(|p| p.key);
         let keys = |ps: &[WarmPair]| ps.iter().map(|p| (p.key, p.points)).collect::<Vec<_>>();
         for threads in [1, 2] {
             let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
-            let mut map = map_of();
+            let mut map = numbered(&pairs);
             pool.install(|| map.sort(bodies));
             assert_eq!(keys(&map.pairs), keys(&expected), "{threads} thread(s)");
             for (k, key) in pairs.iter().enumerate() {
@@ -207,6 +191,19 @@ mod tests {
                 assert_eq!((points[0].2, twist), (k as f64, k as f64));
             }
         }
+    }
+
+    /// A map of the pairs `keys` in that order, the k-th with point k, friction `k·x̂` and
+    /// twist k.
+    fn numbered(keys: &[(usize, Other)]) -> WarmMap {
+        let mut map = WarmMap::default();
+        map.pairs = keys
+            .iter()
+            .enumerate()
+            .map(|(k, &key)| WarmPair { key, points: (k, k + 1), friction: Vec3::x() * k as f64, twist: k as f64 })
+            .collect();
+        map.points = (0..keys.len()).map(|k| (k as u32, Vec3::zeros(), k as f64)).collect();
+        map
     }
 
     fn gcd(a: usize, b: usize) -> usize {
