@@ -126,13 +126,7 @@ pub fn pairs(
         }
         starts.push(total);
         out.resize(total, (0, 0));
-        let mut slices = Vec::with_capacity(starts.len());
-        let mut rest = &mut out[..];
-        for w in starts.windows(2) {
-            let (head, tail) = std::mem::take(&mut rest).split_at_mut(w[1] - w[0]);
-            slices.push(head);
-            rest = tail;
-        }
+        let slices = consecutive_slices(&mut out, starts.windows(2).map(|w| w[1] - w[0]));
         slices.into_par_iter().zip(at.par_chunks(GATHER_FIRSTS)).for_each(|(to, firsts)| {
             let mut k = 0;
             for &(p, lo, hi) in firsts {
@@ -223,6 +217,20 @@ pub fn sort_by_first_index<'a, T: Copy + 'a, K: Ord>(
             out[start[k]..start[k + 1]].sort_unstable_by_key(&key);
         }
     }
+}
+
+/// `list` cut into consecutive slices of the given `lengths` (in order, from its start), for
+/// tasks that each fill their own slice.
+pub(crate) fn consecutive_slices<T>(list: &mut [T], lengths: impl IntoIterator<Item = usize>) -> Vec<&mut [T]> {
+    let mut rest = list;
+    lengths
+        .into_iter()
+        .map(|n| {
+            let (head, tail) = std::mem::take(&mut rest).split_at_mut(n);
+            rest = tail;
+            head
+        })
+        .collect()
 }
 
 /// The fewest particles [`pairs`] works on all threads for (fewer cost more to hand out).

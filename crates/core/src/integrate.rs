@@ -47,7 +47,8 @@ pub fn kinematic_pins(scene: &Scene) -> Vec<KinematicPin> {
         .collect()
 }
 
-/// The fewest rigid bodies [`predict`] works on all threads for.
+/// The fewest rigid bodies [`predict`] works on all threads for (half the 4,096 items the rigid
+/// solvers' passes take before they go to the pool; chosen, not tuned).
 const PARALLEL_RIGID: usize = 2048;
 
 /// Predicts one step of `h` seconds and advances `state.time` and `state.step`.
@@ -62,13 +63,13 @@ pub fn predict(scene: &Scene, kinematic: &[KinematicPin], state: &mut State, h: 
         *x_prev = old;
     }
     if !scene.rigid.is_empty() {
-        // Damping, then [`crate::rigid::predict_velocities`], body by body: on all threads from
+        // Damping, then [`crate::rigid::predict_velocity`], body by body: on all threads from
         // `PARALLEL_RIGID` bodies on (each body on its own, the same numbers on any number of
         // threads; on two threads the serial loop was 1 % of the 4,095-box pyramid's frame).
         let body = |(r, b): (&mut crate::rigid::RigidState, &crate::rigid::RigidBody)| {
             r.v *= keep;
             r.w *= keep;
-            crate::rigid::predict_velocities(std::slice::from_ref(b), std::slice::from_mut(r), scene.gravity, h);
+            crate::rigid::predict_velocity(b, r, scene.gravity, h);
         };
         if state.rigid.len() >= PARALLEL_RIGID && rayon::current_num_threads() > 1 {
             use rayon::prelude::*;

@@ -129,13 +129,7 @@ pub fn join_parts(parts: &mut [Vec<RigidContact>], out: &mut Vec<RigidContact>) 
         Some(&any) => out.resize(total, any),
         None => out.clear(),
     }
-    let mut slices = Vec::with_capacity(parts.len());
-    let mut rest = &mut out[..];
-    for part in parts.iter() {
-        let (head, tail) = std::mem::take(&mut rest).split_at_mut(part.len());
-        slices.push(head);
-        rest = tail;
-    }
+    let slices = crate::broadphase::consecutive_slices(out, parts.iter().map(Vec::len));
     slices.into_par_iter().zip(parts.par_iter()).with_min_len(4).for_each(|(to, from)| to.copy_from_slice(from));
 }
 

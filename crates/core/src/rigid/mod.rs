@@ -252,11 +252,17 @@ impl RigidState {
 /// The shared velocity prediction of every movable rigid body (see the module docs).
 pub fn predict_velocities(bodies: &[RigidBody], states: &mut [RigidState], gravity: Vec3, h: f64) {
     for (b, s) in bodies.iter().zip(states.iter_mut()) {
-        if b.is_fixed() || s.asleep {
-            s.v = Vec3::zeros();
-            s.w = Vec3::zeros();
-            continue;
-        }
+        predict_velocity(b, s, gravity, h);
+    }
+}
+
+/// [`predict_velocities`] of one body.
+#[inline]
+pub fn predict_velocity(b: &RigidBody, s: &mut RigidState, gravity: Vec3, h: f64) {
+    if b.is_fixed() || s.asleep {
+        s.v = Vec3::zeros();
+        s.w = Vec3::zeros();
+    } else {
         s.v += gravity * h;
     }
 }

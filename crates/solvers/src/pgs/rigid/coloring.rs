@@ -34,7 +34,7 @@ pub(super) fn sort_contacts_by_color<'k>(
     keep: &'k mut SortScratch,
     diagonals: bool,
 ) -> &'k [(usize, usize)] {
-    let SortScratch { used, segments, seconds, source, runs, found, sorted_colors, placed, .. } = keep;
+    let SortScratch { used, segments, seconds, source, runs, found, run_colors, placed, sorted_fresh, .. } = keep;
     // Each part's pairs' runs, the parts on all threads when there are several (the scan
     // reads every contact; on one thread it was 1.3 % of the 4,095-box pyramid's two-thread
     // frame), then their colours in order.
@@ -64,19 +64,19 @@ pub(super) fn sort_contacts_by_color<'k>(
     used.resize(scene.rigid.len(), 0);
     // The runs coloured in order, then placed colour by colour, each colour's in that order
     // (a counting sort: stable, as the comparison sort it replaced was).
-    sorted_colors.clear();
-    sorted_colors.extend(found.iter().flatten().map(|run| take_color(scene, used, run.a, run.b) as u8));
+    run_colors.clear();
+    run_colors.extend(found.iter().flatten().map(|run| take_color(scene, used, run.a, run.b) as u8));
     let mut next = [0usize; COLORS + 2];
-    for &c in sorted_colors.iter() {
+    for &c in run_colors.iter() {
         next[c as usize + 1] += 1;
     }
     for c in 0..=COLORS {
         next[c + 1] += next[c];
     }
     segments.clear();
-    segments.resize(sorted_colors.len(), Segment::default());
+    segments.resize(run_colors.len(), Segment::default());
     placed.clear();
-    for (run, &c) in found.iter().flatten().zip(sorted_colors.iter()) {
+    for (run, &c) in found.iter().flatten().zip(run_colors.iter()) {
         segments[next[c as usize]] = Segment { color: c as usize, ..run.seg };
         placed.push(next[c as usize] as u32);
         next[c as usize] += 1;
@@ -103,16 +103,15 @@ pub(super) fn sort_contacts_by_color<'k>(
         runs.push((at, source.len()));
     }
     fill(out, source.len(), par_min(), |k| parts[source[k].0 as usize][source[k].1 as usize]);
-    // The manifolds' colours, for `RigidSi::color_groups`.
-    sorted_colors.clear();
-    sorted_colors.extend(segments.iter().map(|s| s.color as u8));
+    // The segments hold the manifolds' colours, for `RigidSi::color_groups`.
+    *sorted_fresh = true;
     runs
 }
 
 /// One pair's run of contacts as [`sort_contacts_by_color`] scans a part: its bodies and its
 /// place.
 #[derive(Clone, Copy, Debug)]
-pub(super) struct Run {
+struct Run {
     a: usize,
     b: Option<usize>,
     seg: Segment,
@@ -121,7 +120,7 @@ pub(super) struct Run {
 /// One pair's run of contacts in [`sort_contacts_by_color`]: its colour, and its place in the
 /// narrow phase's parts.
 #[derive(Clone, Copy, Debug, Default)]
-pub(super) struct Segment {
+struct Segment {
     color: usize,
     part: u32,
     start: usize,
@@ -145,6 +144,37 @@ fn take_color(scene: &Scene, used: &mut [u64], a: usize, b: Option<usize>) -> us
     c
 }
 
+/// Colours the rows `rows` (joints or manifolds, each with the bodies `bodies` gives) greedily
+/// in their order ([`take_color`]; `counted` is told each row's colour), reorders them by colour
+/// (stably, in the working list `keyed`), and then frees their bodies' colours in `used`.
+fn color_in_order(
+    scene: &Scene,
+    used: &mut [u64],
+    keyed: &mut Vec<(usize, usize)>,
+    rows: &mut [usize],
+    bodies: impl Fn(usize) -> (usize, Option<usize>),
+    mut counted: impl FnMut(usize),
+) {
+    keyed.clear();
+    for &k in rows.iter() {
+        let (a, b) = bodies(k);
+        let c = take_color(scene, used, a, b);
+        counted(c);
+        keyed.push((c, k));
+    }
+    keyed.sort_by_key(|&(c, _)| c);
+    for (slot, &(_, k)) in rows.iter_mut().zip(keyed.iter()) {
+        *slot = k;
+    }
+    for &k in rows.iter() {
+        let (a, b) = bodies(k);
+        used[a] = 0;
+        if let Some(b) = b {
+            used[b] = 0;
+        }
+    }
+}
+
 /// The lists [`sort_contacts_by_color`] works in, kept from step to step.
 #[derive(Default)]
 pub(super) struct SortScratch {
@@ -162,9 +192,11 @@ pub(super) struct SortScratch {
     keyed: Vec<(usize, usize)>,
     /// Per part, its pairs' runs.
     found: Vec<Vec<Run>>,
-    /// The colour of each manifold (each run, in the sorted order) of the last sort, which
-    /// [`RigidSi::color_groups`] finds again; emptied when read.
-    sorted_colors: Vec<u8>,
+    /// Per pair's run in the narrow phase's order, its colour.
+    run_colors: Vec<u8>,
+    /// Whether `segments` hold the colours of the last sort's manifolds (in the sorted order),
+    /// which [`RigidSi::color_groups`] finds again, not yet taken by it.
+    sorted_fresh: bool,
     /// Per pair's run in the narrow phase's order, its manifold's place in the sorted order
     /// (empty when the manifolds are in the narrow phase's order), for the warm-start map
     /// (`RigidSi::finish`).
@@ -190,7 +222,8 @@ impl RigidSi {
         self.colors.clear();
         let n = scene.rigid.len();
         let mut keep = std::mem::take(&mut self.sort_scratch);
-        let SortScratch { used, keyed, sorted_colors, joints_given, joints_colored, joint_counts, .. } = &mut keep;
+        let SortScratch { used, keyed, segments, sorted_fresh, joints_given, joints_colored, joint_counts, .. } =
+            &mut keep;
         used.clear();
         used.resize(n, 0);
         for g in 0..self.groups.len() {
@@ -210,24 +243,11 @@ impl RigidSi {
                 if all_joints {
                     joints_given.clone_from(&self.joint_order);
                 }
-                keyed.clear();
-                for &k in &self.joint_order[group.j.0..group.j.1] {
-                    let c = take_color(scene, used, scene.joints[k].a, scene.joints[k].b);
-                    count[c].0 += 1;
-                    keyed.push((c, k));
-                }
-                keyed.sort_by_key(|&(c, _)| c);
-                for (slot, &(_, k)) in self.joint_order[group.j.0..group.j.1].iter_mut().zip(keyed.iter()) {
-                    *slot = k;
-                }
-                // The contacts take their colours afresh: the joints' colours are all visited
-                // before them.
-                for &k in &self.joint_order[group.j.0..group.j.1] {
-                    used[scene.joints[k].a] = 0;
-                    if let Some(b) = scene.joints[k].b {
-                        used[b] = 0;
-                    }
-                }
+                // (The contacts take their colours afresh: the joints' colours are all visited
+                // before them.)
+                let joint = |k: usize| (scene.joints[k].a, scene.joints[k].b);
+                let rows = &mut self.joint_order[group.j.0..group.j.1];
+                color_in_order(scene, used, keyed, rows, joint, |c| count[c].0 += 1);
                 if all_joints {
                     joints_colored.clone_from(&self.joint_order);
                     joint_counts.clear();
@@ -241,31 +261,17 @@ impl RigidSi {
             // again, and the order stays as it is; on two threads, colouring again was 1.2 % of
             // the 4,095-box pyramid's frame).
             let whole = group.m == (0, self.manifolds.len()) && self.order.len() == self.manifolds.len();
-            if whole && sorted_colors.len() == self.manifolds.len() {
+            if whole && *sorted_fresh && segments.len() == self.manifolds.len() {
                 debug_assert!(self.order.iter().enumerate().all(|(o, &i)| o == i));
-                for &c in sorted_colors.iter() {
-                    count[c as usize].1 += 1;
+                for s in segments.iter() {
+                    count[s.color].1 += 1;
                 }
             } else {
-                keyed.clear();
-                for &i in &self.order[group.m.0..group.m.1] {
-                    let p = &self.points[self.manifolds[i].start];
-                    let c = take_color(scene, used, p.a, p.b);
-                    count[c].1 += 1;
-                    keyed.push((c, i));
-                }
-                keyed.sort_by_key(|&(c, _)| c);
-                for (slot, &(_, i)) in self.order[group.m.0..group.m.1].iter_mut().zip(keyed.iter()) {
-                    *slot = i;
-                }
-                // This group's bodies free their colours for the next group.
-                for &i in &self.order[group.m.0..group.m.1] {
-                    let p = &self.points[self.manifolds[i].start];
-                    used[p.a] = 0;
-                    if let Some(b) = p.b {
-                        used[b] = 0;
-                    }
-                }
+                // (This group's bodies free their colours for the next group.)
+                let (points, manifolds) = (&self.points, &self.manifolds);
+                let manifold = |i: usize| (points[manifolds[i].start].a, points[manifolds[i].start].b);
+                let rows = &mut self.order[group.m.0..group.m.1];
+                color_in_order(scene, used, keyed, rows, manifold, |c| count[c].1 += 1);
             }
             let (mut j, mut m) = (group.j.0, group.m.0);
             let span = |j: (usize, usize), m: (usize, usize), c: usize| ColorSpan {
@@ -285,7 +291,7 @@ impl RigidSi {
             }
             self.groups[g].colors = (first, self.colors.len());
         }
-        sorted_colors.clear();
+        *sorted_fresh = false;
         self.sort_scratch = keep;
     }
 }
@@ -346,7 +352,7 @@ mod tests {
             // The colours the sort gave (taken again above) are those colouring afresh finds.
             let spans = |si: &RigidSi| si.colors.iter().map(|c| (c.m, c.j, c.overflow)).collect::<Vec<_>>();
             let (taken, order) = (spans(&si), si.order.clone());
-            assert!(si.sort_scratch.sorted_colors.is_empty(), "{name}: the sort's colours not taken");
+            assert!(!si.sort_scratch.sorted_fresh, "{name}: the sort's colours not taken");
             si.color_groups(&scene);
             assert_eq!(spans(&si), taken, "{name}: colours");
             assert_eq!(si.order, order, "{name}: order");

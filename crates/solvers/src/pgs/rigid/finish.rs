@@ -95,7 +95,8 @@ impl RigidSi {
         // The pairs in the narrow phase's order, grouped by first body (a coloured step's
         // manifolds are found through the sort by colour's placement), for `WarmMap::sort`.
         let placed = &self.sort_scratch.placed;
-        let narrow = |r: usize| if placed.len() == manifolds.len() { placed[r] as usize } else { r };
+        let by_place = placed.len() == manifolds.len();
+        let narrow = |r: usize| if by_place { placed[r] as usize } else { r };
         fill(&mut pairs, manifolds.len(), min, |r| {
             let m = &manifolds[narrow(r)];
             let c = &contacts[m.start];
