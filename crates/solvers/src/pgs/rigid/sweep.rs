@@ -480,20 +480,22 @@ impl RigidSi {
         // (A group of every manifold holds every point: in parallel tasks over the points, each
         // keeps its relax bias too.)
         let whole = first == 0 && last == self.order.len() && self.order.len() == self.manifolds.len();
-        let v = if !serial && whole {
+        let v = if whole {
+            // (Point by point in their stored order, without the manifolds' indirection.)
             let mut points = std::mem::take(&mut self.points);
             let this: &Self = self;
-            let worst = points
-                .par_iter_mut()
-                .with_min_len(par_min())
-                .map(|p| {
-                    let s_end = this.end_separation(st, p, h);
-                    p.relax_bias = (s_end / h).max(0.0);
-                    -s_end
-                })
-                .reduce(|| 0.0, f64::max);
+            let end = |p: &mut Point| {
+                let s_end = this.end_separation(st, p, h);
+                p.relax_bias = (s_end / h).max(0.0);
+                -s_end
+            };
+            let worst = if serial {
+                points.iter_mut().map(end).fold(v, f64::max)
+            } else {
+                points.par_iter_mut().with_min_len(par_min()).map(end).reduce(|| 0.0, f64::max).max(v)
+            };
             self.points = points;
-            v.max(worst)
+            worst
         } else if serial {
             let mut worst = v;
             for o in first..last {
