@@ -330,12 +330,12 @@ impl PgsSolver {
                 }
             });
         }
+        self.rigid.last_substep = substep >= substeps;
         if cfg.contacts_per_frame && substep > 1 && self.rigid.carried(substeps) {
             self.rigid.advance(scene, st, cfg, h, time);
         } else {
             self.rigid.prepare(scene, st, cfg, h, time, if cfg.contacts_per_frame { substeps } else { 1 });
         }
-        self.rigid.last_substep = substep >= substeps;
         self.rigid.frame_h = h * substeps as f64;
         let mut info = SolveInfo::default();
         // Each island group stops on its own test whenever there is a tolerance; the violation is

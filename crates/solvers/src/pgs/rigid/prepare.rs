@@ -374,13 +374,18 @@ impl RigidSi {
         let between_bodies = soft(cfg.soft_hertz(h).0, cfg.contact_damping_ratio, h);
         let against_fixed = soft(cfg.static_soft_hertz(h), cfg.contact_damping_ratio, h);
         let st_read: &[RigidState] = st;
+        // (The contacts' separations are read after the frame, with the forces: written in its
+        // last substep only.)
+        let last = self.last_substep;
         let rows = self.points.par_iter_mut().zip(self.carried.par_iter());
         rows.zip(self.contacts.par_iter_mut()).with_min_len(par_min()).for_each(|((p, more), c)| {
             let st = st_read;
             let moved_a = st[p.a].x + st[p.a].q.transform_vector(&more.la) - more.p0;
             let moved_b = p.b.map_or(Vec3::zeros(), |k| st[k].x + st[k].q.transform_vector(&more.lb) - more.p0);
             p.s = more.s0 + p.n.dot(&(moved_a - moved_b));
-            c.point.separation = p.s;
+            if last {
+                c.point.separation = p.s;
+            }
             (p.bias, p.mass_scale, p.impulse_scale) = if p.s > 0.0 {
                 (p.s / h, 1.0, 0.0)
             } else {
