@@ -155,66 +155,79 @@ impl RigidSi {
                 Other::Body(k) => Some(k),
                 Other::Collider(_) => None,
             };
-            let nrm = c.point.normal;
+            let n = c.point.normal;
             // A recycled contact's arms are those frozen when it was found.
             let [ra, rb] =
                 c.arms.unwrap_or([c.point.point - st[c.a].x, b.map_or(Vec3::zeros(), |k| c.point.point - st[k].x)]);
-            *p = Point {
-                a: c.a,
-                b,
-                ra,
-                rb: if b.is_some() { rb } else { Vec3::zeros() },
-                n: nrm,
-                s: c.point.separation,
-                mass_scale: 1.0,
-                ..Point::default()
-            };
-            *more = Carried { e: c.restitution, ..Carried::default() };
-            p.row = this.jacobian_row(p.a, p.b, &p.ra, &p.rb, &p.n);
-            p.mn = p.row.effective_mass(&p.n);
-            more.s0 = p.s;
+            let rb = if b.is_some() { rb } else { Vec3::zeros() };
+            let s = c.point.separation;
+            let row = this.jacobian_row(c.a, b, &ra, &rb, &n);
+            let mut s0 = s;
             if c.arms.is_some() {
                 // The separation a later substep measures, `s₀ + n·(Δp_a − Δp_b)`, follows the
                 // arms' ends from the frame's start, which need not meet at the point when the
                 // arms are frozen: `s₀` is rebased so that it starts at `s`.
-                let end_b = b.map_or(c.point.point, |k| st[k].x + p.rb);
-                more.s0 = p.s - p.n.dot(&((st[c.a].x + p.ra) - end_b));
+                let end_b = b.map_or(c.point.point, |k| st[k].x + rb);
+                s0 = s - n.dot(&((st[c.a].x + ra) - end_b));
             }
-            let s = p.s;
+            let (mut bias, mut mass_scale, mut impulse_scale, mut split_bias) = (0.0, 1.0, 0.0, 0.0);
             if s > 0.0 {
-                p.bias = s / h;
+                bias = s / h;
             } else {
                 match cfg.feedback {
                     Feedback::Soft => {
                         // Against a fixed body or a world collider: `static_contact_hertz`.
                         // (Inverse masses of zero: a fixed body, or none for a world collider.)
-                        let fixed = p.row.ima == 0.0 || p.row.imb == 0.0;
+                        let fixed = row.ima == 0.0 || row.imb == 0.0;
                         let (bias_rate, soft_mass, soft_impulse) = if fixed { against_fixed } else { between_bodies };
-                        p.bias = (bias_rate * s).max(-cfg.max_push);
-                        (p.mass_scale, p.impulse_scale) = (soft_mass, soft_impulse);
+                        bias = (bias_rate * s).max(-cfg.max_push);
+                        (mass_scale, impulse_scale) = (soft_mass, soft_impulse);
                     }
                     // With a position pass the penetration is corrected there, not here.
                     Feedback::Baumgarte if cfg.position_iterations > 0 => {}
                     Feedback::Baumgarte => {
                         let push = (cfg.baumgarte * (s + cfg.slop).min(0.0) / h).max(-cfg.max_push);
                         if cfg.split_impulse {
-                            p.split_bias = push;
+                            split_bias = push;
                         } else {
-                            p.bias = push;
+                            bias = push;
                         }
                     }
                 }
             }
+            // Every field written in place (a struct literal of hundreds of bytes was built
+            // aside and copied over, a call to `memcpy` per point); the pattern names every
+            // field, so that a new one cannot be left as the last step's.
+            let Point {
+                a: pa,
+                b: pb,
+                n: pn,
+                row: prow,
+                mn: pmn,
+                bias: pbias,
+                mass_scale: pscale,
+                impulse_scale: pimpulse,
+                inv_mn: _,
+                ln,
+                relax_bias,
+                s: ps,
+                ra: pra,
+                rb: prb,
+                split_bias: psplit,
+                lp,
+            } = p;
+            (*pa, *pb, *pn, *pra, *prb, *ps) = (c.a, b, n, ra, rb, s);
+            *pmn = row.effective_mass(&n);
+            *prow = row;
+            (*pbias, *pscale, *pimpulse, *psplit) = (bias, mass_scale, impulse_scale, split_bias);
+            (*ln, *relax_bias, *lp) = (0.0, 0.0, 0.0);
             p.set_inv_mn();
             // (The approach speed is read only by the restitution pass.)
-            if more.e > 0.0 {
-                more.vn0 = p.n.dot(&this.vrel(st, p, Velocity::Real));
-            }
-            more.p0 = c.point.point;
-            more.la = st[c.a].q.inverse_transform_vector(&p.ra);
-            if let Some(k) = b {
-                more.lb = st[k].q.inverse_transform_vector(&p.rb);
-            }
+            let vn0 = if c.restitution > 0.0 { n.dot(&this.vrel(st, p, Velocity::Real)) } else { 0.0 };
+            let lb = b.map_or(Vec3::zeros(), |k| st[k].q.inverse_transform_vector(&rb));
+            let Carried { s0: c_s0, e, vn0: c_vn0, p0, la: c_la, lb: c_lb } = more;
+            (*c_s0, *e, *c_vn0, *p0) = (s0, c.restitution, vn0, c.point.point);
+            (*c_la, *c_lb) = (st[c.a].q.inverse_transform_vector(&ra), lb);
         };
         // Each point on its own, written in place: the same rows on any number of threads.
         points.resize(contacts.len(), Point::default());
