@@ -76,6 +76,8 @@ pub struct ContactScratch {
     first: Vec<usize>,
     /// The entry being built for one body (recycling, on the calling thread).
     fresh: KeptBody,
+    /// The broadphase's pairs, kept while the bodies move little.
+    kept: crate::broadphase::KeptPairs,
 }
 
 /// [`rigid_contacts`] with its buffers kept in `scratch` from call to call.
@@ -249,14 +251,14 @@ fn contacts_parts(
     mut cache: Option<&mut Vec<KeptBody>>,
 ) -> usize {
     let bodies = &scene.rigid;
-    let ContactScratch { parts: scratch, centres, radii, candidates, joined, first, fresh } = scratch;
+    let ContactScratch { parts: scratch, centres, radii, candidates, joined, first, fresh, kept } = scratch;
     // Body pairs whose bounding spheres come within `margin` (the broadphase), grouped by their
     // first body; the joined pairs, sorted for lookup.
     centres.clear();
     centres.extend(states.iter().map(|s| s.x));
     radii.clear();
     radii.extend(bodies.iter().map(|b| b.shape.bounding_radius()));
-    crate::broadphase::sphere_pairs_into(centres, radii, margin, candidates);
+    crate::broadphase::sphere_pairs_kept(centres, radii, margin, kept, candidates);
     joined.clear();
     joined.extend(scene.joints.iter().filter_map(|j| j.b.map(|b| (j.a.min(b), j.a.max(b)))));
     joined.sort_unstable();
