@@ -407,8 +407,13 @@ impl RigidSi {
                 let (bias_rate, soft_mass, soft_impulse) = if fixed { against_fixed } else { between_bodies };
                 ((bias_rate * p.s).max(-cfg.max_push), soft_mass, soft_impulse)
             };
-            // (The rows' effective masses are the frame's: only the mass scale changed.)
-            p.set_inv_mn_scaled();
+            // (The rows' effective masses are the frame's: only the mass scale changed. A scale
+            // of 1, `1/(mn·1)`, is the unscaled `1/mn` without the division.)
+            if p.mass_scale == 1.0 {
+                p.inv_mn[0] = p.inv_mn[1];
+            } else {
+                p.set_inv_mn_scaled();
+            }
         });
         if !same_islands {
             for m in self.manifolds.iter_mut() {

@@ -109,7 +109,8 @@ impl Visit<'_> {
             // (The arithmetic of `Visit::normal_pair`, lane by lane.)
             let vp = bodies.speed(np, rp) + bias_p;
             let vq = bodies.speed(nq, rq) + bias_q;
-            let (kp11, kp22) = (k11 / s_p, k22 / s_q);
+            // (The relax pass's mass scales are 1: `k/1` is `k` exactly, without the divisions.)
+            let (kp11, kp22) = if pass == 0 { (k11 / s_p, k22 / s_q) } else { (k11, k22) };
             let det = kp11 * kp22 - k12 * k12;
             let inv_det = Fw::splat(1.0) / det;
             let b1 = vp - k11 * lp - k12 * lq;
