@@ -111,6 +111,14 @@ pub fn sphere_plane(r: f64, c: Vec3, plane_normal: Vec3, offset: f64, margin: f6
 /// Box A (half extents `half`, `pose`) against the half-space B below the plane `n·p = offset`
 /// (see [`sphere_plane`]). Emits every corner with separation < `margin`; feature = corner index `0..8`.
 pub fn box_plane(half: Vec3, pose: &Pose, plane_normal: Vec3, offset: f64, margin: f64, out: &mut Vec<ContactPoint>) {
+    // A box whose bounding sphere lies beyond the margin has no corner within it (the bound
+    // widened far past rounding): none of the eight corners is tested. (Each of the 210-box
+    // pyramid's boxes took the floor's eight corner tests every frame: 1.3 % of its frame.)
+    let reach = half.norm();
+    let centre = plane_normal.dot(&pose.x) - offset;
+    if centre - reach > margin + 1e-9 * (1.0 + reach + offset.abs() + pose.x.norm()) {
+        return;
+    }
     for i in 0..8u32 {
         let sgn = |bit: u32, h: f64| if i & bit != 0 { h } else { -h };
         let local = Vec3::new(sgn(1, half.x), sgn(2, half.y), sgn(4, half.z));
