@@ -28,20 +28,25 @@ impl Visit<'_> {
         for (u, pair) in pairs.iter_mut().enumerate().take(batch.units) {
             let has = batch.has[u];
             let k = |l: usize| if has[l] { 2 * u } else { 0 };
-            let lp = Fw::from_fn(|l| points[l][k(l)].ln) * s;
-            let lq = Fw::from_fn(|l| points[l][k(l) + 1].ln) * s;
-            for l in 0..n {
-                if has[l] {
-                    (points[l][2 * u].ln, points[l][2 * u + 1].ln) = (lp.lane(l), lq.lane(l));
+            let (mut lp, mut lq) = (Fw::from_fn(|l| points[l][k(l)].ln), Fw::from_fn(|l| points[l][k(l) + 1].ln));
+            // (A scale of 1 leaves the impulses as they are, `λ·1 = λ`: nothing to write back.)
+            if scale != 1.0 {
+                (lp, lq) = (lp * s, lq * s);
+                for l in 0..n {
+                    if has[l] {
+                        (points[l][2 * u].ln, points[l][2 * u + 1].ln) = (lp.lane(l), lq.lane(l));
+                    }
                 }
             }
             *pair = ([lp, lq], (!has.iter().all(|&h| h)).then(|| Mw::of(has)));
         }
-        let d1 = Fw::from_fn(|l| ms[l].lt1) * s;
-        let d2 = Fw::from_fn(|l| ms[l].lt2) * s;
-        let d = Fw::from_fn(|l| ms[l].l_twist) * s;
-        for (l, m) in ms.iter_mut().enumerate() {
-            (m.lt1, m.lt2, m.l_twist) = (d1.lane(l), d2.lane(l), d.lane(l));
+        let (mut d1, mut d2, mut d) =
+            (Fw::from_fn(|l| ms[l].lt1), Fw::from_fn(|l| ms[l].lt2), Fw::from_fn(|l| ms[l].l_twist));
+        if scale != 1.0 {
+            (d1, d2, d) = (d1 * s, d2 * s, d * s);
+            for (l, m) in ms.iter_mut().enumerate() {
+                (m.lt1, m.lt2, m.l_twist) = (d1.lane(l), d2.lane(l), d.lane(l));
+            }
         }
         let fr = &batch.friction;
         let z = Fw::splat(0.0);
