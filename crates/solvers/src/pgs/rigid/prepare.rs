@@ -372,11 +372,18 @@ impl RigidSi {
         // The same contacts and joints, and nothing asleep or falling asleep: the same islands,
         // order and colours.
         let same_islands = self.active == before && cfg.sleep_time == 0.0;
-        self.inv_i
-            .par_iter_mut()
-            .zip(scene.rigid.par_iter().zip(st.par_iter()))
-            .with_min_len(par_min() / 4)
-            .for_each(|(inv_i, (b, s))| *inv_i = b.inv_inertia_world(&s.q));
+        // The world inverse inertias at this substep's poses, for what reads them within the
+        // substep: the joints' rows and sweeps, the manifolds' whole blocks (`block`), the
+        // restitution and position passes. The contact rows keep the frame's (in their
+        // prepared `I⁻¹J`), so a step with none of those skips them: the same numbers.
+        let read = !scene.joints.is_empty() || cfg.block || self.bouncy || cfg.position_iterations > 0;
+        if read {
+            self.inv_i
+                .par_iter_mut()
+                .zip(scene.rigid.par_iter().zip(st.par_iter()))
+                .with_min_len(par_min() / 4)
+                .for_each(|(inv_i, (b, s))| *inv_i = b.inv_inertia_world(&s.q));
+        }
         // (Only a split sweep writes pseudo velocities, and it sets `pseudo`: otherwise they are
         // still zero.)
         if self.pseudo {
