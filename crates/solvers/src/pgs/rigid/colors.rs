@@ -334,10 +334,14 @@ impl RigidSi {
             self.compact = compact;
             return acc;
         }
+        // (The bodies' copies in and out on all threads from a quarter of the rows' threshold,
+        // as the other passes over bodies: the 4,095-box pyramid's, one short of it, ran on
+        // the calling thread twice a pass.)
+        let bodies = min / 4;
         let mut shared = std::mem::take(&mut self.shared);
-        fill(&mut shared, st.len(), min, |k| SharedVel::new(st[k].v, st[k].w));
+        fill(&mut shared, st.len(), bodies, |k| SharedVel::new(st[k].v, st[k].w));
         let acc = self.all_threads_rows(spans, &mut shared, settings, kind);
-        st.par_iter_mut().zip(shared.par_iter()).with_min_len(min).for_each(|(s, c)| (s.v, s.w) = c.get());
+        st.par_iter_mut().zip(shared.par_iter()).with_min_len(bodies).for_each(|(s, c)| (s.v, s.w) = c.get());
         self.shared = shared;
         acc
     }
