@@ -34,7 +34,9 @@ pub(super) fn sort_contacts_by_color<'k>(
     keep: &'k mut SortScratch,
     diagonals: bool,
 ) -> &'k [(usize, usize)] {
-    let SortScratch { used, segments, seconds, source, runs, found, run_colors, placed, sorted_fresh, .. } = keep;
+    let SortScratch {
+        used, segments, seconds, source, runs, found, run_colors, runs_given, placed, sorted_fresh, ..
+    } = keep;
     // Each part's pairs' runs, the parts on all threads when there are several (the scan
     // reads every contact; on one thread it was 1.3 % of the 4,095-box pyramid's two-thread
     // frame), then their colours in order.
@@ -60,12 +62,21 @@ pub(super) fn sort_contacts_by_color<'k>(
     } else {
         parts.iter().zip(found.iter_mut()).enumerate().for_each(scan);
     }
-    used.clear();
-    used.resize(scene.rigid.len(), 0);
-    // The runs coloured in order, then placed colour by colour, each colour's in that order
-    // (a counting sort: stable, as the comparison sort it replaced was).
-    run_colors.clear();
-    run_colors.extend(found.iter().flatten().map(|run| take_color(scene, used, run.a, run.b) as u8));
+    // The runs coloured in order (the greedy colouring runs on the calling thread; a step whose
+    // runs join the last one's pairs in the same order takes its colours again, which the
+    // colouring would find: in a resting pile, every step), then placed colour by colour,
+    // each colour's in that order (a counting sort: stable, as the comparison sort it replaced
+    // was).
+    let count: usize = found.iter().map(Vec::len).sum();
+    let given = || found.iter().flatten().map(|run| (run.a, run.b));
+    if runs_given.len() != count || !given().eq(runs_given.iter().copied()) {
+        used.clear();
+        used.resize(scene.rigid.len(), 0);
+        run_colors.clear();
+        run_colors.extend(found.iter().flatten().map(|run| take_color(scene, used, run.a, run.b) as u8));
+        runs_given.clear();
+        runs_given.extend(given());
+    }
     let mut next = [0usize; COLORS + 2];
     for &c in run_colors.iter() {
         next[c as usize + 1] += 1;
@@ -192,8 +203,10 @@ pub(super) struct SortScratch {
     keyed: Vec<(usize, usize)>,
     /// Per part, its pairs' runs.
     found: Vec<Vec<Run>>,
-    /// Per pair's run in the narrow phase's order, its colour.
+    /// Per pair's run in the narrow phase's order, its colour, and its bodies when coloured
+    /// (forgotten by [`SortScratch::forget`]).
     run_colors: Vec<u8>,
+    runs_given: Vec<(usize, Option<usize>)>,
     /// Whether `segments` hold the colours of the last sort's manifolds (in the sorted order),
     /// which [`RigidSi::color_groups`] finds again, not yet taken by it.
     sorted_fresh: bool,
@@ -209,9 +222,11 @@ pub(super) struct SortScratch {
 }
 
 impl SortScratch {
-    /// Forgets the last joint colouring (a new run's scene may join other bodies).
+    /// Forgets the last colourings of the joints and of the contacts' pairs (a new run's scene
+    /// may join other bodies, or fix others).
     pub(super) fn forget(&mut self) {
         self.joints_given.clear();
+        self.runs_given.clear();
     }
 }
 
@@ -377,6 +392,8 @@ mod tests {
             let mut keep = SortScratch::default();
             let runs_one =
                 sort_contacts_by_color(&scene, std::slice::from_ref(&all), &mut one, &mut keep, diagonals).to_vec();
+            // (Coloured afresh, not from the colours just made.)
+            let mut keep = SortScratch::default();
             let runs_three = sort_contacts_by_color(&scene, &parts, &mut three, &mut keep, diagonals).to_vec();
             assert_eq!(one, three);
             assert_eq!(runs_one, runs_three);
@@ -384,6 +401,38 @@ mod tests {
             assert!(runs_one.len() > 50, "the pyramid's manifolds: {}", runs_one.len());
             assert!(one != all, "the sort changed nothing");
         }
+    }
+
+    /// A step whose pairs are the last step's, in the same order, takes their colours again:
+    /// the same list, runs and placement as a sort afresh; one whose pairs differ (a pair
+    /// gone) is coloured anew, as afresh; forgotten, the colours are made again.
+    #[test]
+    fn a_steps_pair_colours_are_taken_again_only_for_the_same_pairs() {
+        let scene = solverlab_scenes::resolve("rigid-pyramid", &["base=12".to_string()]).unwrap();
+        let st = scene.initial_state(scene.dt).rigid;
+        let mut all = Vec::new();
+        solverlab_core::rigid::rigid_contacts(&scene, &st, 0.02, &mut all);
+        // The pyramid's contacts less the first pair's: every pair after it moves up a place.
+        let first = (1..all.len()).find(|&k| (all[k].a, all[k].b) != (all[0].a, all[0].b)).unwrap();
+        let fewer = all[first..].to_vec();
+        let sorted = |keep: &mut SortScratch, contacts: &Vec<RigidContact>| {
+            let mut out = Vec::new();
+            let runs = sort_contacts_by_color(&scene, std::slice::from_ref(contacts), &mut out, keep, true).to_vec();
+            (out, runs, keep.placed.clone(), keep.run_colors.clone())
+        };
+        let afresh = |contacts: &Vec<RigidContact>| sorted(&mut SortScratch::default(), contacts);
+        let mut keep = SortScratch::default();
+        let made = sorted(&mut keep, &all);
+        assert!(made.3.iter().any(|&c| c > 2), "the pyramid's pairs in several colours");
+        assert_eq!(sorted(&mut keep, &all), made, "taken again");
+        assert_eq!(sorted(&mut keep, &fewer), afresh(&fewer), "a pair gone: coloured anew");
+        // (The colours of the pairs that stayed are not the first step's: taking those again
+        // would have been wrong.)
+        assert_ne!(afresh(&fewer).3, made.3[1..].to_vec(), "the colours moved with the pairs");
+        assert_eq!(sorted(&mut keep, &all), made, "back to the first pairs");
+        keep.forget();
+        assert!(keep.runs_given.is_empty(), "forgotten");
+        assert_eq!(sorted(&mut keep, &all), made, "made again");
     }
 
     /// A second step with the same joints takes the first step's joint colouring again: the
