@@ -10,7 +10,9 @@
 //! instead of searching (a merge, linear overall), and each cell's particles are tested against
 //! the 9 runs together. The cost is linear in the particle count for bounded density, instead of
 //! the quadratic all-pairs test. Pairs come out sorted `(i, j)` with `i < j`, so that
-//! everything downstream is deterministic.
+//! everything downstream is deterministic. For rigid bodies, [`sphere_pairs_kept`] keeps the
+//! pairs of a search with a slack and filters them while the bodies move little: the same pairs
+//! as a search, without the search.
 
 use crate::Vec3;
 
