@@ -374,15 +374,21 @@ mod tests {
         }
     }
 
+    /// The 78-box pyramid (base 12) and its contacts at rest, within 2 cm.
+    fn pyramid_contacts() -> (Scene, Vec<RigidContact>) {
+        let scene = solverlab_scenes::resolve("rigid-pyramid", &["base=12".to_string()]).unwrap();
+        let st = scene.initial_state(scene.dt).rigid;
+        let mut all = Vec::new();
+        solverlab_core::rigid::rigid_contacts(&scene, &st, 0.02, &mut all);
+        (scene, all)
+    }
+
     /// The sort by colour gathers the same list, in the same order, from the narrow phase's
     /// contacts in one part and cut into three at pair boundaries (as the parallel narrow phase
     /// leaves them), with the same runs; with `diagonals` too.
     #[test]
     fn the_sort_by_colour_is_the_same_from_one_part_and_from_several() {
-        let scene = solverlab_scenes::resolve("rigid-pyramid", &["base=12".to_string()]).unwrap();
-        let st = scene.initial_state(scene.dt).rigid;
-        let mut all = Vec::new();
-        solverlab_core::rigid::rigid_contacts(&scene, &st, 0.02, &mut all);
+        let (scene, all) = pyramid_contacts();
         // Cuts where a pair's run starts, near a third and two thirds of the list.
         let cut = |at: usize| (at..all.len()).find(|&k| (all[k].a, all[k].b) != (all[k - 1].a, all[k - 1].b)).unwrap();
         let (c1, c2) = (cut(all.len() / 3), cut(2 * all.len() / 3));
@@ -408,10 +414,7 @@ mod tests {
     /// gone) is coloured anew, as afresh; forgotten, the colours are made again.
     #[test]
     fn a_steps_pair_colours_are_taken_again_only_for_the_same_pairs() {
-        let scene = solverlab_scenes::resolve("rigid-pyramid", &["base=12".to_string()]).unwrap();
-        let st = scene.initial_state(scene.dt).rigid;
-        let mut all = Vec::new();
-        solverlab_core::rigid::rigid_contacts(&scene, &st, 0.02, &mut all);
+        let (scene, all) = pyramid_contacts();
         // The pyramid's contacts less the first pair's: every pair after it moves up a place.
         let first = (1..all.len()).find(|&k| (all[k].a, all[k].b) != (all[0].a, all[0].b)).unwrap();
         let fewer = all[first..].to_vec();
