@@ -33,11 +33,14 @@ const BLOWS_UP: &[(&str, &str)] = &[
     ("confined", "avbd-fixed"),
 ];
 
-#[test]
-fn every_builtin_runs_under_every_preset() {
+/// Every builtin under every preset of the families `kinds`. (One test per family, so that
+/// the test harness runs them side by side.)
+fn every_builtin_runs_under(kinds: &[&str]) {
+    let mut ran = 0;
     for b in builtins() {
         let scene = solverlab_scenes::resolve(b.name, &[]).unwrap();
-        for p in presets() {
+        for p in presets().into_iter().filter(|p| kinds.contains(&p.config.kind())) {
+            ran += 1;
             let mut solver = build(&p.config, p.name).unwrap();
             let unsupported = !scene.bodies.is_empty()
                 || !scene.embedded.is_empty()
@@ -69,5 +72,40 @@ fn every_builtin_runs_under_every_preset() {
             }
             assert_eq!(blew_up, listed, "{} under {}: listed as blowing up: {listed}", b.name, p.name);
         }
+    }
+    assert!(ran > 20, "{kinds:?}: {ran} runs");
+}
+
+#[test]
+fn every_builtin_runs_under_every_relaxation_preset() {
+    every_builtin_runs_under(&["relax"]);
+}
+
+#[test]
+fn every_builtin_runs_under_every_cg_preset() {
+    every_builtin_runs_under(&["cg"]);
+}
+
+#[test]
+fn every_builtin_runs_under_the_direct_preset() {
+    every_builtin_runs_under(&["direct"]);
+}
+
+#[test]
+fn every_builtin_runs_under_every_impulse_preset() {
+    every_builtin_runs_under(&["pgs"]);
+}
+
+#[test]
+fn every_builtin_runs_under_every_block_descent_preset() {
+    every_builtin_runs_under(&["block_descent"]);
+}
+
+/// The families above are every preset's.
+#[test]
+fn the_families_cover_every_preset() {
+    let kinds = ["relax", "cg", "direct", "pgs", "block_descent"];
+    for p in presets() {
+        assert!(kinds.contains(&p.config.kind()), "{} of family {}", p.name, p.config.kind());
     }
 }
