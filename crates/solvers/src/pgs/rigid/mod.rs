@@ -92,6 +92,7 @@ mod finish;
 mod lanes;
 mod prepare;
 mod sweep;
+mod velocities;
 mod warm_map;
 
 use rayon::prelude::*;
@@ -382,12 +383,12 @@ pub(super) struct RigidSi {
     pub(super) last_substep: bool,
     /// The frame's length (s): the step times its substeps (set by the caller each step).
     pub(super) frame_h: f64,
-    /// The bodies' velocities during a coloured pass (see [`colors::BodyVel`]), kept for
+    /// The bodies' velocities during a coloured pass (see [`velocities::BodyVel`]), kept for
     /// their memory.
-    compact: Vec<colors::BodyVel>,
+    compact: Vec<velocities::BodyVel>,
     /// The bodies' velocities during a coloured pass on all threads (see
-    /// [`colors::SharedVel`]), kept for their memory.
-    shared: Vec<colors::SharedVel>,
+    /// [`velocities::SharedVel`]), kept for their memory.
+    shared: Vec<velocities::SharedVel>,
     /// The coloured sweeps' batches of manifolds on lanes ([`lanes`]), colour by colour.
     batches: Vec<lanes::Batch>,
 }

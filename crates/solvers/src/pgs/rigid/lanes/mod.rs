@@ -23,7 +23,7 @@
 //! seven scenes and three variants, `tests/colored.rs`): lanes never fuse, reorder or
 //! approximate. A body that does not move (a fixed body, or the world) takes the exactly zero
 //! changes its zero inverse masses make and is never written back, as in the parallel visit's
-//! copies (`colors::Local`). Any other manifold (a point alone, an odd point, a pair that is
+//! copies (`velocities::Local`). Any other manifold (a point alone, an odd point, a pair that is
 //! not a block, a soft row without mass scale) goes through the scalar visit.
 //!
 //! What it buys, measured on the 55- and 210-box pyramids under `tgs-soft` (one thread, the
@@ -52,8 +52,8 @@ pub(super) use joints::{builds_on_lanes, on_lanes, rebuild_ball_lanes, solve_bal
 
 use simd::{Fw, Mask, Vw};
 
-use super::colors::{Direct, Store};
 use super::sweep::Visit;
+use super::velocities::{Direct, Store};
 use super::*;
 
 /// The lanes of a batch: two, one 128-bit register of the baseline x86-64 target (with four,

@@ -45,7 +45,7 @@ impl Bodies {
     /// [`super::sweep::push`] on the lanes: `v_a += imp·ima`, `ω_a += dwa`, `v_b += −(imp·imb)`,
     /// `ω_b += −dwb`; with `only`, in its lanes alone. (A body that does not move takes the
     /// exactly zero changes its zero inverse masses make and is never written back, as in the
-    /// parallel visit's copies, `colors::Local`.)
+    /// parallel visit's copies, `velocities::Local`.)
     #[inline(always)]
     fn push(&mut self, imp: Vw, (ima, imb): (Fw, Fw), dwa: Vw, dwb: Vw, only: Option<Mask>) {
         let (va, wa) = (self.va + imp.scale(ima), self.wa + dwa);
