@@ -76,36 +76,33 @@ fn every_builtin_runs_under(kinds: &[&str]) {
     assert!(ran > 20, "{kinds:?}: {ran} runs");
 }
 
-#[test]
-fn every_builtin_runs_under_every_relaxation_preset() {
-    every_builtin_runs_under(&["relax"]);
+/// The families, each a test of its own (`family!`), which the harness runs side by side.
+const FAMILIES: [&str; 5] = ["relax", "cg", "direct", "pgs", "block_descent"];
+
+macro_rules! family {
+    ($($test:ident: $family:literal),* $(,)?) => {
+        $(
+            #[test]
+            fn $test() {
+                assert!(FAMILIES.contains(&$family));
+                every_builtin_runs_under(&[$family]);
+            }
+        )*
+    };
 }
 
-#[test]
-fn every_builtin_runs_under_every_cg_preset() {
-    every_builtin_runs_under(&["cg"]);
-}
-
-#[test]
-fn every_builtin_runs_under_the_direct_preset() {
-    every_builtin_runs_under(&["direct"]);
-}
-
-#[test]
-fn every_builtin_runs_under_every_impulse_preset() {
-    every_builtin_runs_under(&["pgs"]);
-}
-
-#[test]
-fn every_builtin_runs_under_every_block_descent_preset() {
-    every_builtin_runs_under(&["block_descent"]);
+family! {
+    every_builtin_runs_under_every_relaxation_preset: "relax",
+    every_builtin_runs_under_every_cg_preset: "cg",
+    every_builtin_runs_under_the_direct_preset: "direct",
+    every_builtin_runs_under_every_impulse_preset: "pgs",
+    every_builtin_runs_under_every_block_descent_preset: "block_descent",
 }
 
 /// The families above are every preset's.
 #[test]
 fn the_families_cover_every_preset() {
-    let kinds = ["relax", "cg", "direct", "pgs", "block_descent"];
     for p in presets() {
-        assert!(kinds.contains(&p.config.kind()), "{} of family {}", p.name, p.config.kind());
+        assert!(FAMILIES.contains(&p.config.kind()), "{} of family {}", p.name, p.config.kind());
     }
 }
