@@ -254,6 +254,8 @@ mod tests {
             let mut st = scene.initial_state(scene.dt).rigid;
             let mut si = RigidSi::default();
             si.prepare(&scene, &mut st, &cfg, h, 0.0, 4);
+            // (The rows of the batches written whole.)
+            si.store_full();
             for (k, s) in st.iter_mut().enumerate() {
                 let f = k as f64;
                 s.v = Vec3::new((1.3 * f).sin(), -0.5 - 0.1 * (0.7 * f).cos(), (2.1 * f).cos()) * 0.3;

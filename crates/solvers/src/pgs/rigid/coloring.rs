@@ -7,7 +7,7 @@ use super::colors::ColorSpan;
 use super::*;
 
 /// Colours before the overflow colour.
-const COLORS: usize = 64;
+pub(super) const COLORS: usize = 64;
 
 /// Puts the contacts of each colour together (contacts of one pair stay together, in order),
 /// colouring the pairs as [`RigidSi::color_groups`] will, so that the
@@ -222,6 +222,22 @@ pub(super) struct SortScratch {
 }
 
 impl SortScratch {
+    /// The manifolds' runs `(start, end)` of the last sort by colour.
+    pub(super) fn runs(&self) -> &[(usize, usize)] {
+        &self.runs
+    }
+
+    /// Whether the last sort by colour coloured the `count` runs it returned, and no colouring
+    /// has taken its colours since ([`RigidSi::color_groups`] then takes them).
+    pub(super) fn sorted_by_color(&self, count: usize) -> bool {
+        self.sorted_fresh && self.segments.len() == count && self.runs.len() == count
+    }
+
+    /// The colour of run `i` of the last sort by colour ([`COLORS`]: the overflow colour).
+    pub(super) fn run_color(&self, i: usize) -> usize {
+        self.segments[i].color
+    }
+
     /// Forgets the last colourings of the joints and of the contacts' pairs (a new run's scene
     /// may join other bodies, or fix others).
     pub(super) fn forget(&mut self) {

@@ -20,7 +20,7 @@
 //! (`tests/colored.rs`).
 
 use super::lanes::on_lanes;
-use super::lanes::Batch;
+use super::lanes::{Batch, BatchState};
 use super::sweep::{joint_stats, Visit, LANES};
 use super::velocities::{BodyVel, Direct, InPlace, Local, SharedVel, Store};
 use super::*;
@@ -52,7 +52,12 @@ pub(super) struct ColorSpan {
 /// Whether a colour is large: its rows run on all threads, and their statistics are summed
 /// in chunks of [`CHUNK`] rows (on one thread too).
 pub(super) fn large(span: &ColorSpan) -> bool {
-    !span.overflow && span.j.1 - span.j.0 + span.m.1 - span.m.0 >= PARALLEL_ROWS
+    !span.overflow && large_rows(span.j.1 - span.j.0 + span.m.1 - span.m.0)
+}
+
+/// Whether a colour (not the overflow colour) of `rows` rows is large ([`large`]).
+pub(super) fn large_rows(rows: usize) -> bool {
+    rows >= PARALLEL_ROWS
 }
 
 /// How many manifolds from `order[o]` (before `end`, in one colour) a sweep visits together
@@ -202,7 +207,8 @@ impl RigidSi {
         let mut vel = Direct { st, inv_m: &self.inv_m };
         for span in &self.colors[spans.0..spans.1] {
             let rows = (&mut self.joints[..], &mut self.manifolds[..], &mut self.points[..]);
-            let batches = &self.batches[span.batches.0..span.batches.1];
+            let (b0, b1) = span.batches;
+            let batches = (&self.batches[b0..b1], &mut self.batch_state[b0..b1]);
             direct_span(span, &self.order, batches, rows, &mut vel, what, &mut acc, large(span));
         }
         acc
@@ -234,7 +240,8 @@ impl RigidSi {
                 if !large(span) {
                     let mut vel = Direct { st: &mut *st, inv_m };
                     let rows = (&mut self.joints[..], &mut self.manifolds[..], &mut self.points[..]);
-                    let batches = &self.batches[span.batches.0..span.batches.1];
+                    let (b0, b1) = span.batches;
+                    let batches = (&self.batches[b0..b1], &mut self.batch_state[b0..b1]);
                     direct_span(span, &self.order, batches, rows, &mut vel, what, &mut acc, false);
                     continue;
                 }
@@ -304,7 +311,9 @@ impl RigidSi {
             }
             return acc;
         }
-        // Every row with its rows' data, colour after colour.
+        // Every row with its rows' data, colour after colour. (No batches are built for this
+        // path: `RigidSi::build_batches`.)
+        debug_assert!(self.batches.is_empty(), "the rows visited without their batches");
         let mut joints: Vec<Option<&mut JointRows>> = self.joints.iter_mut().map(Some).collect();
         let mut manifolds: Vec<Option<(&mut Manifold, &mut [Point])>> =
             with_points(&mut self.manifolds, &mut self.points).into_iter().map(Some).collect();
@@ -405,7 +414,7 @@ fn joints_in_turn<V: Velocities + ?Sized>(
 fn direct_span<S: ?Sized + Store>(
     span: &ColorSpan,
     order: &[usize],
-    batches: &[Batch],
+    (batches, states): (&[Batch], &mut [BatchState]),
     (joints, manifolds, points): (&mut [JointRows], &mut [Manifold], &mut [Point]),
     vel: &mut Direct<S>,
     what: ColorPass,
@@ -432,7 +441,7 @@ fn direct_span<S: ?Sized + Store>(
         return;
     }
     let mut o = span.m.0;
-    let mut batches = batches.iter().peekable();
+    let mut batches = batches.iter().zip(states.iter_mut()).peekable();
     while o < span.m.1 {
         // A colour's manifolds share no movable body: a sweep visits up to `LANES` of them
         // together. Only in colours smaller than `PARALLEL_ROWS` (those not summed in
@@ -441,31 +450,31 @@ fn direct_span<S: ?Sized + Store>(
         let sweep = matches!(what, ColorPass::Sweep(visit) if !span.overflow && !visit.block() && !chunked);
         // The next batch laid out for this colour's manifolds (`super::lanes`), and how many
         // manifolds come before it.
-        while batches.peek().is_some_and(|b| b.span().0 < o) {
+        while batches.peek().is_some_and(|(b, _)| b.span().0 < o) {
             batches.next();
         }
-        let before = batches.peek().map_or(usize::MAX, |b| b.span().0 - o);
+        let before = batches.peek().map_or(usize::MAX, |(b, _)| b.span().0 - o);
         let stats = if chunked { &mut part } else { &mut *acc };
-        if let (true, 0, Some(batch)) = (sweep, before, batches.peek()) {
+        if let (true, 0, Some((batch, state))) = (sweep, before, batches.peek_mut()) {
             let ColorPass::Sweep(visit) = what else { unreachable!("batches only in sweeps") };
-            let rows = (&mut *manifolds, &mut *points);
             debug_assert_eq!(batch.span().1, 2, "batches of two");
-            with_lanes(rows, [order[o], order[o + 1]], |ms, ps| {
-                // (A soft row without mass scale goes interleaved: the same numbers.)
-                if !visit.manifolds_lanes(vel, batch, ms, ps, stats) {
+            if !visit.manifolds_lanes(vel, batch, state, stats) {
+                // (A soft row without mass scale goes interleaved, on the rows, which hand
+                // their state over and take it back: the same numbers.)
+                RigidSi::store_batch(batch, state, points, manifolds);
+                with_lanes((&mut *manifolds, &mut *points), [order[o], order[o + 1]], |ms, ps| {
                     visit.manifolds_interleaved(vel, ms, ps, stats);
-                }
-            });
+                });
+                RigidSi::reload_batch(batch, state, points, manifolds);
+            }
             batches.next();
             o += 2;
             continue;
         }
-        if let (ColorPass::Warm(visit, scale), false, false, 0, Some(batch)) =
-            (what, span.overflow, chunked, before, batches.peek())
+        if let (ColorPass::Warm(visit, scale), false, false, 0, Some((batch, state))) =
+            (what, span.overflow, chunked, before, batches.peek_mut())
         {
-            with_lanes((&mut *manifolds, &mut *points), [order[o], order[o + 1]], |ms, ps| {
-                visit.warm_lanes(vel, batch, ms, ps, scale);
-            });
+            visit.warm_lanes(vel, batch, state, scale);
             batches.next();
             o += 2;
             continue;

@@ -12,11 +12,16 @@ impl RigidSi {
         let mut points = std::mem::take(&mut self.points);
         if !fresh {
             let (this, st): (&Self, &[RigidState]) = (self, st);
-            points.par_iter_mut().with_min_len(par_min()).for_each(|p| {
-                p.relax_bias = (this.end_separation(st, p, h) / h).max(0.0);
+            points.par_iter_mut().zip(self.batched.par_iter()).with_min_len(par_min()).for_each(|(p, &batched)| {
+                if !batched {
+                    p.relax_bias = (this.end_separation(st, p, h) / h).max(0.0);
+                }
             });
         }
         self.points = points;
+        if !fresh && !self.batches.is_empty() {
+            self.end_batches(st, h);
+        }
         let (vp, wp, rotation) = (&self.vp, &self.wp, cfg.rotation);
         let max_v = if cfg.max_speed > 0.0 { cfg.max_speed } else { f64::INFINITY };
         let max_w = if cfg.max_frame_turn > 0.0 { cfg.max_frame_turn / self.frame_h } else { f64::INFINITY };
@@ -43,6 +48,10 @@ impl RigidSi {
                 }
             },
         );
+        if cfg.position_iterations > 0 {
+            // (The position pass reads the points' separations.)
+            self.store_batches();
+        }
         for _ in 0..cfg.position_iterations {
             self.position_pass(scene, st, cfg, h);
         }
@@ -59,8 +68,12 @@ impl RigidSi {
                 *warm = Some(rows.impulses());
             }
         });
-        // (No contact that bounces: no pass over them.)
+        // (No contact that bounces: no pass over them. The pass works on the points: the
+        // batches hand their state over and take it back.)
         let bouncy = self.bouncy;
+        if bouncy {
+            self.store_batches();
+        }
         for o in (0..self.order.len()).filter(|_| bouncy) {
             let (start, end) = (self.manifolds[self.order[o]].start, self.manifolds[self.order[o]].end);
             for k in start..end {
@@ -75,6 +88,9 @@ impl RigidSi {
                 self.apply(st, &p, p.n * (new - p.ln), Velocity::Real);
             }
         }
+        if bouncy && !self.batches.is_empty() {
+            self.load_batches();
+        }
         if cfg.sleep_time > 0.0 {
             self.sleep(scene, st, cfg, h);
         }
@@ -86,6 +102,8 @@ impl RigidSi {
         if !keep {
             return;
         }
+        // (The impulses and the forces are read from the points and manifolds.)
+        self.store_batch_impulses();
         // Each manifold and point on its own (the same lists on any number of threads).
         let (contacts, points) = (&self.contacts, &self.points);
         let mut pairs = std::mem::take(&mut self.warm.pairs);

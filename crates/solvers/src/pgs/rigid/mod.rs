@@ -389,8 +389,23 @@ pub(super) struct RigidSi {
     /// The bodies' velocities during a coloured pass on all threads (see
     /// [`velocities::SharedVel`]), kept for their memory.
     shared: Vec<velocities::SharedVel>,
-    /// The coloured sweeps' batches of manifolds on lanes ([`lanes`]), colour by colour.
+    /// The coloured sweeps' batches of manifolds on lanes ([`lanes`]), colour by colour, what
+    /// their rows change through a frame, and what the passes between the sweeps read of their
+    /// points.
     batches: Vec<lanes::Batch>,
+    batch_state: Vec<lanes::BatchState>,
+    batch_carried: Vec<lanes::BatchCarried>,
+    /// Per point, whether its manifold is in a batch, which then holds what the point changes
+    /// through the frame (the point's own fields of it are stale until
+    /// [`RigidSi::store_batches`]).
+    batched: Vec<bool>,
+    /// Whether this frame's batches were built on the lanes from the contacts
+    /// ([`RigidSi::batches_from_contacts`]): their points' and manifolds' rows are then not
+    /// written until [`RigidSi::store_full`].
+    from_contacts: bool,
+    /// Tests: build the batches from the rows only.
+    #[cfg(test)]
+    lane_build_off: bool,
 }
 
 /// Which velocities an impulse reads and changes: the bodies' own, or the pseudo velocities of

@@ -132,7 +132,8 @@ impl RigidSi {
         let mut sort = std::mem::take(&mut self.sort_scratch);
         let natural;
         let runs = if cfg.rigid_order == Order::Colored {
-            coloring::sort_contacts_by_color(scene, parts, &mut contacts, &mut sort, cfg.block_pairs)
+            coloring::sort_contacts_by_color(scene, parts, &mut contacts, &mut sort, cfg.block_pairs);
+            sort.runs()
         } else {
             solverlab_core::rigid::join_parts(parts, &mut contacts);
             sort.placed.clear();
@@ -145,11 +146,46 @@ impl RigidSi {
         self.bouncy = contacts.par_iter().with_min_len(par_min()).any(|c| c.restitution > 0.0);
         let between_bodies = soft(cfg.soft_hertz(h).0, cfg.contact_damping_ratio, h);
         let against_fixed = soft(cfg.static_soft_hertz(h), cfg.contact_damping_ratio, h);
+        // The batches built on the lanes straight from the contacts, where the passes outside
+        // them need none of the batched rows (no restitution or position pass, no sleeping,
+        // soft rows that keep a mass scale: see `lanes::build`); the other rows below.
+        self.points.resize(contacts.len(), Point::default());
+        self.carried.resize(contacts.len(), Carried::default());
+        self.manifolds.resize(runs.len(), Manifold::default());
+        self.batched.clear();
+        self.batched.resize(contacts.len(), false);
+        self.contacts = contacts;
+        self.from_contacts = false;
+        let split = cfg.split_impulse && cfg.feedback == Feedback::Baumgarte;
+        let on_lanes = cfg.rigid_order == Order::Colored
+            && cfg.lanes
+            && cfg.block_pairs
+            && !cfg.block
+            && !split
+            && cfg.feedback == Feedback::Soft
+            && !self.bouncy
+            && cfg.position_iterations == 0
+            && cfg.sleep_time == 0.0
+            && between_bodies.1 > 0.0
+            && against_fixed.1 > 0.0
+            && sort.sorted_by_color(runs.len())
+            && st.iter().all(|s| !s.asleep);
+        #[cfg(test)]
+        let on_lanes = on_lanes && !self.lane_build_off;
+        if on_lanes {
+            let softness = (between_bodies, against_fixed);
+            self.batches_from_contacts(scene, st, runs, |i| sort.run_color(i), softness, h, cfg.max_push);
+        }
+        let contacts = std::mem::take(&mut self.contacts);
         let mut points = std::mem::take(&mut self.points);
         let mut carried = std::mem::take(&mut self.carried);
         let this: &Self = self;
         let st_read: &[RigidState] = st;
-        let point = |(c, (p, more)): (&RigidContact, (&mut Point, &mut Carried))| {
+        let point = |((c, &batched), (p, more)): ((&RigidContact, &bool), (&mut Point, &mut Carried))| {
+            // (A batched point's row is its batch's.)
+            if batched {
+                return;
+            }
             let st = st_read;
             let b = match c.b {
                 Other::Body(k) => Some(k),
@@ -230,10 +266,9 @@ impl RigidSi {
             (*c_la, *c_lb) = (st[c.a].q.inverse_transform_vector(&ra), lb);
         };
         // Each point on its own, written in place: the same rows on any number of threads.
-        points.resize(contacts.len(), Point::default());
-        carried.resize(contacts.len(), Carried::default());
         contacts
             .par_iter()
+            .zip(self.batched.par_iter())
             .zip(points.par_iter_mut().zip(carried.par_iter_mut()))
             .with_min_len(par_min())
             .for_each(point);
@@ -244,6 +279,10 @@ impl RigidSi {
         let this: &Self = self;
         let st_read: &[RigidState] = st;
         let manifold = |(index, (&(start, end), m)): (usize, (&(usize, usize), &mut Manifold))| {
+            // (A batched manifold's rows are its batch's; `batches_from_contacts` wrote the rest.)
+            if this.batched[start] && this.from_contacts {
+                return;
+            }
             this.manifold(st_read, start, end, this.contacts[start].friction, m);
             m.index = index;
             if cfg.block_pairs && (2..=4).contains(&(end - start)) {
@@ -257,7 +296,6 @@ impl RigidSi {
             m.island = m.body;
         };
         // Each manifold on its own, written in place.
-        manifolds.resize(runs.len(), Manifold::default());
         runs.par_iter().zip(manifolds.par_iter_mut()).enumerate().with_min_len(par_min() / 4).for_each(manifold);
         // (Back before `build_islands`: see above.)
         self.sort_scratch = sort;
@@ -286,8 +324,12 @@ impl RigidSi {
     /// apply them (the same numbers on any number of threads).
     fn colored_warm_start(&mut self, st: &mut [RigidState], cfg: &PgsConfig) {
         let radius2 = (4.0 * cfg.slop).powi(2);
-        let (contacts, warm, awake) = (&self.contacts, &self.warm, &self.awake);
+        let (contacts, warm, awake, batched) = (&self.contacts, &self.warm, &self.awake, &self.batched);
         let visit = |m: &mut Manifold, points: &mut [Point]| {
+            // (The batches find their own, below.)
+            if batched[m.start] {
+                return;
+            }
             // A sleeping island keeps its impulses as they were (for the forces it reports) and
             // applies nothing.
             let ws = if m.island != usize::MAX && awake[m.island] { cfg.warm_start } else { 1.0 };
@@ -306,6 +348,7 @@ impl RigidSi {
             m.l_twist = twist * ws;
         };
         for_each_with_points(&mut self.manifolds, &mut self.points, 0, par_min() / 4, &visit);
+        self.warm_batches(cfg.warm_start, radius2);
         // The awake rows (those the colours hold) act; the scale 1 leaves their impulses.
         self.colored_warm(st, 1.0);
     }
@@ -397,8 +440,12 @@ impl RigidSi {
         // (The contacts' separations are read after the frame, with the forces: written in its
         // last substep only.)
         let last = self.last_substep;
-        let rows = self.points.par_iter_mut().zip(self.carried.par_iter());
-        rows.zip(self.contacts.par_iter_mut()).with_min_len(par_min()).for_each(|((p, more), c)| {
+        let rows = self.points.par_iter_mut().zip(self.carried.par_iter().zip(self.batched.par_iter()));
+        rows.zip(self.contacts.par_iter_mut()).with_min_len(par_min()).for_each(|((p, (more, &batched)), c)| {
+            // (A batched point's state is moved on in its batch, below.)
+            if batched {
+                return;
+            }
             let st = st_read;
             let moved_a = st[p.a].x + st[p.a].q.transform_vector(&more.la) - more.p0;
             let moved_b = p.b.map_or(Vec3::zeros(), |k| st[k].x + st[k].q.transform_vector(&more.lb) - more.p0);
@@ -422,7 +469,14 @@ impl RigidSi {
                 p.set_inv_mn_scaled();
             }
         });
+        self.advance_batches(st, h, (between_bodies, against_fixed), cfg.max_push, last);
         if !same_islands {
+            // (The rows back in the points and manifolds, for the batches built again.)
+            if self.from_contacts {
+                self.store_full();
+            } else {
+                self.store_batches();
+            }
             for m in self.manifolds.iter_mut() {
                 m.island = m.body;
             }
@@ -440,6 +494,7 @@ impl RigidSi {
             for m in self.manifolds.iter_mut() {
                 (m.lt1, m.lt2, m.l_twist) = (0.0, 0.0, 0.0);
             }
+            self.clear_batch_impulses();
             return;
         }
         // Sleeping islands' manifolds are not in `order`: they keep their impulses, unapplied.

@@ -480,19 +480,27 @@ impl RigidSi {
         // (A group of every manifold holds every point: in parallel tasks over the points, each
         // keeps its relax bias too.)
         let whole = first == 0 && last == self.order.len() && self.order.len() == self.manifolds.len();
+        // (The batched points on their batches' lanes, each keeping its relax bias there; a
+        // coloured group holds every awake manifold, and so every batch.)
+        let v = if self.batches.is_empty() { v } else { v.max(self.end_batches(st, h)) };
         let v = if whole {
             // (Point by point in their stored order, without the manifolds' indirection.)
             let mut points = std::mem::take(&mut self.points);
             let this: &Self = self;
-            let end = |p: &mut Point| {
+            let end = |(p, &batched): (&mut Point, &bool)| {
+                if batched {
+                    return 0.0;
+                }
                 let s_end = this.end_separation(st, p, h);
                 p.relax_bias = (s_end / h).max(0.0);
                 -s_end
             };
+            let batched = &self.batched;
             let worst = if serial {
-                points.iter_mut().map(end).fold(v, f64::max)
+                points.iter_mut().zip(batched).map(end).fold(v, f64::max)
             } else {
-                points.par_iter_mut().with_min_len(par_min()).map(end).reduce(|| 0.0, f64::max).max(v)
+                let all = points.par_iter_mut().zip(batched.par_iter()).with_min_len(par_min());
+                all.map(end).reduce(|| 0.0, f64::max).max(v)
             };
             self.points = points;
             worst
@@ -501,6 +509,9 @@ impl RigidSi {
             for o in first..last {
                 let (start, end) = (self.manifolds[self.order[o]].start, self.manifolds[self.order[o]].end);
                 for k in start..end {
+                    if self.batched[k] {
+                        continue;
+                    }
                     let s_end = self.end_separation(st, &self.points[k], h);
                     self.points[k].relax_bias = (s_end / h).max(0.0);
                     worst = worst.max(-s_end);
@@ -514,6 +525,7 @@ impl RigidSi {
                     .with_min_len(min)
                     .map(|&i| {
                         (self.manifolds[i].start..self.manifolds[i].end)
+                            .filter(|&k| !self.batched[k])
                             .map(|k| -self.end_separation(st, &self.points[k], h))
                             .fold(0.0, f64::max)
                     })

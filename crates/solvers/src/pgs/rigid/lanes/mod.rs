@@ -43,12 +43,15 @@
 //! threads (a batch is about 2 kB for two manifolds, read beside the points and manifolds,
 //! and those sweeps stream from memory; `docs/benchmarks.md`, "Rows on lanes").
 
+mod build;
 mod joints;
 mod simd;
+mod state;
 mod sweep;
 mod warm;
 
 pub(super) use joints::{builds_on_lanes, on_lanes, rebuild_ball_lanes, solve_ball_lanes};
+pub(super) use state::{BatchCarried, BatchState};
 
 use simd::{Fw, Mask, Vw};
 
@@ -126,6 +129,11 @@ pub(super) struct Batch {
     /// The batch's first place in `order`, and how many manifolds it holds.
     o: usize,
     n: usize,
+    /// Each lane's manifold (its index in `RigidSi::manifolds`) and its first point.
+    manifold: [usize; W],
+    start: [usize; W],
+    /// Each lane's points (2 or 4).
+    len: [usize; W],
     /// Each lane's bodies, and whether each moves.
     a: [usize; W],
     b: [Option<usize>; W],
@@ -155,6 +163,9 @@ impl Batch {
     /// visit reads it.
     fn build(&mut self, ms: &[&Manifold], points: &[Point], inv_m: &[f64], o: usize) {
         let n = ms.len();
+        self.manifold = std::array::from_fn(|l| ms[l].index);
+        self.start = std::array::from_fn(|l| ms[l].start);
+        self.len = std::array::from_fn(|l| ms[l].end - ms[l].start);
         debug_assert!(Batch::qualify(ms), "a batch of qualifying manifolds");
         let lane = |l: usize| ms[l];
         let first: [&Point; W] = std::array::from_fn(|l| &points[lane(l).start]);
@@ -212,13 +223,33 @@ impl Batch {
 impl RigidSi {
     /// The batches of the coloured sweeps (see the module), colour by colour: in each colour
     /// small enough for the calling thread, every [`W`] consecutive manifolds that qualify, in
-    /// the order the sweeps visit them. Each colour records its batches' range. Without
-    /// `lanes` or `block_pairs`, or with `block`, none.
+    /// the order the sweeps visit them. Each colour records its batches' range, each batched
+    /// point is marked ([`Point::batched`]), and the batches take their rows' state from the
+    /// points and manifolds ([`RigidSi::load_batches`]). Without `lanes` or `block_pairs`,
+    /// with `block` or split rows, or when a pass on all threads would visit the colours
+    /// through the rows rather than the batches (a large colour whose manifolds do not lie one
+    /// after the other, [`colors`]), none.
     pub(super) fn build_batches(&mut self, cfg: &PgsConfig) {
+        if self.from_contacts {
+            // Built on the lanes with the contacts, colour by colour in the sweeps' order (the
+            // order of the sort by colour): each colour takes the batches inside it.
+            let mut k = 0;
+            for span in self.colors.iter_mut() {
+                let first = k;
+                while self.batches.get(k).is_some_and(|b| span.m.0 <= b.o && b.o < span.m.1) {
+                    k += 1;
+                }
+                span.batches = (first, k);
+            }
+            debug_assert_eq!(k, self.batches.len(), "every batch inside a colour");
+            return;
+        }
         // (The last build's batches are written over in place, and the list cut to the count.)
         let mut batches = std::mem::take(&mut self.batches);
         let mut count = 0;
-        let wanted = cfg.lanes && cfg.block_pairs && !cfg.block;
+        let split = cfg.split_impulse && cfg.feedback == Feedback::Baumgarte;
+        let by_rows = rayon::current_num_threads() > 1 && self.colors.iter().any(|c| colors::large(c) && !c.contiguous);
+        let wanted = cfg.lanes && cfg.block_pairs && !cfg.block && !split && !by_rows;
         for span in self.colors.iter_mut() {
             let first = count;
             if wanted && !span.overflow && !colors::large(span) {
@@ -240,7 +271,16 @@ impl RigidSi {
             span.batches = (first, count);
         }
         batches.truncate(count);
+        self.batched.clear();
+        self.batched.resize(self.points.len(), false);
+        for batch in &batches {
+            for l in 0..batch.n {
+                let m = &self.manifolds[batch.manifold[l]];
+                self.batched[m.start..m.end].iter_mut().for_each(|b| *b = true);
+            }
+        }
         self.batches = batches;
+        self.load_batches();
     }
 }
 
@@ -293,6 +333,9 @@ mod tests {
             }
             assert!(si.manifolds.len() > 100, "the pyramid touches");
             assert!(batched * 10 >= si.manifolds.len() * 8, "{batched} of {} manifolds batched", si.manifolds.len());
+            assert!(si.from_contacts, "tgs-soft's batches built on the lanes from the contacts");
+            // (The batched points' rows written whole, for the check of their bodies.)
+            si.store_full();
             for span in &si.colors {
                 for batch in &si.batches[span.batches.0..span.batches.1] {
                     let (o, n) = batch.span();
@@ -303,6 +346,45 @@ mod tests {
                     }
                 }
             }
+        }
+    }
+
+    /// The batches built on the lanes from the contacts, their state and carried fields, and
+    /// their points, carried fields and manifolds once written whole ([`RigidSi::store_full`]),
+    /// are those built from the rows ([`Batch::build`], [`RigidSi::load_batches`]) bit for bit:
+    /// on the pyramid (four-point manifolds against each other and the floor) and the card house
+    /// (two-point manifolds), each at a settled state whose pairs the step before found (so
+    /// that the recycled contacts' frozen arms are built too), and with SOR and the pyramid cone.
+    #[test]
+    fn full_rows_from_lanes_are_the_rows() {
+        let cases = [("rigid-pyramid", vec!["base=8".to_string()], 30), ("rigid-card-house", vec![], 30)];
+        let cfg = crate::pgs::config::preset_config("tgs-soft");
+        for (name, sets, frames) in cases {
+            let scene = solverlab_scenes::resolve(name, &sets).unwrap();
+            let mut solver = crate::PgsSolver::new(cfg.clone(), "tgs-soft").unwrap();
+            let mut sim = solverlab_core::sim::Simulation::new(&scene, &mut solver, scene.dt, 4).unwrap();
+            let mut states = Vec::new();
+            for _ in 0..frames {
+                sim.step_frame(&mut solverlab_core::NullObserver).unwrap();
+                states.push(sim.state.rigid.clone());
+            }
+            let h = scene.dt / 4.0;
+            let rows = |on_lanes: bool| {
+                let mut si = RigidSi { lane_build_off: !on_lanes, ..RigidSi::default() };
+                let (mut before, mut now) = (states[frames - 2].clone(), states[frames - 1].clone());
+                si.prepare(&scene, &mut before, &cfg, h, 0.0, 4);
+                si.prepare(&scene, &mut now, &cfg, h, 0.0, 4);
+                assert_eq!(si.from_contacts, on_lanes, "{name}: built on the lanes");
+                assert!(si.batches.len() > 4, "{name}: batches");
+                let lanes = format!("{:?} {:?} {:?}", si.batches, si.batch_state, si.batch_carried);
+                si.store_full();
+                let rows = format!("{:?} {:?} {:?} {:?}", si.points, si.carried, si.manifolds, si.batched);
+                (lanes, rows, format!("{now:?}"))
+            };
+            let (lanes, from_rows) = (rows(true), rows(false));
+            assert!(lanes.0 == from_rows.0, "{name}: the batches");
+            assert!(lanes.1 == from_rows.1, "{name}: the rows");
+            assert!(lanes.2 == from_rows.2, "{name}: the warm start's velocities");
         }
     }
 }

@@ -25,7 +25,7 @@ pub(super) type Mask = [bool; W];
 mod raw {
     //! The lanes' operations, each the scalar operation in each lane, bit for bit.
     use super::{Raw, W};
-    use wide::{CmpGe, CmpGt};
+    use wide::{CmpEq, CmpGe, CmpGt};
 
     #[inline(always)]
     pub(super) fn splat(x: f64) -> Raw {
@@ -75,9 +75,28 @@ mod raw {
     pub(super) fn gt(a: Raw, b: Raw) -> Raw {
         a.cmp_gt(b)
     }
+    /// Whether `a` or `b` is NaN, as all-ones lanes.
+    #[inline(always)]
+    pub(super) fn unordered(a: Raw, b: Raw) -> Raw {
+        !(a.cmp_eq(a) & b.cmp_eq(b))
+    }
+    /// `a == b` (false with a NaN), as all-ones lanes.
+    #[inline(always)]
+    pub(super) fn eq(a: Raw, b: Raw) -> Raw {
+        a.cmp_eq(b)
+    }
     #[inline(always)]
     pub(super) fn and(a: Raw, b: Raw) -> Raw {
         a & b
+    }
+    #[inline(always)]
+    pub(super) fn or(a: Raw, b: Raw) -> Raw {
+        a | b
+    }
+    /// The correctly rounded square root, as `f64::sqrt`.
+    #[inline(always)]
+    pub(super) fn sqrt(a: Raw) -> Raw {
+        a.sqrt()
     }
     /// `a` where `m` is all ones, else `b`.
     #[inline(always)]
@@ -121,18 +140,52 @@ impl Fw {
         self.lanes()[l]
     }
 
-    /// `f64::max` lane by lane (a NaN lane takes the other number, as the scalar visit).
+    /// These lanes with lane `l` set to `x`.
     #[inline(always)]
-    pub(super) fn max(self, o: Self) -> Self {
-        let (a, b) = (self.lanes(), o.lanes());
-        Fw::from_fn(|l| a[l].max(b[l]))
+    pub(super) fn with_lane(self, l: usize, x: f64) -> Self {
+        let mut a = self.lanes();
+        a[l] = x;
+        Fw(raw::from_array(a))
     }
 
-    /// `f64::min` lane by lane.
+    /// `f64::max` lane by lane (a NaN lane takes the other number, as the scalar visit). On
+    /// x86-64 as the compiler forms the scalar `a.max(b)` there: `b` where `a` is NaN, else `b`
+    /// where `b > a`, else `a` (so `max(−0, +0)` is −0 and `max(+0, −0)` is +0), with packed
+    /// compares and selects (`max_and_min_are_the_scalar_ones` checks each case); elsewhere
+    /// lane by lane.
+    #[inline(always)]
+    pub(super) fn max(self, o: Self) -> Self {
+        #[cfg(target_arch = "x86_64")]
+        {
+            let larger = o.select(o.gt(self), self);
+            o.select(self.is_nan(), larger)
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            let (a, b) = (self.lanes(), o.lanes());
+            Fw::from_fn(|l| a[l].max(b[l]))
+        }
+    }
+
+    /// `f64::min` lane by lane, as [`Fw::max`] with `b < a`.
     #[inline(always)]
     pub(super) fn min(self, o: Self) -> Self {
-        let (a, b) = (self.lanes(), o.lanes());
-        Fw::from_fn(|l| a[l].min(b[l]))
+        #[cfg(target_arch = "x86_64")]
+        {
+            let smaller = o.select(self.gt(o), self);
+            o.select(self.is_nan(), smaller)
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            let (a, b) = (self.lanes(), o.lanes());
+            Fw::from_fn(|l| a[l].min(b[l]))
+        }
+    }
+
+    /// Lane by lane whether the lane is NaN.
+    #[inline(always)]
+    pub(super) fn is_nan(self) -> Mw {
+        Mw(raw::unordered(self.0, self.0))
     }
 
     #[inline(always)]
@@ -157,6 +210,24 @@ impl Fw {
     pub(super) fn gt(self, o: Self) -> Mw {
         Mw(raw::gt(self.0, o.0))
     }
+
+    /// Lane by lane `a == b`.
+    #[inline(always)]
+    pub(super) fn eq(self, o: Self) -> Mw {
+        Mw(raw::eq(self.0, o.0))
+    }
+
+    /// Lane by lane `a < b`.
+    #[inline(always)]
+    pub(super) fn lt(self, o: Self) -> Mw {
+        o.gt(self)
+    }
+
+    /// `f64::sqrt` lane by lane (correctly rounded, as the scalar square root).
+    #[inline(always)]
+    pub(super) fn sqrt(self) -> Self {
+        Fw(raw::sqrt(self.0))
+    }
 }
 
 impl Mw {
@@ -170,6 +241,18 @@ impl Mw {
     #[inline(always)]
     pub(super) fn and(self, o: Mw) -> Mw {
         Mw(raw::and(self.0, o.0))
+    }
+
+    /// Lane by lane `a || b`.
+    #[inline(always)]
+    pub(super) fn or(self, o: Mw) -> Mw {
+        Mw(raw::or(self.0, o.0))
+    }
+
+    /// The flags as booleans.
+    #[inline(always)]
+    pub(super) fn flags(self) -> Mask {
+        raw::to_array(self.0).map(|x| x.to_bits() != 0)
     }
 }
 
@@ -254,6 +337,57 @@ impl Vw {
     }
 }
 
+/// [`W`] 3 × 3 matrices, one per lane, by row and column.
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct M3w([[Fw; 3]; 3]);
+
+impl M3w {
+    /// Lane `l` is `f(l)`.
+    #[inline(always)]
+    pub(super) fn from_fn(f: impl Fn(usize) -> nalgebra::Matrix3<f64>) -> Self {
+        let ms: [nalgebra::Matrix3<f64>; W] = std::array::from_fn(f);
+        M3w(std::array::from_fn(|i| std::array::from_fn(|c| Fw::from_fn(|l| ms[l][(i, c)]))))
+    }
+
+    /// `m · v` as nalgebra forms it ([`Vw::times`]).
+    #[inline(always)]
+    pub(super) fn apply(&self, v: &Vw) -> Vw {
+        let row = |i: usize| self.0[i][0] * v.x + self.0[i][1] * v.y + self.0[i][2] * v.z;
+        Vw { x: row(0), y: row(1), z: row(2) }
+    }
+}
+
+/// [`W`] unit quaternions, one per lane: the imaginary part and the scalar.
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct Qw {
+    pub(super) v: Vw,
+    pub(super) w: Fw,
+}
+
+impl Qw {
+    /// Lane `l` is `f(l)`.
+    #[inline(always)]
+    pub(super) fn from_fn(mut f: impl FnMut(usize) -> nalgebra::UnitQuaternion<f64>) -> Self {
+        let q: [nalgebra::UnitQuaternion<f64>; W] = std::array::from_fn(&mut f);
+        Qw { v: Vw::from_fn(|l| q[l].as_ref().vector().into_owned()), w: Fw::from_fn(|l| q[l].as_ref().scalar()) }
+    }
+
+    /// The inverse turns (the conjugates: the imaginary part negated).
+    #[inline(always)]
+    pub(super) fn inverse(&self) -> Qw {
+        Qw { v: -self.v, w: self.w }
+    }
+
+    /// `v` turned by each lane's quaternion, as nalgebra's `UnitQuaternion::transform_vector`
+    /// forms it: `t = 2·(u × v)`, then `(t·w + u × t) + v`, with `u` the imaginary part.
+    #[inline(always)]
+    pub(super) fn transform(&self, v: &Vw) -> Vw {
+        let t = self.v.cross(v).scale(Fw::splat(2.0));
+        let cross = self.v.cross(&t);
+        (t.scale(self.w) + cross) + *v
+    }
+}
+
 impl Add for Vw {
     type Output = Vw;
     #[inline(always)]
@@ -275,5 +409,30 @@ impl Neg for Vw {
     #[inline(always)]
     fn neg(self) -> Vw {
         Vw { x: -self.x, y: -self.y, z: -self.z }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The lanes' `max` and `min` give the scalar `f64::max` and `f64::min` bit for bit on
+    /// every pair of signed zeros, ones, infinities, a subnormal and NaNs of either sign, at run
+    /// time (the compiler folds constants to `max(−0, +0) = +0`; the solver's operands are
+    /// never constants).
+    #[test]
+    fn max_and_min_are_the_scalar_ones() {
+        let v = [0.0, -0.0, 1.0, -1.0, f64::INFINITY, f64::NEG_INFINITY, f64::NAN, -f64::NAN, 5e-324];
+        for &a in &v {
+            for &b in &v {
+                let (x, y) = (Fw::from_fn(|l| if l == 0 { a } else { b }), Fw::from_fn(|l| if l == 0 { b } else { a }));
+                let (max, min) = (x.max(y).lanes(), x.min(y).lanes());
+                for (l, (p, q)) in [(a, b), (b, a)].into_iter().enumerate() {
+                    let (p, q) = (std::hint::black_box(p), std::hint::black_box(q));
+                    assert_eq!(max[l].to_bits(), p.max(q).to_bits(), "max({p:?}, {q:?})");
+                    assert_eq!(min[l].to_bits(), p.min(q).to_bits(), "min({p:?}, {q:?})");
+                }
+            }
+        }
     }
 }

@@ -4,14 +4,6 @@
 use super::simd::Mw;
 use super::*;
 
-/// Field `f` of each lane's point, on the lanes. (A generic function, so always inlined: a
-/// closure taking `fn(&Point) -> f64` was inlined or not depending on the build, and a build
-/// that called it cost `tgs-soft` 3 % more instructions on the 55- and 210-box pyramids.)
-#[inline(always)]
-fn lanes_of(pt: &[&Point; W], f: impl Fn(&Point) -> f64) -> Fw {
-    Fw::from_fn(|l| f(pt[l]))
-}
-
 /// The bodies' velocities on the lanes.
 struct Bodies {
     va: Vw,
@@ -64,22 +56,25 @@ impl Bodies {
 }
 
 impl Visit<'_> {
-    /// [`Visit::manifolds_interleaved`] on the lanes of `batch`, whose manifolds are `ms` with
-    /// their points `points`: `true` when done, `false` (nothing touched) when a soft row has
-    /// no mass scale in this pass.
+    /// [`Visit::manifolds_interleaved`] on the lanes of `batch`, whose rows' state is `state`:
+    /// `true` when done, `false` (nothing touched) when a soft row has no mass scale in this
+    /// pass.
     pub(in crate::pgs::rigid) fn manifolds_lanes<S: ?Sized + Store>(
         &self,
         vel: &mut Direct<S>,
         batch: &Batch,
-        ms: &mut [&mut Manifold],
-        points: &mut [&mut [Point]],
+        state: &mut BatchState,
         acc: &mut SweepStats,
     ) -> bool {
         let n = batch.n;
-        debug_assert_eq!(ms.len(), n, "a batch's manifolds");
         let pass = usize::from(self.pass != Pass::Biased);
-        if pass == 0 && !points[..n].iter().all(|p| p.iter().all(|x| x.mass_scale > 0.0)) {
-            return false;
+        if pass == 0 {
+            for u in 0..batch.units {
+                let [p, q] = state.unit[u].mass_scale.map(Fw::lanes);
+                if (0..n).any(|l| batch.has[u][l] && !(p[l] > 0.0 && q[l] > 0.0)) {
+                    return false;
+                }
+            }
         }
         let mut bodies = Bodies::load(vel, batch);
         let (omega, inv_omega) = (Fw::splat(self.omega), Fw::splat(self.inv_omega));
@@ -89,23 +84,16 @@ impl Visit<'_> {
         let mut res = [[0.0; 4]; W];
         for u in 0..batch.units {
             let has = batch.has[u];
-            let k = |l: usize| if has[l] { 2 * u } else { 0 };
             let UnitLanes { np, nq, rp, rq, k11, k12, k22, mn_p, mn_q } = &batch.unit[u];
             let (k11, k12, k22) = (*k11, *k12, *k22);
-            let p: [&Point; W] = std::array::from_fn(|l| &points[l][k(l)]);
-            let q: [&Point; W] = std::array::from_fn(|l| &points[l][k(l) + 1]);
+            let st = &mut state.unit[u];
             let (bias_p, s_p, bias_q, s_q) = if pass == 0 {
-                (
-                    lanes_of(&p, |x| x.bias),
-                    lanes_of(&p, |x| x.mass_scale),
-                    lanes_of(&q, |x| x.bias),
-                    lanes_of(&q, |x| x.mass_scale),
-                )
+                (st.bias[0], st.mass_scale[0], st.bias[1], st.mass_scale[1])
             } else {
-                (lanes_of(&p, |x| x.relax_bias), Fw::splat(1.0), lanes_of(&q, |x| x.relax_bias), Fw::splat(1.0))
+                (st.relax_bias[0], Fw::splat(1.0), st.relax_bias[1], Fw::splat(1.0))
             };
-            let (lp, lq) = (lanes_of(&p, |x| x.ln), lanes_of(&q, |x| x.ln));
-            let (inv_mn_p, inv_mn_q) = (Fw::from_fn(|l| p[l].inv_mn[pass]), Fw::from_fn(|l| q[l].inv_mn[pass]));
+            let (lp, lq) = (st.ln[0], st.ln[1]);
+            let (inv_mn_p, inv_mn_q) = (st.inv_mn[pass][0], st.inv_mn[pass][1]);
             // (The arithmetic of `Visit::normal_pair`, lane by lane.)
             let vp = bodies.speed(np, rp) + bias_p;
             let vq = bodies.speed(nq, rq) + bias_q;
@@ -137,11 +125,16 @@ impl Visit<'_> {
             let dwb = rp.gb.scale(dp) + rq.gb.scale(dq);
             let every = has.iter().all(|&h| h);
             bodies.push(imp, (rp.ima, rp.imb), dwa, dwb, (!every).then_some(has));
-            let (r_p, r_q) = (dp.abs() * inv_omega * inv_mn_p, dq.abs() * inv_omega * inv_mn_q);
-            for l in 0..n {
-                if has[l] {
-                    let pts = &mut points[l];
-                    (pts[2 * u].ln, pts[2 * u + 1].ln) = (x.lane(l), y.lane(l));
+            // (A lane without the pair keeps its impulses.)
+            if every {
+                st.ln = [x, y];
+            } else {
+                let m = Mw::of(has);
+                st.ln = [x.select(m, lp), y.select(m, lq)];
+            }
+            if self.counted() {
+                let (r_p, r_q) = (dp.abs() * inv_omega * inv_mn_p, dq.abs() * inv_omega * inv_mn_q);
+                for l in (0..n).filter(|&l| has[l]) {
                     (d2[l][2 * u], d2[l][2 * u + 1]) = (dp.lane(l) * dp.lane(l), dq.lane(l) * dq.lane(l));
                     (res[l][2 * u], res[l][2 * u + 1]) = (r_p.lane(l), r_q.lane(l));
                 }
@@ -152,7 +145,7 @@ impl Visit<'_> {
                 total = (total + y).select(Mw::of(has), total);
             }
         }
-        let rows = self.friction_lanes(&mut bodies, &batch.friction, ms, n, total);
+        let rows = self.friction_lanes(&mut bodies, &batch.friction, state, total);
         // Write the velocities back, then the statistics in the scalar visit's order.
         bodies.store(vel, batch);
         if !self.counted() {
@@ -160,7 +153,7 @@ impl Visit<'_> {
         }
         let (max, sum2, count, dl2) = (&mut acc.0, &mut acc.1, &mut acc.2, &mut acc.3);
         for l in 0..n {
-            for k in 0..points[l].len() {
+            for k in 0..batch.len[l] {
                 let r = res[l][k];
                 *max = max.max(r);
                 *sum2 += r * r;
@@ -182,8 +175,7 @@ impl Visit<'_> {
         &self,
         bodies: &mut Bodies,
         fr: &FrictionLanes,
-        ms: &mut [&mut Manifold],
-        n: usize,
+        state: &mut BatchState,
         total: Fw,
     ) -> [(f64, f64); W] {
         let mut out = [(0.0, 0.0); W];
@@ -193,7 +185,7 @@ impl Visit<'_> {
         let only = (!fr.on.iter().all(|&x| x)).then_some(fr.on);
         let omega = Fw::splat(self.omega);
         let (v1, v2) = (bodies.speed(&fr.t1, &fr.r1), bodies.speed(&fr.t2, &fr.r2));
-        let (o1, o2) = (Fw::from_fn(|l| ms[l].lt1), Fw::from_fn(|l| ms[l].lt2));
+        let (o1, o2) = (state.lt1, state.lt2);
         let mt = &fr.mt;
         let mut l1 = o1 - omega * (mt[0] * v1 + mt[1] * v2);
         let mut l2 = o2 - omega * (mt[2] * v1 + mt[3] * v2);
@@ -220,7 +212,7 @@ impl Visit<'_> {
         bodies.push(imp, (fr.r1.ima, fr.r1.imb), dwa, dwb, only);
         // Twist: the relative spin about the normal, clamped to μ·radius·Σλₙ.
         let spin = bodies.wa - bodies.wb;
-        let old = Fw::from_fn(|l| ms[l].l_twist);
+        let old = state.l_twist;
         let limit = fr.mu * fr.radius * total;
         let new = (old - omega * fr.m_twist * fr.n.dot(&spin)).max(-limit).min(limit);
         let d = new - old;
@@ -228,12 +220,12 @@ impl Visit<'_> {
         let z = Fw::splat(0.0);
         let nothing = Vw { x: z, y: z, z };
         bodies.push(nothing, (z, z), fr.twist_a.scale(d), fr.twist_b.scale(d), only);
-        for l in 0..n {
-            if fr.on[l] {
-                let m = &mut ms[l];
-                (m.lt1, m.lt2, m.l_twist) = (l1.lane(l), l2.lane(l), new.lane(l));
-                out[l] = (tangent.lane(l), twist.lane(l));
-            }
+        // (A lane without friction keeps its impulses.)
+        let on = Mw::of(fr.on);
+        (state.lt1, state.lt2, state.l_twist) = (l1.select(on, o1), l2.select(on, o2), new.select(on, old));
+        let (tangent, twist) = (tangent.lanes(), twist.lanes());
+        for (l, out) in out.iter_mut().enumerate().filter(|(l, _)| fr.on[*l]) {
+            *out = (tangent[l], twist[l]);
         }
         out
     }

@@ -4,7 +4,7 @@ use super::simd::Mw;
 use super::*;
 
 impl Visit<'_> {
-    /// [`Visit::warm_manifold`] on the lanes of `batch` (manifolds `ms`, points `points`): each
+    /// [`Visit::warm_manifold`] on the lanes of `batch`, whose rows' state is `state`: each
     /// point's impulse times `scale`, point after point, then the friction and twist impulses
     /// times `scale`, each pushed through the rows' `M⁻¹Jᵀ` as the scalar warm start pushes
     /// them, operation for operation. The impulses are scaled first; then body `a`'s velocities
@@ -16,38 +16,25 @@ impl Visit<'_> {
         &self,
         vel: &mut Direct<S>,
         batch: &Batch,
-        ms: &mut [&mut Manifold],
-        points: &mut [&mut [Point]],
+        state: &mut BatchState,
         scale: f64,
     ) {
-        let n = batch.n;
-        debug_assert_eq!(ms.len(), n, "a batch's manifolds");
         let s = Fw::splat(scale);
         // Each pair's two impulses, and where a lane has the pair (`None`: every lane).
         let mut pairs = [([Fw::default(); 2], None); 2];
         for (u, pair) in pairs.iter_mut().enumerate().take(batch.units) {
             let has = batch.has[u];
-            let k = |l: usize| if has[l] { 2 * u } else { 0 };
-            let (mut lp, mut lq) = (Fw::from_fn(|l| points[l][k(l)].ln), Fw::from_fn(|l| points[l][k(l) + 1].ln));
-            // (A scale of 1 leaves the impulses as they are, `λ·1 = λ`: nothing to write back.)
+            let st = &mut state.unit[u];
+            // (A scale of 1 leaves the impulses as they are, `λ·1 = λ`.)
             if scale != 1.0 {
-                (lp, lq) = (lp * s, lq * s);
-                for l in 0..n {
-                    if has[l] {
-                        (points[l][2 * u].ln, points[l][2 * u + 1].ln) = (lp.lane(l), lq.lane(l));
-                    }
-                }
+                st.ln = [st.ln[0] * s, st.ln[1] * s];
             }
-            *pair = ([lp, lq], (!has.iter().all(|&h| h)).then(|| Mw::of(has)));
+            *pair = (st.ln, (!has.iter().all(|&h| h)).then(|| Mw::of(has)));
         }
-        let (mut d1, mut d2, mut d) =
-            (Fw::from_fn(|l| ms[l].lt1), Fw::from_fn(|l| ms[l].lt2), Fw::from_fn(|l| ms[l].l_twist));
         if scale != 1.0 {
-            (d1, d2, d) = (d1 * s, d2 * s, d * s);
-            for (l, m) in ms.iter_mut().enumerate() {
-                (m.lt1, m.lt2, m.l_twist) = (d1.lane(l), d2.lane(l), d.lane(l));
-            }
+            (state.lt1, state.lt2, state.l_twist) = (state.lt1 * s, state.lt2 * s, state.l_twist * s);
         }
+        let (d1, d2, d) = (state.lt1, state.lt2, state.l_twist);
         let fr = &batch.friction;
         let z = Fw::splat(0.0);
         let nothing = Vw { x: z, y: z, z };

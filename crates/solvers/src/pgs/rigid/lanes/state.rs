@@ -1,0 +1,355 @@
+//! What a batch's rows change through a frame, kept on the lanes beside the batch: each
+//! point's separation, bias, mass and impulse scales, `1/(m·s)`, normal impulse and relax
+//! bias, and each manifold's friction and twist impulses ([`BatchState`]); and what the passes
+//! between the sweeps read of each point ([`BatchCarried`]: its separation and point at the
+//! frame's start, its arms in each body's frame and in the world's).
+//!
+//! While a batch is built its points and manifolds hand these over ([`RigidSi::load_batches`]),
+//! and every pass of the frame works on the lanes alone: a later substep's contact updates
+//! ([`RigidSi::advance_batches`]), the warm start, the sweeps, and the end separations of the
+//! stopping test and the relax pass ([`RigidSi::end_batches`]). They go back to the points and
+//! manifolds ([`RigidSi::store_batches`]) before anything else reads those: the impulses kept
+//! for the next frame's warm start and the forces, the restitution and position passes, and a
+//! rebuild of the colours. Each lane does the scalar arithmetic of those passes operation for
+//! operation, so the numbers are the same bit for bit (`tests/colored.rs`).
+//!
+//! (Gathered from the points at every visit, these fields cost each point's cache lines in
+//! every pass; the updates and end separations ran point by point on the scalar rows.)
+
+use super::simd::{Mw, Qw};
+use super::*;
+
+/// One pair of normal rows of each lane ([`UnitLanes`]): what changes, per point of the pair
+/// `(p, q)`. (A lane without the pair holds its first pair's values, which no visit keeps.)
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct PairState {
+    /// Separation (m).
+    pub(super) s: [Fw; 2],
+    pub(super) bias: [Fw; 2],
+    pub(super) mass_scale: [Fw; 2],
+    pub(super) impulse_scale: [Fw; 2],
+    /// `1/(mn·mass_scale)` and `1/mn` by pass ([`Point::inv_mn`]): `inv_mn[pass][point]`.
+    pub(super) inv_mn: [[Fw; 2]; 2],
+    pub(super) ln: [Fw; 2],
+    pub(super) relax_bias: [Fw; 2],
+}
+
+/// What a batch's rows change through a frame (see the module).
+#[derive(Clone, Copy, Debug, Default)]
+pub(in crate::pgs::rigid) struct BatchState {
+    pub(super) unit: [PairState; 2],
+    pub(super) lt1: Fw,
+    pub(super) lt2: Fw,
+    pub(super) l_twist: Fw,
+}
+
+/// What the passes between the sweeps read of one pair of points of each lane ([`Carried`]
+/// and the arms of [`Point`]), per point of the pair.
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct PairCarried {
+    pub(super) s0: [Fw; 2],
+    pub(super) p0: [Vw; 2],
+    pub(super) la: [Vw; 2],
+    pub(super) lb: [Vw; 2],
+    pub(super) ra: [Vw; 2],
+    pub(super) rb: [Vw; 2],
+}
+
+/// What the passes between the sweeps read of a batch's points (see the module), and the arms
+/// of its manifolds' centres (read only when the rows are written whole again,
+/// [`RigidSi::store_full`]).
+#[derive(Clone, Copy, Debug, Default)]
+pub(in crate::pgs::rigid) struct BatchCarried {
+    pub(super) unit: [PairCarried; 2],
+    pub(super) centre: [Vw; 2],
+}
+
+/// The soft rows' coefficients of one step `(bias rate, mass scale, impulse scale)`, between
+/// movable bodies and against a fixed body or the world ([`soft`]).
+pub(in crate::pgs::rigid) type Softness = ((f64, f64, f64), (f64, f64, f64));
+
+/// `1/k`, or 0 for `k ≤ 0`, lane by lane ([`inverse`]; the effective masses of
+/// [`JacobianRow::effective_mass`]).
+#[inline(always)]
+pub(super) fn inverse_lanes(k: Fw) -> Fw {
+    let z = Fw::splat(0.0);
+    (Fw::splat(1.0) / k).select(k.gt(z), z)
+}
+
+impl Batch {
+    /// The index of lane `l`'s point `j` (0 or 1) of pair `u` (its first pair's when it has no
+    /// pair `u`).
+    #[inline(always)]
+    fn point(&self, l: usize, u: usize, j: usize) -> usize {
+        self.start[l] + if self.has[u][l] { 2 * u } else { 0 } + j
+    }
+
+    /// Lane `l`'s manifold has pair `u`.
+    #[inline(always)]
+    fn holds(&self, l: usize, u: usize) -> bool {
+        l < self.n && self.has[u][l]
+    }
+}
+
+impl BatchState {
+    /// The state of `batch`'s rows from their points and manifolds.
+    fn load(batch: &Batch, points: &[Point], manifolds: &[Manifold]) -> Self {
+        let mut out = BatchState::default();
+        for u in 0..batch.units {
+            let st = &mut out.unit[u];
+            for j in 0..2 {
+                let p = |l: usize| &points[batch.point(l, u, j)];
+                st.s[j] = Fw::from_fn(|l| p(l).s);
+                st.bias[j] = Fw::from_fn(|l| p(l).bias);
+                st.mass_scale[j] = Fw::from_fn(|l| p(l).mass_scale);
+                st.impulse_scale[j] = Fw::from_fn(|l| p(l).impulse_scale);
+                st.inv_mn[0][j] = Fw::from_fn(|l| p(l).inv_mn[0]);
+                st.inv_mn[1][j] = Fw::from_fn(|l| p(l).inv_mn[1]);
+                st.ln[j] = Fw::from_fn(|l| p(l).ln);
+                st.relax_bias[j] = Fw::from_fn(|l| p(l).relax_bias);
+            }
+        }
+        out.load_impulses_of_manifolds(batch, manifolds);
+        out
+    }
+
+    /// The manifolds' friction and twist impulses.
+    fn load_impulses_of_manifolds(&mut self, batch: &Batch, manifolds: &[Manifold]) {
+        let m = |l: usize| &manifolds[batch.manifold[l]];
+        self.lt1 = Fw::from_fn(|l| m(l).lt1);
+        self.lt2 = Fw::from_fn(|l| m(l).lt2);
+        self.l_twist = Fw::from_fn(|l| m(l).l_twist);
+    }
+
+    /// Writes the state back to `batch`'s points and manifolds.
+    fn store(&self, batch: &Batch, points: &mut [Point], manifolds: &mut [Manifold]) {
+        for u in 0..batch.units {
+            let st = &self.unit[u];
+            for l in (0..W).filter(|&l| batch.holds(l, u)) {
+                for j in 0..2 {
+                    let p = &mut points[batch.point(l, u, j)];
+                    p.s = st.s[j].lane(l);
+                    p.bias = st.bias[j].lane(l);
+                    p.mass_scale = st.mass_scale[j].lane(l);
+                    p.impulse_scale = st.impulse_scale[j].lane(l);
+                    p.inv_mn = [st.inv_mn[0][j].lane(l), st.inv_mn[1][j].lane(l)];
+                    p.ln = st.ln[j].lane(l);
+                    p.relax_bias = st.relax_bias[j].lane(l);
+                }
+            }
+        }
+        for l in 0..batch.n {
+            let m = &mut manifolds[batch.manifold[l]];
+            (m.lt1, m.lt2, m.l_twist) = (self.lt1.lane(l), self.lt2.lane(l), self.l_twist.lane(l));
+        }
+    }
+}
+
+impl BatchCarried {
+    /// What `batch`'s points carry through the frame.
+    fn load(batch: &Batch, points: &[Point], carried: &[Carried], manifolds: &[Manifold]) -> Self {
+        let mut out = BatchCarried::default();
+        let m = |l: usize| &manifolds[batch.manifold[l]];
+        out.centre = [Vw::from_fn(|l| m(l).ra), Vw::from_fn(|l| m(l).rb)];
+        for u in 0..batch.units {
+            let c = &mut out.unit[u];
+            for j in 0..2 {
+                let k = |l: usize| batch.point(l, u, j);
+                c.s0[j] = Fw::from_fn(|l| carried[k(l)].s0);
+                c.p0[j] = Vw::from_fn(|l| carried[k(l)].p0);
+                c.la[j] = Vw::from_fn(|l| carried[k(l)].la);
+                c.lb[j] = Vw::from_fn(|l| carried[k(l)].lb);
+                c.ra[j] = Vw::from_fn(|l| points[k(l)].ra);
+                c.rb[j] = Vw::from_fn(|l| points[k(l)].rb);
+            }
+        }
+        out
+    }
+}
+
+/// The positions and orientations of the bodies on one side of `batch`'s lanes: body `a`'s
+/// with `a_side`, else body `b`'s (the world's at the origin, unturned).
+#[inline(always)]
+fn poses(st: &[RigidState], batch: &Batch, a_side: bool) -> (Vw, Qw) {
+    let body = |l: usize| if a_side { Some(batch.a[l]) } else { batch.b[l] };
+    let x = Vw::from_fn(|l| body(l).map_or(Vec3::zeros(), |k| st[k].x));
+    let q = Qw::from_fn(|l| body(l).map_or(nalgebra::UnitQuaternion::identity(), |k| st[k].q));
+    (x, q)
+}
+
+impl RigidSi {
+    /// Hands each batch its rows' state and carried fields from its points and manifolds
+    /// (see [`state`](self)); the batches were just built.
+    pub(in crate::pgs::rigid) fn load_batches(&mut self) {
+        let (points, manifolds, carried) = (&self.points, &self.manifolds, &self.carried);
+        let batches = &self.batches;
+        fill(&mut self.batch_state, batches.len(), par_min() / 4, |k| BatchState::load(&batches[k], points, manifolds));
+        fill(&mut self.batch_carried, batches.len(), par_min() / 4, |k| {
+            BatchCarried::load(&batches[k], points, carried, manifolds)
+        });
+    }
+
+    /// The first substep's warm start of the batched manifolds ([`RigidSi::warm_start`]): each
+    /// point's impulse of the last step, found by pair and feature or nearest point within
+    /// `radius2` (squared), and each manifold's friction and twist impulses projected on its
+    /// tangents, times `warm_start` (a sleeping island keeps them as they were, unscaled).
+    pub(in crate::pgs::rigid) fn warm_batches(&mut self, warm_start: f64, radius2: f64) {
+        let (contacts, warm, awake, manifolds) = (&self.contacts, &self.warm, &self.awake, &self.manifolds);
+        for (batch, state) in self.batches.iter().zip(self.batch_state.iter_mut()) {
+            for l in 0..batch.n {
+                let m = &manifolds[batch.manifold[l]];
+                let ws = if m.island != usize::MAX && awake[m.island] { warm_start } else { 1.0 };
+                if ws == 0.0 {
+                    continue;
+                }
+                let c = &contacts[m.start];
+                let Some((previous, friction, twist)) = warm.get(&(c.a, c.b)) else { continue };
+                for j in 0..batch.len[l] {
+                    if let Some(ln) = matched_impulse(previous, &contacts[m.start + j], radius2) {
+                        let slot = &mut state.unit[j / 2].ln[j % 2];
+                        *slot = slot.with_lane(l, ln * ws);
+                    }
+                }
+                state.lt1 = state.lt1.with_lane(l, friction.dot(&m.t1) * ws);
+                state.lt2 = state.lt2.with_lane(l, friction.dot(&m.t2) * ws);
+                state.l_twist = state.l_twist.with_lane(l, twist * ws);
+            }
+        }
+    }
+
+    /// The batches' impulses back in their points and manifolds, for the next step's warm start
+    /// and the forces.
+    pub(in crate::pgs::rigid) fn store_batch_impulses(&mut self) {
+        for (batch, state) in self.batches.iter().zip(&self.batch_state) {
+            for u in 0..batch.units {
+                for l in (0..W).filter(|&l| batch.holds(l, u)) {
+                    for j in 0..2 {
+                        self.points[batch.point(l, u, j)].ln = state.unit[u].ln[j].lane(l);
+                    }
+                }
+            }
+            for l in 0..batch.n {
+                let m = &mut self.manifolds[batch.manifold[l]];
+                (m.lt1, m.lt2, m.l_twist) = (state.lt1.lane(l), state.lt2.lane(l), state.l_twist.lane(l));
+            }
+        }
+    }
+
+    /// Writes each batch's state back to its points and manifolds (see [`state`](self)).
+    pub(in crate::pgs::rigid) fn store_batches(&mut self) {
+        for (batch, state) in self.batches.iter().zip(&self.batch_state) {
+            state.store(batch, &mut self.points, &mut self.manifolds);
+        }
+    }
+
+    /// Writes batch `k`'s state back to its points and manifolds.
+    pub(in crate::pgs::rigid) fn store_batch(
+        batch: &Batch,
+        state: &BatchState,
+        points: &mut [Point],
+        manifolds: &mut [Manifold],
+    ) {
+        state.store(batch, points, manifolds);
+    }
+
+    /// Reads batch `k`'s state again from its points and manifolds.
+    pub(in crate::pgs::rigid) fn reload_batch(
+        batch: &Batch,
+        state: &mut BatchState,
+        points: &[Point],
+        manifolds: &[Manifold],
+    ) {
+        *state = BatchState::load(batch, points, manifolds);
+    }
+
+    /// [`RigidSi::advance`]'s contact update on the batches' lanes: each point's separation
+    /// `s = s₀ + n·(Δp_a − Δp_b)` moved on by how far the bodies carried its two ends, its
+    /// bias, mass and impulse scales from it (soft rows: `softness`, against a fixed body or the
+    /// world the second), and `1/(m·s)`; with `contacts` (the frame's last substep), each
+    /// contact's separation too.
+    pub(in crate::pgs::rigid) fn advance_batches(
+        &mut self,
+        st: &[RigidState],
+        h: f64,
+        (between, against_fixed): Softness,
+        max_push: f64,
+        last: bool,
+    ) {
+        let (z, one) = (Fw::splat(0.0), Fw::splat(1.0));
+        let (hw, push) = (Fw::splat(h), Fw::splat(-max_push));
+        let contacts = &mut self.contacts;
+        let rows = self.batches.iter().zip(self.batch_state.iter_mut()).zip(&self.batch_carried);
+        for ((batch, state), carried) in rows {
+            let ((xa, qa), (xb, qb)) = (poses(st, batch, true), poses(st, batch, false));
+            let with_b = Mw::of(std::array::from_fn(|l| batch.b[l].is_some()));
+            // Against a fixed body or the world: `static_contact_hertz`, as in `prepare`.
+            let fixed: Mask = std::array::from_fn(|l| !(batch.ma[l] && batch.mb[l]));
+            let coefficient = |g: fn(&(f64, f64, f64)) -> f64| {
+                Fw::from_fn(|l| if fixed[l] { g(&against_fixed) } else { g(&between) })
+            };
+            let (rate, soft_mass, soft_impulse) = (coefficient(|c| c.0), coefficient(|c| c.1), coefficient(|c| c.2));
+            for u in 0..batch.units {
+                let (c, s, unit) = (&carried.unit[u], &mut state.unit[u], &batch.unit[u]);
+                for j in 0..2 {
+                    let n = if j == 0 { &unit.np } else { &unit.nq };
+                    let moved_a = (xa + qa.transform(&c.la[j])) - c.p0[j];
+                    let zero = Vw { x: z, y: z, z };
+                    let moved_b = ((xb + qb.transform(&c.lb[j])) - c.p0[j]).select(with_b, zero);
+                    let sep = c.s0[j] + n.dot(&(moved_a - moved_b));
+                    let ahead = sep.gt(z);
+                    s.s[j] = sep;
+                    s.bias[j] = (sep / hw).select(ahead, (rate * sep).max(push));
+                    s.mass_scale[j] = one.select(ahead, soft_mass);
+                    s.impulse_scale[j] = z.select(ahead, soft_impulse);
+                    // (The rows' effective masses are the frame's: only the mass scale
+                    // changed. A scale of 1, `1/(mn·1)`, is the unscaled `1/mn`.)
+                    let mn = if j == 0 { unit.mn_p } else { unit.mn_q };
+                    let unit_scale = s.mass_scale[j].eq(one);
+                    s.inv_mn[0][j] = s.inv_mn[1][j].select(unit_scale, inverse_lanes(mn * s.mass_scale[j]));
+                    if last {
+                        for l in (0..W).filter(|&l| batch.holds(l, u)) {
+                            contacts[batch.point(l, u, j)].point.separation = sep.lane(l);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// The separation each batched point reaches at the end of the step at the current
+    /// velocities ([`RigidSi::end_separation`], without pseudo velocities: no batches are built
+    /// with split rows), kept as its relax pass's bias `max(s_end/h, 0)`; the largest `−s_end`
+    /// (0 with none).
+    pub(in crate::pgs::rigid) fn end_batches(&mut self, st: &[RigidState], h: f64) -> f64 {
+        debug_assert!(!self.pseudo, "no batches with split rows");
+        let hw = Fw::splat(h);
+        let z = Fw::splat(0.0);
+        let mut worst = 0.0_f64;
+        let rows = self.batches.iter().zip(self.batch_state.iter_mut()).zip(&self.batch_carried);
+        for ((batch, state), carried) in rows {
+            let side = |a_side: bool| {
+                let body = |l: usize| if a_side { Some(batch.a[l]) } else { batch.b[l] };
+                let v = Vw::from_fn(|l| body(l).map_or(Vec3::zeros(), |k| st[k].v));
+                let w = Vw::from_fn(|l| body(l).map_or(Vec3::zeros(), |k| st[k].w));
+                (v, w)
+            };
+            let ((va, wa), (vb, wb)) = (side(true), side(false));
+            for u in 0..batch.units {
+                let (c, s, unit) = (&carried.unit[u], &mut state.unit[u], &batch.unit[u]);
+                for j in 0..2 {
+                    let n = if j == 0 { &unit.np } else { &unit.nq };
+                    // (The world's zero velocities add an exact zero: the scalar visit's
+                    // relative velocity, which leaves them out.)
+                    let rel = (va + wa.cross(&c.ra[j])) - (vb + wb.cross(&c.rb[j]));
+                    let end = s.s[j] + hw * n.dot(&rel);
+                    s.relax_bias[j] = (end / hw).max(z);
+                    let end = end.lanes();
+                    for l in (0..W).filter(|&l| batch.holds(l, u)) {
+                        worst = worst.max(-end[l]);
+                    }
+                }
+            }
+        }
+        worst
+    }
+}
