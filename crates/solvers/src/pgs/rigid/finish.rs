@@ -10,7 +10,7 @@ impl RigidSi {
         // manifolds are awake and every group was measured after its last sweep.)
         let fresh = self.order.len() == self.manifolds.len() && self.fresh_end.iter().all(|&f| f);
         let mut points = std::mem::take(&mut self.points);
-        if !fresh {
+        if !fresh && !self.all_batched() {
             let (this, st): (&Self, &[RigidState]) = (self, st);
             points.par_iter_mut().zip(self.batched.par_iter()).with_min_len(par_min()).for_each(|(p, &batched)| {
                 if !batched {
@@ -102,8 +102,9 @@ impl RigidSi {
         if !keep {
             return;
         }
-        // (The impulses and the forces are read from the points and manifolds.)
-        self.store_batch_impulses();
+        // (The friction and twist impulses are read from the manifolds; the batched points'
+        // normal impulses go into the kept list from their batches, below.)
+        self.store_batch_friction();
         // Each manifold and point on its own (the same lists on any number of threads).
         let (contacts, points) = (&self.contacts, &self.points);
         let mut pairs = std::mem::take(&mut self.warm.pairs);
@@ -121,9 +122,11 @@ impl RigidSi {
             let friction = m.t1 * m.lt1 + m.t2 * m.lt2;
             WarmPair { key: (c.a, c.b), points: (m.start, m.end), friction, twist: m.l_twist }
         });
+        let batched = &self.batched;
         fill(&mut warm, contacts.len(), par_min(), |k| {
-            (contacts[k].point.feature, contacts[k].point.point, points[k].ln)
+            (contacts[k].point.feature, contacts[k].point.point, if batched[k] { 0.0 } else { points[k].ln })
         });
+        self.batch_impulses_into(&mut warm);
         (self.warm.pairs, self.warm.points) = (pairs, warm);
         self.warm.sort(st.len());
         // The forces are computed when asked for ([`RigidSi::forces`]), from this step's

@@ -399,6 +399,8 @@ pub(super) struct RigidSi {
     /// through the frame (the point's own fields of it are stale until
     /// [`RigidSi::store_batches`]).
     batched: Vec<bool>,
+    /// How many of them are batched.
+    batched_points: usize,
     /// Whether this frame's batches were built on the lanes from the contacts
     /// ([`RigidSi::batches_from_contacts`]): their points' and manifolds' rows are then not
     /// written until [`RigidSi::store_full`].
@@ -481,21 +483,23 @@ impl RigidSi {
     /// The contact forces of the last finished step into `out` (none before one has finished):
     /// each point's normal impulse over the step, and its manifold's friction impulse shared
     /// among its points by their normal impulses, point by point (each finds its manifold; the
-    /// same list on any number of threads).
+    /// same list on any number of threads). The normal impulses are read from those the step
+    /// kept for the next one's warm start (by contact, in the same order), which hold the
+    /// batched points' too ([`lanes`]).
     pub(super) fn forces(&self, out: &mut Vec<ContactForce>) {
         out.clear();
         let Some(h) = self.forces_h else { return };
-        let (contacts, points, manifolds) = (&self.contacts, &self.points, &self.manifolds);
-        points
-            .par_iter()
+        let (contacts, kept, manifolds) = (&self.contacts, &self.warm.points, &self.manifolds);
+        debug_assert_eq!(kept.len(), contacts.len(), "an impulse kept per contact");
+        kept.par_iter()
             .enumerate()
             .with_min_len(par_min())
-            .map(|(k, p)| {
+            .map(|(k, &(_, _, ln))| {
                 let m = &manifolds[manifolds.partition_point(|m| m.end <= k)];
                 let friction = (m.t1 * m.lt1 + m.t2 * m.lt2).norm();
-                let total: f64 = points[m.start..m.end].iter().map(|p| p.ln).sum();
-                let share = if total > 0.0 { p.ln / total } else { 1.0 / (m.end - m.start) as f64 };
-                ContactForce { contact: contacts[k], normal_force: p.ln / h, tangent_force: friction * share / h }
+                let total: f64 = kept[m.start..m.end].iter().map(|p| p.2).sum();
+                let share = if total > 0.0 { ln / total } else { 1.0 / (m.end - m.start) as f64 };
+                ContactForce { contact: contacts[k], normal_force: ln / h, tangent_force: friction * share / h }
             })
             .collect_into_vec(out);
     }

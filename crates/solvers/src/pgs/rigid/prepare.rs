@@ -154,6 +154,7 @@ impl RigidSi {
         self.manifolds.resize(runs.len(), Manifold::default());
         self.batched.clear();
         self.batched.resize(contacts.len(), false);
+        self.batched_points = 0;
         self.contacts = contacts;
         self.from_contacts = false;
         let split = cfg.split_impulse && cfg.feedback == Feedback::Baumgarte;
@@ -440,7 +441,8 @@ impl RigidSi {
         // (The contacts' separations are read after the frame, with the forces: written in its
         // last substep only.)
         let last = self.last_substep;
-        let rows = self.points.par_iter_mut().zip(self.carried.par_iter().zip(self.batched.par_iter()));
+        let loose = if self.all_batched() { 0 } else { self.points.len() };
+        let rows = self.points[..loose].par_iter_mut().zip(self.carried.par_iter().zip(self.batched.par_iter()));
         rows.zip(self.contacts.par_iter_mut()).with_min_len(par_min()).for_each(|((p, (more, &batched)), c)| {
             // (A batched point's state is moved on in its batch, below.)
             if batched {

@@ -483,7 +483,9 @@ impl RigidSi {
         // (The batched points on their batches' lanes, each keeping its relax bias there; a
         // coloured group holds every awake manifold, and so every batch.)
         let v = if self.batches.is_empty() { v } else { v.max(self.end_batches(st, h)) };
-        let v = if whole {
+        let v = if whole && self.all_batched() {
+            v
+        } else if whole {
             // (Point by point in their stored order, without the manifolds' indirection.)
             let mut points = std::mem::take(&mut self.points);
             let this: &Self = self;

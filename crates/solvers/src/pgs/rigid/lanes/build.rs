@@ -314,6 +314,7 @@ impl RigidSi {
             };
             m.island = m.body;
             self.batched[start..end].iter_mut().for_each(|b| *b = true);
+            self.batched_points += end - start;
         }
         true
     }

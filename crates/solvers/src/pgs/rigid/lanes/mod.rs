@@ -273,10 +273,12 @@ impl RigidSi {
         batches.truncate(count);
         self.batched.clear();
         self.batched.resize(self.points.len(), false);
+        self.batched_points = 0;
         for batch in &batches {
             for l in 0..batch.n {
                 let m = &self.manifolds[batch.manifold[l]];
                 self.batched[m.start..m.end].iter_mut().for_each(|b| *b = true);
+                self.batched_points += m.end - m.start;
             }
         }
         self.batches = batches;

@@ -18,6 +18,7 @@
 
 use super::simd::{Mw, Qw};
 use super::*;
+use crate::pgs::rigid::warm_map::WarmPoint;
 
 /// One pair of normal rows of each lane ([`UnitLanes`]): what changes, per point of the pair
 /// `(p, q)`. (A lane without the pair holds its first pair's values, which no visit keeps.)
@@ -217,22 +218,36 @@ impl RigidSi {
         }
     }
 
-    /// The batches' impulses back in their points and manifolds, for the next step's warm start
-    /// and the forces.
-    pub(in crate::pgs::rigid) fn store_batch_impulses(&mut self) {
+    /// The batches' friction and twist impulses back in their manifolds, for the next step's
+    /// warm start and the forces.
+    pub(in crate::pgs::rigid) fn store_batch_friction(&mut self) {
         for (batch, state) in self.batches.iter().zip(&self.batch_state) {
-            for u in 0..batch.units {
-                for l in (0..W).filter(|&l| batch.holds(l, u)) {
-                    for j in 0..2 {
-                        self.points[batch.point(l, u, j)].ln = state.unit[u].ln[j].lane(l);
-                    }
-                }
-            }
             for l in 0..batch.n {
                 let m = &mut self.manifolds[batch.manifold[l]];
                 (m.lt1, m.lt2, m.l_twist) = (state.lt1.lane(l), state.lt2.lane(l), state.l_twist.lane(l));
             }
         }
+    }
+
+    /// The batched points' normal impulses into the kept impulses `warm` (by contact, as
+    /// [`RigidSi::finish`] fills them), where the forces read them too; the batched points' own
+    /// stay stale (their cache lines untouched).
+    pub(in crate::pgs::rigid) fn batch_impulses_into(&self, warm: &mut [WarmPoint]) {
+        for (batch, state) in self.batches.iter().zip(&self.batch_state) {
+            for u in 0..batch.units {
+                for l in (0..W).filter(|&l| batch.holds(l, u)) {
+                    for j in 0..2 {
+                        warm[batch.point(l, u, j)].2 = state.unit[u].ln[j].lane(l);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Whether every point is batched (the passes over the points alone then have nothing to
+    /// do).
+    pub(in crate::pgs::rigid) fn all_batched(&self) -> bool {
+        self.batched_points == self.points.len()
     }
 
     /// Writes each batch's state back to its points and manifolds (see [`state`](self)).
