@@ -158,6 +158,20 @@ impl Store for [BodyVel] {
     }
 }
 
+/// The bodies' own states, for a pass over few bodies ([`RigidSi::colored_pass`]): their
+/// velocities read and written in place, without the compact copy in and out.
+impl Store for [RigidState] {
+    #[inline(always)]
+    fn read(&self, k: usize) -> (Vec3, Vec3) {
+        (self[k].v, self[k].w)
+    }
+
+    #[inline(always)]
+    fn write(&mut self, k: usize, v: Vec3, w: Vec3) {
+        (self[k].v, self[k].w) = (v, w);
+    }
+}
+
 impl Store for [SharedVel] {
     #[inline(always)]
     fn read(&self, k: usize) -> (Vec3, Vec3) {

@@ -157,7 +157,8 @@ impl Fw {
     pub(super) fn max(self, o: Self) -> Self {
         #[cfg(target_arch = "x86_64")]
         {
-            let larger = o.select(o.gt(self), self);
+            // (`maxpd b, a` is `b > a ? b : a`, NaNs going to `a`.)
+            let larger = Fw(o.0.fast_max(self.0));
             o.select(self.is_nan(), larger)
         }
         #[cfg(not(target_arch = "x86_64"))]
@@ -172,7 +173,8 @@ impl Fw {
     pub(super) fn min(self, o: Self) -> Self {
         #[cfg(target_arch = "x86_64")]
         {
-            let smaller = o.select(self.gt(o), self);
+            // (`minpd b, a` is `b < a ? b : a`, NaNs going to `a`.)
+            let smaller = Fw(o.0.fast_min(self.0));
             o.select(self.is_nan(), smaller)
         }
         #[cfg(not(target_arch = "x86_64"))]

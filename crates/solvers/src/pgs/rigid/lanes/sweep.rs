@@ -192,15 +192,10 @@ impl Visit<'_> {
         let limit = fr.mu * total;
         match self.cone {
             FrictionCone::Disk => {
-                let len = (l1 * l1 + l2 * l2).lanes();
-                let (mut a1, mut a2, limit) = (l1.lanes(), l2.lanes(), limit.lanes());
-                for l in 0..W {
-                    let len = len[l].sqrt();
-                    if len > limit[l] {
-                        (a1[l], a2[l]) = (a1[l] * limit[l] / len, a2[l] * limit[l] / len);
-                    }
-                }
-                (l1, l2) = (Fw::from_fn(|l| a1[l]), Fw::from_fn(|l| a2[l]));
+                // (The scalar visit's `if len > limit`, by selects.)
+                let len = (l1 * l1 + l2 * l2).sqrt();
+                let over = len.gt(limit);
+                (l1, l2) = ((l1 * limit / len).select(over, l1), (l2 * limit / len).select(over, l2));
             }
             FrictionCone::Pyramid => (l1, l2) = (l1.max(-limit).min(limit), l2.max(-limit).min(limit)),
         }
