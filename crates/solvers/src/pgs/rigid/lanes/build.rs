@@ -254,6 +254,8 @@ impl RigidSi {
                 return false;
             }
             (unit.k11, unit.k12, unit.k22) = (k11, k12, k22);
+            unit.relax = PairSolve::new(unit, None);
+            st_u.solve = PairSolve::new(unit, Some(st_u.mass_scale));
             batch.has[u] = std::array::from_fn(|l| len[l] > 2 * u);
         }
         // (The state of a pair slot no lane has, as loaded from the rows: none.)

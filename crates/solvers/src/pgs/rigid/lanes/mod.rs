@@ -102,6 +102,35 @@ struct UnitLanes {
     k22: Fw,
     mn_p: Fw,
     mn_q: Fw,
+    /// The relax pass's block solve ([`PairSolve`]).
+    relax: PairSolve,
+}
+
+/// The 2 × 2 block solve's coefficients of one pair of normal rows in one pass
+/// ([`Visit::normal_pair`]): the diagonal over the mass scales `K'ᵢᵢ = Kᵢᵢ/sᵢ`, `det K'` and its
+/// inverse, and `sᵢ·mᵢ`, prepared where the mass scales are set (each substep, for its biased
+/// pass; with the scales at 1 once a frame, for the relax passes), the sweeps then solving
+/// without a division (the arithmetic of the sweep's, moved out of it).
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct PairSolve {
+    kp: [Fw; 2],
+    det: Fw,
+    inv_det: Fw,
+    scaled: [Fw; 2],
+}
+
+impl PairSolve {
+    /// The coefficients of `unit`'s pair with mass scales `s` (in a relax pass, 1).
+    #[inline(always)]
+    fn new(unit: &UnitLanes, s: Option<[Fw; 2]>) -> Self {
+        // (The relax pass's mass scales are 1: `k/1` is `k` exactly, without the divisions.)
+        let (kp, s) = match s {
+            Some(s) => ([unit.k11 / s[0], unit.k22 / s[1]], s),
+            None => ([unit.k11, unit.k22], [Fw::splat(1.0); 2]),
+        };
+        let det = kp[0] * kp[1] - unit.k12 * unit.k12;
+        PairSolve { kp, det, inv_det: Fw::splat(1.0) / det, scaled: [s[0] * unit.mn_p, s[1] * unit.mn_q] }
+    }
 }
 
 /// The friction and twist rows of each lane's manifold ([`Visit::friction_rows`]): what they
@@ -194,7 +223,9 @@ impl Batch {
                 k22: Fw::from_fn(|l| pair[l].k22),
                 mn_p: Fw::from_fn(|l| p[l].mn),
                 mn_q: Fw::from_fn(|l| q[l].mn),
+                relax: PairSolve::default(),
             };
+            batch.unit[u].relax = PairSolve::new(&batch.unit[u], None);
         }
         let m: [&Manifold; W] = std::array::from_fn(lane);
         let f = |g: fn(&Manifold) -> f64| Fw::from_fn(|l| g(m[l]));

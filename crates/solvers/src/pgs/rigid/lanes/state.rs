@@ -33,6 +33,8 @@ pub(super) struct PairState {
     pub(super) inv_mn: [[Fw; 2]; 2],
     pub(super) ln: [Fw; 2],
     pub(super) relax_bias: [Fw; 2],
+    /// The biased pass's block solve at these mass scales ([`PairSolve`]).
+    pub(super) solve: PairSolve,
 }
 
 /// What a batch's rows change through a frame (see the module).
@@ -109,6 +111,7 @@ impl BatchState {
                 st.ln[j] = Fw::from_fn(|l| p(l).ln);
                 st.relax_bias[j] = Fw::from_fn(|l| p(l).relax_bias);
             }
+            st.solve = PairSolve::new(&batch.unit[u], Some(st.mass_scale));
         }
         out.load_impulses_of_manifolds(batch, manifolds);
         out
@@ -327,6 +330,7 @@ impl RigidSi {
                         }
                     }
                 }
+                s.solve = PairSolve::new(unit, Some(s.mass_scale));
             }
         }
     }

@@ -28,10 +28,11 @@ impl Bodies {
     }
 
     /// The row's speed `J·v` along `d` (as [`super::sweep::row_speed`]:
-    /// `d·(v_a − v_b) + J_a·ω_a − J_b·ω_b`).
+    /// `d·(v_a − v_b) + J_a·ω_a − J_b·ω_b`), with `v_a − v_b` given as `dv` (one subtraction
+    /// for the rows read at the same velocities).
     #[inline(always)]
-    fn speed(&self, d: &Vw, row: &RowLanes) -> Fw {
-        d.dot(&(self.va - self.vb)) + row.ja.dot(&self.wa) - row.jb.dot(&self.wb)
+    fn speed_with(&self, d: &Vw, row: &RowLanes, dv: &Vw) -> Fw {
+        d.dot(dv) + row.ja.dot(&self.wa) - row.jb.dot(&self.wb)
     }
 
     /// [`super::sweep::push`] on the lanes: `v_a += imp·ima`, `ω_a += dwa`, `v_b += −(imp·imb)`,
@@ -84,27 +85,24 @@ impl Visit<'_> {
         let mut res = [[0.0; 4]; W];
         for u in 0..batch.units {
             let has = batch.has[u];
-            let UnitLanes { np, nq, rp, rq, k11, k12, k22, mn_p, mn_q } = &batch.unit[u];
+            let UnitLanes { np, nq, rp, rq, k11, k12, k22, relax, .. } = &batch.unit[u];
             let (k11, k12, k22) = (*k11, *k12, *k22);
             let st = &mut state.unit[u];
-            let (bias_p, s_p, bias_q, s_q) = if pass == 0 {
-                (st.bias[0], st.mass_scale[0], st.bias[1], st.mass_scale[1])
-            } else {
-                (st.relax_bias[0], Fw::splat(1.0), st.relax_bias[1], Fw::splat(1.0))
-            };
+            let PairSolve { kp: [kp11, kp22], det, inv_det, scaled: [scaled_p, scaled_q] } =
+                if pass == 0 { st.solve } else { *relax };
+            let (bias_p, bias_q) =
+                if pass == 0 { (st.bias[0], st.bias[1]) } else { (st.relax_bias[0], st.relax_bias[1]) };
             let (lp, lq) = (st.ln[0], st.ln[1]);
             let (inv_mn_p, inv_mn_q) = (st.inv_mn[pass][0], st.inv_mn[pass][1]);
-            // (The arithmetic of `Visit::normal_pair`, lane by lane.)
-            let vp = bodies.speed(np, rp) + bias_p;
-            let vq = bodies.speed(nq, rq) + bias_q;
-            // (The relax pass's mass scales are 1: `k/1` is `k` exactly, without the divisions.)
-            let (kp11, kp22) = if pass == 0 { (k11 / s_p, k22 / s_q) } else { (k11, k22) };
-            let det = kp11 * kp22 - k12 * k12;
-            let inv_det = Fw::splat(1.0) / det;
+            // (The arithmetic of `Visit::normal_pair`, lane by lane, its divisions and the
+            // products of the mass scales prepared: `PairSolve`.)
+            let dv = bodies.va - bodies.vb;
+            let vp = bodies.speed_with(np, rp, &dv) + bias_p;
+            let vq = bodies.speed_with(nq, rq, &dv) + bias_q;
             let b1 = vp - k11 * lp - k12 * lq;
             let b2 = vq - k12 * lp - k22 * lq;
             let both = ((k12 * b2 - kp22 * b1) * inv_det, (k12 * b1 - kp11 * b2) * inv_det);
-            let (one, two) = (-b1 * (s_p * *mn_p), -b2 * (s_q * *mn_q));
+            let (one, two) = (-b1 * scaled_p, -b2 * scaled_q);
             let z = Fw::splat(0.0);
             let c_both = det.gt(z).and(both.0.ge(z)).and(both.1.ge(z));
             let c_one = one.ge(z).and((b2 + k12 * one).ge(z));
@@ -184,7 +182,8 @@ impl Visit<'_> {
         }
         let only = (!fr.on.iter().all(|&x| x)).then_some(fr.on);
         let omega = Fw::splat(self.omega);
-        let (v1, v2) = (bodies.speed(&fr.t1, &fr.r1), bodies.speed(&fr.t2, &fr.r2));
+        let dv = bodies.va - bodies.vb;
+        let (v1, v2) = (bodies.speed_with(&fr.t1, &fr.r1, &dv), bodies.speed_with(&fr.t2, &fr.r2, &dv));
         let (o1, o2) = (state.lt1, state.lt2);
         let mt = &fr.mt;
         let mut l1 = o1 - omega * (mt[0] * v1 + mt[1] * v2);
