@@ -175,7 +175,8 @@ impl RigidSi {
         let on_lanes = on_lanes && !self.lane_build_off;
         if on_lanes {
             let softness = (between_bodies, against_fixed);
-            self.batches_from_contacts(scene, st, runs, |i| sort.run_color(i), softness, h, cfg.max_push);
+            let warm = (cfg.warm_start, (4.0 * cfg.slop).powi(2));
+            self.batches_from_contacts(scene, st, runs, |i| sort.run_color(i), softness, h, cfg.max_push, warm);
         }
         let contacts = std::mem::take(&mut self.contacts);
         let mut points = std::mem::take(&mut self.points);
@@ -349,7 +350,10 @@ impl RigidSi {
             m.l_twist = twist * ws;
         };
         for_each_with_points(&mut self.manifolds, &mut self.points, 0, par_min() / 4, &visit);
-        self.warm_batches(cfg.warm_start, radius2);
+        // (Batches built from the contacts found theirs there.)
+        if !self.from_contacts {
+            self.warm_batches(cfg.warm_start, radius2);
+        }
         // The awake rows (those the colours hold) act; the scale 1 leaves their impulses.
         self.colored_warm(st, 1.0);
     }

@@ -11,6 +11,7 @@
 use super::simd::{M3w, Mw, Qw};
 use super::state::{inverse_lanes, Softness};
 use super::*;
+use crate::pgs::rigid::warm_map::matched_impulse;
 
 /// A batch's points, in lanes, as [`RigidSi::prepare`] builds each point.
 struct PointLanes {
@@ -142,7 +143,8 @@ impl RigidSi {
     /// each colour of the sort by colour small enough for the calling thread, every [`W`]
     /// consecutive manifolds of two or four points whose pairs are all blocks. Each batched
     /// point is marked in `batched`, and its manifold gets its place, bodies, friction,
-    /// tangents and normal; every other row is left to the caller.
+    /// tangents and normal; every other row is left to the caller. `warm` is the warm start's
+    /// `(warm_start, radius²)` ([`RigidSi::warm_batches`], done here).
     #[allow(clippy::too_many_arguments)]
     pub(in crate::pgs::rigid) fn batches_from_contacts(
         &mut self,
@@ -153,6 +155,7 @@ impl RigidSi {
         softness: Softness,
         h: f64,
         max_push: f64,
+        warm: (f64, f64),
     ) {
         let mut batches = std::mem::take(&mut self.batches);
         let mut states = std::mem::take(&mut self.batch_state);
@@ -176,7 +179,7 @@ impl RigidSi {
                         carried.push(BatchCarried::default());
                     }
                     let out = (&mut batches[count], &mut states[count], &mut carried[count]);
-                    if !self.batch_lanes(scene, st, o, pair, softness, h, max_push, out) {
+                    if !self.batch_lanes(scene, st, o, pair, softness, h, max_push, warm, out) {
                         o += 1;
                         continue;
                     }
@@ -207,6 +210,7 @@ impl RigidSi {
         softness: Softness,
         h: f64,
         max_push: f64,
+        warm: (f64, f64),
         (batch, state, carried): (&mut Batch, &mut BatchState, &mut BatchCarried),
     ) -> bool {
         let contacts = &self.contacts;
@@ -304,6 +308,22 @@ impl RigidSi {
         batch.len = len;
         batch.ma = std::array::from_fn(|l| moves(a[l]));
         batch.mb = std::array::from_fn(|l| b[l].is_some_and(moves));
+        // The warm start's impulses of the last step, found by pair and then by feature or
+        // nearest point (`RigidSi::warm_start`; every island is awake where batches are built
+        // on the lanes), while the contacts are at hand.
+        let (ws, radius2) = warm;
+        for l in (0..W).filter(|_| ws != 0.0) {
+            let Some((previous, friction, twist)) = self.warm.get(&(first[l].a, first[l].b)) else { continue };
+            for j in 0..len[l] {
+                if let Some(ln) = matched_impulse(previous, &contacts[pair[l].0 + j], radius2) {
+                    let slot = &mut state.unit[j / 2].ln[j % 2];
+                    *slot = slot.with_lane(l, ln * ws);
+                }
+            }
+            state.lt1 = state.lt1.with_lane(l, friction.dot(&t1.lane(l)) * ws);
+            state.lt2 = state.lt2.with_lane(l, friction.dot(&t2.lane(l)) * ws);
+            state.l_twist = state.l_twist.with_lane(l, twist * ws);
+        }
         // What the passes outside the batches read of the manifolds.
         for l in 0..W {
             let (start, end) = pair[l];
