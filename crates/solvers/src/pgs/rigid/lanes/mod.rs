@@ -6,9 +6,12 @@
 //! A batch ([`Batch`]) holds [`W`] manifolds of one colour (they share no movable body) whose
 //! normals all go in block pairs ([`Visit::normal_pair`]) with two or four points. What its
 //! rows keep through a frame (normals, Jacobians, couplings, effective masses, the friction and
-//! twist rows) is laid out lane by lane once, when the colours are made
-//! ([`RigidSi::build_batches`]); a sweep reads from the points only what changes between sweeps
-//! (biases, mass scales, impulses). The bodies' velocities are read once into lanes, every
+//! twist rows) is laid out lane by lane once a frame: straight from the contacts where no pass
+//! outside the batches reads the rows ([`build`], `tgs-soft`), else from the points and
+//! manifolds when the colours are made ([`RigidSi::build_batches`]). What the rows change
+//! through the frame (biases, mass scales, impulses, separations) lives beside the batch
+//! ([`state`]), where the substep updates and the end separations work on it too; the rows get
+//! it back only when something else reads them. The bodies' velocities are read once into lanes, every
 //! pair, the friction block and the twist row of every manifold are solved on the lanes, and
 //! the velocities are written back once. The coloured warm start goes over the
 //! same batches ([`Visit::warm_lanes`]).
