@@ -139,7 +139,7 @@ impl RigidSi {
     }
 
     /// The batches of the coloured sweeps built on the lanes from the frame's contacts (see
-    /// [`build`](self)), where [`RigidSi::build_batches`] would build them from the rows: in
+    /// this module's doc), where [`RigidSi::build_batches`] would build them from the rows: in
     /// each colour of the sort by colour small enough for the calling thread, every [`W`]
     /// consecutive manifolds of two or four points whose pairs are all blocks. Each batched
     /// point is marked in `batched`, and its manifold gets its place, bodies, friction,

@@ -4,14 +4,18 @@
 //! between the sweeps read of each point ([`BatchCarried`]: its separation and point at the
 //! frame's start, its arms in each body's frame and in the world's).
 //!
-//! While a batch is built its points and manifolds hand these over ([`RigidSi::load_batches`]),
-//! and every pass of the frame works on the lanes alone: a later substep's contact updates
+//! A batch built from the rows takes these from its points and manifolds
+//! ([`RigidSi::load_batches`]); one built from the contacts makes them itself (`build`).
+//! Every pass of the frame then works on the lanes alone: a later substep's contact updates
 //! ([`RigidSi::advance_batches`]), the warm start, the sweeps, and the end separations of the
-//! stopping test and the relax pass ([`RigidSi::end_batches`]). They go back to the points and
-//! manifolds ([`RigidSi::store_batches`]) before anything else reads those: the impulses kept
-//! for the next frame's warm start and the forces, the restitution and position passes, and a
-//! rebuild of the colours. Each lane does the scalar arithmetic of those passes operation for
-//! operation, so the numbers are the same bit for bit (`tests/colored.rs`).
+//! stopping test and the relax pass ([`RigidSi::end_batches`]). The step's kept impulses (and
+//! so the forces) take the batched points' impulses from the batches
+//! ([`RigidSi::batch_impulses_into`]) and the manifolds get their friction back
+//! ([`RigidSi::store_batch_friction`]); the points get their state back
+//! ([`RigidSi::store_batches`]) only before a pass that reads them: the restitution and
+//! position passes, a rebuild of the colours. Each lane does the scalar arithmetic of those
+//! passes operation for operation, so the numbers are the same bit for bit
+//! (`tests/colored.rs`).
 //!
 //! (Gathered from the points at every visit, these fields cost each point's cache lines in
 //! every pass; the updates and end separations ran point by point on the scalar rows.)
@@ -183,7 +187,7 @@ fn poses(st: &[RigidState], batch: &Batch, a_side: bool) -> (Vw, Qw) {
 
 impl RigidSi {
     /// Hands each batch its rows' state and carried fields from its points and manifolds
-    /// (see [`state`](self)); the batches were just built.
+    /// (see this module's doc); the batches were just built.
     pub(in crate::pgs::rigid) fn load_batches(&mut self) {
         let (points, manifolds, carried) = (&self.points, &self.manifolds, &self.carried);
         let batches = &self.batches;
@@ -253,14 +257,14 @@ impl RigidSi {
         self.batched_points == self.points.len()
     }
 
-    /// Writes each batch's state back to its points and manifolds (see [`state`](self)).
+    /// Writes each batch's state back to its points and manifolds (see this module's doc).
     pub(in crate::pgs::rigid) fn store_batches(&mut self) {
         for (batch, state) in self.batches.iter().zip(&self.batch_state) {
             state.store(batch, &mut self.points, &mut self.manifolds);
         }
     }
 
-    /// Writes batch `k`'s state back to its points and manifolds.
+    /// Writes one batch's state back to its points and manifolds.
     pub(in crate::pgs::rigid) fn store_batch(
         batch: &Batch,
         state: &BatchState,
@@ -270,7 +274,7 @@ impl RigidSi {
         state.store(batch, points, manifolds);
     }
 
-    /// Reads batch `k`'s state again from its points and manifolds.
+    /// Reads one batch's state again from its points and manifolds.
     pub(in crate::pgs::rigid) fn reload_batch(
         batch: &Batch,
         state: &mut BatchState,
