@@ -6,7 +6,7 @@ use solverlab_core::metrics::{measure, no_multipliers};
 use solverlab_core::rigid::{RigidBody, Shape};
 use solverlab_core::sim::Simulation;
 use solverlab_core::{NullObserver, Plane, Scene, Vec3};
-use solverlab_solvers::{preset, Feedback, FrictionPass, PgsConfig, PgsSolver};
+use solverlab_solvers::{preset, Feedback, FrictionPass, PgsConfig, PgsSolver, SpeculativeMargin};
 
 const G: f64 = 9.81;
 
@@ -316,4 +316,27 @@ fn rapier_s_rotation_keeps_a_tumbling_box_s_angular_momentum() {
             assert!(size < 1e-9, "{preset_name}: |L| off by {size}");
         }
     }
+}
+
+/// `speculative_margin = "relative"` catches two spheres meeting head on within a frame, whose
+/// gap (9 cm at 3 m/s each) is beyond the fastest body's travel over the contacts' time (five
+/// substeps, 6.25 cm) but within their closing speed's (12.5 cm): they stop at contact, where
+/// with `fastest` they first meet each other's speculative contact a frame late, 1 cm deep.
+#[test]
+fn a_relative_margin_catches_bodies_meeting_head_on() {
+    let mut scene = Scene::new("head-on");
+    scene.gravity = Vec3::zeros();
+    for (x, v) in [(0.0, 3.0), (0.19, -3.0)] {
+        let mut b = RigidBody::new(Shape::Sphere { radius: 0.05 }, 1.0, Vec3::new(x, 1.0, 0.0));
+        b.v = Vec3::new(v, 0.0, 0.0);
+        scene.rigid.push(b);
+    }
+    let deepest = |margin| {
+        let cfg = PgsConfig { speculative_margin: margin, ..tgs_soft() };
+        largest(&scene, cfg, 3, |m| m.max_penetration)
+    };
+    let (fastest, relative) = (deepest(SpeculativeMargin::Fastest), deepest(SpeculativeMargin::Relative));
+    eprintln!("deepest over 3 frames: fastest {fastest:.4} m, relative {relative:.4} m");
+    assert!(fastest > 0.008, "fastest: {fastest} m");
+    assert!(relative < 0.001, "relative: {relative} m");
 }

@@ -53,9 +53,9 @@ use crate::Vec3;
 
 pub use collide::{ContactPoint, Pose};
 pub use contact::{
-    collider_support, join_parts, max_penetration, max_point_speed, rigid_contacts, rigid_contacts_parts,
-    rigid_contacts_recycled, rigid_contacts_with, shape_contacts, ContactCache, ContactForce, ContactScratch, Other,
-    RigidContact,
+    closing_margin, closing_speed, collider_support, join_parts, max_penetration, max_point_speed, retain_closing,
+    rigid_contacts, rigid_contacts_parts, rigid_contacts_recycled, rigid_contacts_with, shape_contacts, ContactCache,
+    ContactForce, ContactScratch, Other, RigidContact,
 };
 pub use frame::JointFrame;
 pub use joint::{joined, Joint, JointForce, JointKind};

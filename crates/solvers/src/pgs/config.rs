@@ -16,6 +16,27 @@ pub enum Feedback {
     Soft,
 }
 
+/// Which contacts a rigid step keeps as speculative: found ahead of touching, so that bodies
+/// closing within the step stop at contact instead of passing into each other.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SpeculativeMargin {
+    /// Every pair within `4·slop + T·s` of touching, `s` the fastest point of any body
+    /// ([`solverlab_core::rigid::max_point_speed`]) and `T` the time the contacts serve (two
+    /// steps, or with `contacts_per_frame` the frame and one substep more).
+    #[default]
+    Fastest,
+    /// Each pair within `4·slop + T·u` of touching, `u` that pair's own closing speed
+    /// ([`solverlab_core::rigid::closing_speed`]: `|v_a − v_b| + |ω_a|·r_a + |ω_b|·r_b`, or
+    /// the body's speed against a world collider), the pairs searched with
+    /// [`solverlab_core::rigid::closing_margin`]. Bodies moving together (a falling pile)
+    /// carry only the contacts they can reach, and bodies meeting head on are caught at twice
+    /// the speed `fastest` allows for; a body struck within the step by another, which had no
+    /// closing speed towards its own neighbours at the step's start, reaches them
+    /// unannounced.
+    Relative,
+}
+
 /// How rigid bodies turn in a step: the gyroscopic term and the orientation update.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -214,6 +235,9 @@ pub struct PgsConfig {
     /// (`solverlab_core::rigid::ContactCache`). It saves most of the narrow phase of resting
     /// piles, and the frozen rows hold tall stacks (default: false; true in `tgs-soft`).
     pub contact_recycling: bool,
+    /// Rigid bodies: which speculative contacts a step keeps, `fastest` or `relative`
+    /// ([`SpeculativeMargin`]) (default: `fastest`).
+    pub speculative_margin: SpeculativeMargin,
     /// Rigid joints: start each step from the joints' last impulses (times `warm_start`) as the
     /// contacts do; with `false` every step's joint impulses start from zero (default: true;
     /// false in `tgs-soft`, Rapier's `warmstart_joints = false`).
@@ -271,6 +295,7 @@ impl Default for PgsConfig {
             sleep_spin: 2f64.to_radians(),
             contacts_per_frame: false,
             contact_recycling: false,
+            speculative_margin: SpeculativeMargin::Fastest,
             warm_start_joints: true,
             rotation: Rotation::Rk4,
             max_speed: 0.0,

@@ -11,6 +11,9 @@
 //!    `s = s₀ + n·(Δp_a − Δp_b)`, while its normal, arms and effective masses stay those of the
 //!    frame's start (the linearisation Box2D v3's soft step and Rapier's TGS-soft keep over a
 //!    frame); the last substep's impulses warm-start the next frame.
+//!    With `speculative_margin = "relative"` each pair keeps its points within
+//!    `4·slop + T·u` instead, `T` the same time (`2h` or `(S + 1)·h`) and `u` the pair's own
+//!    closing speed ([`solverlab_core::rigid::retain_closing`]).
 //! 2. Per contact point with arms `r_a = p − x_a`, `r_b = p − x_b`, normal `n` (from b to a) and
 //!    two tangents `t₁, t₂`: the row `J = (n, r_a×n, −n, −r_b×n)` acting on `(v_a, ω_a, v_b, ω_b)`
 //!    and its effective mass `m = 1/(J M⁻¹ Jᵀ)` with
