@@ -30,9 +30,10 @@ pub use newton::{cg, direct, jacobian};
 
 pub use cg::{cg_solver, CgConfig, CgSolver, Preconditioner};
 pub use common::order::{self, Order};
+pub use common::SpeculativeMargin;
 pub use common::PARALLEL_ROWS;
 pub use direct::{direct_solver, DirectConfig, DirectSolver};
-pub use pgs::{Feedback, FrictionCone, FrictionPass, PgsConfig, PgsSolver, Rotation, SpeculativeMargin};
+pub use pgs::{Feedback, FrictionCone, FrictionPass, PgsConfig, PgsSolver, Rotation};
 pub use registry::{Family, Preset, Registry, Settings, SolverConfig, Typed};
 pub use relax::{Mode, RelaxConfig, RelaxSolver};
 

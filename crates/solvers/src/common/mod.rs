@@ -17,6 +17,59 @@ pub mod order;
 pub(crate) mod stop;
 pub(crate) mod xpbd;
 
+/// Which contacts a rigid step keeps as speculative: found ahead of touching, so that bodies
+/// closing within the step stop at contact instead of passing into each other. Every family
+/// with rigid bodies offers it (`speculative_margin`), each with its own base `b` (PGS
+/// `4·slop`, the XPBD step and block descent 1 cm) and time `T` the contacts serve (two steps;
+/// PGS with `contacts_per_frame` the frame and one substep more).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SpeculativeMargin {
+    /// Every pair within `b + T·s` of touching, `s` the fastest point of any body
+    /// ([`solverlab_core::rigid::max_point_speed`]).
+    #[default]
+    Fastest,
+    /// Each pair within `b + T·u` of touching, `u` that pair's own closing speed
+    /// ([`solverlab_core::rigid::closing_speed`]: `|v_a − v_b| + |ω_a|·r_a + |ω_b|·r_b`, or
+    /// the body's speed against a world collider), the pairs searched with
+    /// [`solverlab_core::rigid::closing_margin`]. Bodies moving together (a falling pile)
+    /// carry only the contacts they can reach, and bodies meeting head on are caught at twice
+    /// the speed `fastest` allows for; a body struck within the step by another, which had no
+    /// closing speed towards its own neighbours at the step's start, reaches them
+    /// unannounced.
+    Relative,
+}
+
+impl SpeculativeMargin {
+    /// The margin to search `states` with for contacts serving `time` (s) beyond `base` (m).
+    pub(crate) fn search(
+        self,
+        bodies: &[solverlab_core::rigid::RigidBody],
+        states: &[solverlab_core::rigid::RigidState],
+        base: f64,
+        time: f64,
+    ) -> f64 {
+        match self {
+            SpeculativeMargin::Fastest => base + time * solverlab_core::rigid::max_point_speed(bodies, states),
+            SpeculativeMargin::Relative => solverlab_core::rigid::closing_margin(bodies, states, base, time),
+        }
+    }
+
+    /// Keeps, of the contacts found with [`SpeculativeMargin::search`], those the rule keeps.
+    pub(crate) fn keep(
+        self,
+        parts: &mut [Vec<solverlab_core::rigid::RigidContact>],
+        bodies: &[solverlab_core::rigid::RigidBody],
+        states: &[solverlab_core::rigid::RigidState],
+        base: f64,
+        time: f64,
+    ) {
+        if self == SpeculativeMargin::Relative {
+            solverlab_core::rigid::retain_closing(parts, bodies, states, base, time);
+        }
+    }
+}
+
 /// Sweeps over at least this many rows run their passes on every core (rayon); smaller ones run
 /// on one, where the cost of splitting the work would exceed the gain. The relaxation family's
 /// sweeps and PGS's coloured sweeps over particle rows share it.

@@ -100,11 +100,15 @@ pub struct DescentConfig {
     /// whose dual updates are dropped, which removes the error left at the end of the step
     /// from the positions only (the authors' demo's post-stabilisation; default true).
     pub post_stabilize: bool,
+    /// Rigid bodies: which speculative contacts a step keeps, `fastest` or `relative`
+    /// ([`crate::SpeculativeMargin`]; base 1 cm, over two steps) (default: `fastest`).
+    pub speculative_margin: crate::SpeculativeMargin,
 }
 
 impl Default for DescentConfig {
     fn default() -> Self {
         Self {
+            speculative_margin: crate::SpeculativeMargin::Fastest,
             rows: Rows::Augmented,
             iterations: 10,
             tolerance: 1e-9,

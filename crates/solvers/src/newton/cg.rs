@@ -123,11 +123,15 @@ pub struct CgConfig {
     /// Diagonal regularisation `ε` relative to the mean diagonal of `J W Jᵀ`, a damping of the
     /// Gauss-Newton step that leaves its fixed point (`C + α̃λ = 0`) unchanged (default: 1e-6).
     pub regularization: f64,
+    /// Rigid bodies: which speculative contacts a step keeps, `fastest` or `relative`
+    /// ([`crate::SpeculativeMargin`]; base 1 cm, over two steps) (default: `fastest`).
+    pub speculative_margin: crate::SpeculativeMargin,
 }
 
 impl Default for CgConfig {
     fn default() -> Self {
         Self {
+            speculative_margin: crate::SpeculativeMargin::Fastest,
             newton: Method::Full,
             outer_iterations: 50,
             tolerance: 1e-7,
@@ -212,6 +216,7 @@ impl CgConfig {
                 ForcingKind::Fixed => Forcing::Fixed(self.cg_tolerance),
             },
             inner_budget: self.cg_budget as usize,
+            speculative_margin: self.speculative_margin,
         }
     }
 }

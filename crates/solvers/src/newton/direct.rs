@@ -54,11 +54,15 @@ pub struct DirectConfig {
     /// Diagonal regularisation `ε` relative to the mean diagonal of `J W Jᵀ`; it damps the step
     /// without moving the fixed point, and keeps redundant systems factorable (default: 1e-9).
     pub regularization: f64,
+    /// Rigid bodies: which speculative contacts a step keeps, `fastest` or `relative`
+    /// ([`crate::SpeculativeMargin`]; base 1 cm, over two steps) (default: `fastest`).
+    pub speculative_margin: crate::SpeculativeMargin,
 }
 
 impl Default for DirectConfig {
     fn default() -> Self {
         Self {
+            speculative_margin: crate::SpeculativeMargin::Fastest,
             newton: Method::Full,
             outer_iterations: 50,
             tolerance: 1e-12,
@@ -121,6 +125,7 @@ pub fn direct_solver(cfg: &DirectConfig, label: &str) -> Result<DirectSolver, Co
         regularization: cfg.regularization,
         forcing: Forcing::Fixed(0.0),
         inner_budget: 0,
+        speculative_margin: cfg.speculative_margin,
     };
     Ok(Newton::new(settings, Cholesky::default(), label))
 }

@@ -296,6 +296,8 @@ pub struct NewtonSettings {
     /// (0: none). With it, the step ends when the budget is spent: the work-precision studies
     /// give every family the same kind of iteration cap.
     pub inner_budget: usize,
+    /// Which speculative contacts the rigid step keeps ([`crate::SpeculativeMargin`]).
+    pub speculative_margin: crate::common::SpeculativeMargin,
 }
 
 /// What one step of the Newton loop did, beyond [`SolveInfo`].

@@ -45,7 +45,7 @@ impl<L: Linear> Solver for Newton<L> {
         self.coordinate_scale.clear();
         self.coordinate_scale.resize(n, 1.0);
         if rigid {
-            self.rigid.begin(scene, &mut state.rigid, h, n, state.time);
+            self.rigid.begin(scene, &mut state.rigid, h, n, state.time, self.settings.speculative_margin);
             self.rigid.push_inverse_masses(scene, &mut self.w);
             self.rigid.push_coordinate_scales(scene, &mut self.coordinate_scale);
             self.rigid.push_predicted(&mut x);

@@ -4,6 +4,7 @@ use serde::{Deserialize, Serialize};
 
 use super::PgsSolver;
 use crate::common::order::Order;
+pub use crate::common::SpeculativeMargin;
 use crate::ConfigError;
 
 /// How position error feeds back into the velocity solve.
@@ -14,27 +15,6 @@ pub enum Feedback {
     Baumgarte,
     /// Soft constraints given as a frequency and a damping ratio (Box2D v3, Rapier).
     Soft,
-}
-
-/// Which contacts a rigid step keeps as speculative: found ahead of touching, so that bodies
-/// closing within the step stop at contact instead of passing into each other.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum SpeculativeMargin {
-    /// Every pair within `4·slop + T·s` of touching, `s` the fastest point of any body
-    /// ([`solverlab_core::rigid::max_point_speed`]) and `T` the time the contacts serve (two
-    /// steps, or with `contacts_per_frame` the frame and one substep more).
-    #[default]
-    Fastest,
-    /// Each pair within `4·slop + T·u` of touching, `u` that pair's own closing speed
-    /// ([`solverlab_core::rigid::closing_speed`]: `|v_a − v_b| + |ω_a|·r_a + |ω_b|·r_b`, or
-    /// the body's speed against a world collider), the pairs searched with
-    /// [`solverlab_core::rigid::closing_margin`]. Bodies moving together (a falling pile)
-    /// carry only the contacts they can reach, and bodies meeting head on are caught at twice
-    /// the speed `fastest` allows for; a body struck within the step by another, which had no
-    /// closing speed towards its own neighbours at the step's start, reaches them
-    /// unannounced.
-    Relative,
 }
 
 /// How rigid bodies turn in a step: the gyroscopic term and the orientation update.

@@ -62,11 +62,15 @@ pub struct RelaxConfig {
     /// `chebyshev_rho`, and drop the extrapolation for the rest of a step whose sweeps start to
     /// grow (default: false; see the module docs).
     pub chebyshev_estimate: bool,
+    /// Rigid bodies: which speculative contacts a step keeps, `fastest` or `relative`
+    /// ([`crate::SpeculativeMargin`]; base 1 cm, over two steps) (default: `fastest`).
+    pub speculative_margin: crate::SpeculativeMargin,
 }
 
 impl Default for RelaxConfig {
     fn default() -> Self {
         Self {
+            speculative_margin: crate::SpeculativeMargin::Fastest,
             mode: Mode::GaussSeidel,
             iterations: 10,
             tolerance: 1e-9,

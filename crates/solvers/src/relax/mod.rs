@@ -396,7 +396,7 @@ impl Solver for RelaxSolver {
         self.contacts.begin_step(scene, state, &self.w, &self.radius);
         let rigid = scene.has_rigid();
         if rigid {
-            self.rigid.begin(scene, &mut state.rigid, ctx.h, state.time);
+            self.rigid.begin(scene, &mut state.rigid, ctx.h, state.time, self.cfg.speculative_margin);
         }
         let mut info = SolveInfo::default();
         let tolerance = (self.cfg.tolerance > 0.0).then_some(self.cfg.tolerance);

@@ -46,6 +46,7 @@
 //! penetration of the step's contacts and the joints' gaps and angular errors at the current
 //! poses.
 
+use crate::common::SpeculativeMargin;
 use nalgebra::{Matrix3, UnitQuaternion};
 use solverlab_core::rigid::{
     rigid_contacts_with, rotate, torque_free_drift, ContactForce, ContactScratch, JointFrame, Other, RigidContact,
@@ -220,7 +221,7 @@ impl RigidXpbd {
     }
 
     /// Steps 1–2: predicted poses and the step's contacts.
-    pub(crate) fn begin(&mut self, scene: &Scene, st: &mut [RigidState], h: f64, time: f64) {
+    pub(crate) fn begin(&mut self, scene: &Scene, st: &mut [RigidState], h: f64, time: f64, rule: SpeculativeMargin) {
         let n = scene.rigid.len();
         self.active.clear();
         self.active.extend((0..scene.joints.len()).map(|j| scene.joint_active(j, time)));
@@ -249,7 +250,14 @@ impl RigidXpbd {
         self.inv_i.clear();
         self.inv_i.extend(scene.rigid.iter().zip(st.iter()).map(|(b, s)| b.inv_inertia_world(&s.q)));
         let mut found = std::mem::take(&mut self.found);
-        rigid_contacts_with(scene, st, 0.01 + 2.0 * h * speed, &mut found, &mut self.contact_scratch);
+        // (The relative rule at the predicted velocities, which its contacts' filter reads.)
+        let (base, reach) = (0.01, 2.0 * h);
+        let margin = match rule {
+            SpeculativeMargin::Fastest => base + reach * speed,
+            SpeculativeMargin::Relative => rule.search(&scene.rigid, st, base, reach),
+        };
+        rigid_contacts_with(scene, st, margin, &mut found, &mut self.contact_scratch);
+        rule.keep(std::slice::from_mut(&mut found), &scene.rigid, st, base, reach);
         self.contacts.clear();
         for c in &found {
             let b = match c.b {

@@ -113,8 +113,7 @@ mod rows;
 
 use solverlab_core::metrics::joint_violation;
 use solverlab_core::rigid::{
-    max_point_speed, rigid_contacts_with, torque_free_drift, ContactForce, ContactScratch, JointForce, JointFrame,
-    RigidContact,
+    rigid_contacts_with, torque_free_drift, ContactForce, ContactScratch, JointForce, JointFrame, RigidContact,
 };
 use solverlab_core::solver::{Observer, SolveInfo};
 use solverlab_core::{Scene, State, Vec3};
@@ -204,8 +203,10 @@ impl RigidDescent {
     /// Steps 2–3: the contacts and every row, at the poses of the start.
     fn gather(&mut self, cfg: &DescentConfig, scene: &Scene, state: &State, h: f64) -> Vec<Row> {
         let st = &state.rigid;
-        let speed = max_point_speed(&scene.rigid, st);
-        rigid_contacts_with(scene, st, 0.01 + 2.0 * h * speed, &mut self.found, &mut self.contact_scratch);
+        let (base, reach) = (0.01, 2.0 * h);
+        let margin = cfg.speculative_margin.search(&scene.rigid, st, base, reach);
+        rigid_contacts_with(scene, st, margin, &mut self.found, &mut self.contact_scratch);
+        cfg.speculative_margin.keep(std::slice::from_mut(&mut self.found), &scene.rigid, st, base, reach);
         let mut rows = Vec::new();
         gather::contacts(cfg, &self.warm, &self.found, st, &mut rows, &mut self.contacts);
         gather::joints(cfg, &self.warm, scene, &self.frames, state.time, &mut rows);

@@ -180,9 +180,17 @@ struct Manifold {
 
 impl RigidRows {
     /// The prediction and the step's contacts; the bodies' coordinates start at block `offset`.
-    pub(crate) fn begin(&mut self, scene: &Scene, st: &mut [RigidState], h: f64, offset: usize, time: f64) {
+    pub(crate) fn begin(
+        &mut self,
+        scene: &Scene,
+        st: &mut [RigidState],
+        h: f64,
+        offset: usize,
+        time: f64,
+        rule: crate::common::SpeculativeMargin,
+    ) {
         let start: Vec<UnitQuaternion<f64>> = st.iter().map(|s| s.q).collect();
-        self.xpbd.begin(scene, st, h, time);
+        self.xpbd.begin(scene, st, h, time, rule);
         self.offset = offset;
         self.rot.clear();
         self.rot.extend(self.xpbd.predicted().iter().map(|(_, q)| *q.to_rotation_matrix().matrix()));

@@ -74,7 +74,7 @@ fn scene() -> (Scene, Vec<RigidState>) {
 fn row_gradients_match_finite_differences() {
     let (scene, mut st) = scene();
     let mut rr = RigidRows::default();
-    rr.begin(&scene, &mut st, 1.0 / 60.0, 0, 1.0 / 60.0);
+    rr.begin(&scene, &mut st, 1.0 / 60.0, 0, 1.0 / 60.0, crate::common::SpeculativeMargin::Fastest);
     assert!(rr.manifolds.len() >= 2, "the boxes should touch the floor and each other");
     for m in &mut rr.manifolds {
         m.stick = true;

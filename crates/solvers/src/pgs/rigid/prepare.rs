@@ -5,7 +5,6 @@
 use super::sweep::apply_impulse;
 use super::*;
 use crate::common::order::Order;
-use crate::pgs::SpeculativeMargin;
 
 impl RigidSi {
     /// The block of manifold `m` (see [`Coupling`]).
@@ -116,20 +115,13 @@ impl RigidSi {
         // Twice a step's travel; for contacts carried through a frame, the frame's travel and
         // one substep's more.
         let steps = if frame_substeps > 1 { f64::from(frame_substeps) + 1.0 } else { 2.0 };
-        let relative = cfg.speculative_margin == SpeculativeMargin::Relative;
-        let margin = if relative {
-            solverlab_core::rigid::closing_margin(&scene.rigid, st, 4.0 * cfg.slop, steps * h)
-        } else {
-            4.0 * cfg.slop + steps * h * solverlab_core::rigid::max_point_speed(&scene.rigid, st)
-        };
+        let (base, time) = (4.0 * cfg.slop, steps * h);
+        let margin = cfg.speculative_margin.search(&scene.rigid, st, base, time);
         let mut contacts = std::mem::take(&mut self.contacts);
         // The narrow phase leaves its contacts in parts (see `rigid_contacts_parts`).
         let cache = cfg.contact_recycling.then_some(&mut self.contact_cache);
         let found = solverlab_core::rigid::rigid_contacts_parts(scene, st, margin, &mut self.contact_scratch, cache);
-        if relative {
-            let parts = &mut self.contact_scratch.parts[..found];
-            solverlab_core::rigid::retain_closing(parts, &scene.rigid, st, 4.0 * cfg.slop, steps * h);
-        }
+        cfg.speculative_margin.keep(&mut self.contact_scratch.parts[..found], &scene.rigid, st, base, time);
         let parts = &mut self.contact_scratch.parts[..found];
         // The manifolds: the runs of one pair's points (the same runs after any reordering
         // within them); with `block_pairs`, each ordered by its diagonals. (Coloured, the sort
