@@ -34,7 +34,9 @@
 //! [`rigid_contacts`] finds every contact point of the rigid bodies with each other and with the
 //! world colliders (planes, spheres, blocks and the box's six walls), within a speculative
 //! `margin`, through the narrow phase of [`collide`] and [`capsule`] ([`shape_contacts`]); bodies
-//! joined by a joint do not collide. Body pairs come from the broadphase over bounding spheres
+//! joined by a joint do not collide. How wide that margin is, per step or per pair, is in
+//! `speculative.rs` ([`max_point_speed`], [`closing_speed`], [`closing_margin`],
+//! [`retain_closing`]). Body pairs come from the broadphase over bounding spheres
 //! ([`crate::broadphase::sphere_pairs`]: a uniform grid, with bodies over four times the median
 //! size tested against all), so the cost grows as `n log n`, not `n²`; the pairs and their
 //! order are those of the all-pairs loop. Friction is combined as `√(μa·μb)` and restitution as the
@@ -46,6 +48,7 @@ mod contact;
 pub mod frame;
 mod joint;
 pub mod joint_rows;
+mod speculative;
 
 use nalgebra::{Matrix3, Quaternion, UnitQuaternion};
 
@@ -53,12 +56,12 @@ use crate::Vec3;
 
 pub use collide::{ContactPoint, Pose};
 pub use contact::{
-    closing_margin, closing_speed, collider_support, join_parts, max_penetration, max_point_speed, retain_closing,
-    rigid_contacts, rigid_contacts_parts, rigid_contacts_recycled, rigid_contacts_with, shape_contacts, ContactCache,
-    ContactForce, ContactScratch, Other, RigidContact,
+    collider_support, join_parts, max_penetration, rigid_contacts, rigid_contacts_parts, rigid_contacts_recycled,
+    rigid_contacts_with, shape_contacts, ContactCache, ContactForce, ContactScratch, Other, RigidContact,
 };
 pub use frame::JointFrame;
 pub use joint::{joined, Joint, JointForce, JointKind};
+pub use speculative::{closing_margin, closing_speed, max_point_speed, retain_closing};
 
 /// The shape of a rigid body, centred on its centre of mass in its own frame.
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -10,7 +10,8 @@
 //! 1. Predict the poses: `x ← x + h·v`, and `q`, `ω` by the torque-free drift of `ω` (the
 //!    gyroscopic term, [`solverlab_core::rigid::torque_free_drift`]); keep the predicted poses.
 //! 2. Contacts once, at the predicted poses, within `2·h·(|v| + |ω|·r)` plus 1 cm
-//!    ([`rigid_contacts_with`]); each keeps its normal `n` (from b to a) and its two surface points
+//!    ([`rigid_contacts_with`]; with `speculative_margin = "relative"`, each pair's own
+//!    closing speed instead of the fastest point's, [`crate::SpeculativeMargin`]); each keeps its normal `n` (from b to a) and its two surface points
 //!    in the bodies' frames, `a = p + n·s/2` and `b = p − n·s/2` for the narrow phase's midpoint
 //!    `p` and separation `s`.
 //! 3. Each iteration (shared with the particle rows' loop), with the generalised inverse mass of

@@ -16,7 +16,9 @@
 //!    over `h` ([`solverlab_core::rigid::torque_free_drift`]: the gyroscopic term), which also
 //!    gives the drift's angular velocity `ω_y`.
 //! 2. **Contacts** at `p⁻` within 1 cm plus twice the step's fastest point travel
-//!    ([`solverlab_core::rigid::rigid_contacts_with`], the narrow phase's stable feature ids).
+//!    ([`solverlab_core::rigid::rigid_contacts_with`], the narrow phase's stable feature ids);
+//!    with `speculative_margin = "relative"`, each pair's own closing speed's travel instead
+//!    ([`crate::SpeculativeMargin`]).
 //! 3. **Rows** (`descent/rigid/gather.rs`), gathered once per step at `p⁻`:
 //!    * per contact, its normal `C = c⁰ + J_a·Δp_a + J_b·Δp_b` linearised at `p⁻` (`Δp` a body's
 //!      motion since the start: `(x − x⁻, log(q·q⁻⁻¹))`, `J = (n, r×n)` and `(−n, −r_b×n)`),
