@@ -7,7 +7,7 @@
 //!
 //! For each scene of [`SCENES`] and each solver of [`PRESETS`] (`tgs-soft` and `soft-step` in
 //! the natural order, and again in the coloured one, whose large colours run on all threads;
-//! `tgs-soft`'s own order is the coloured one, Rapier's),
+//! both presets' own order is the coloured one, Rapier's and Box2D v3's),
 //! every round runs
 //! `solverlab simulate` in a child process of this binary (`--child`, the command line's own
 //! `simulate` on the global pool) with `RAYON_NUM_THREADS=1` and then `=2`, one after the other.

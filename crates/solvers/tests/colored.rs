@@ -19,11 +19,17 @@ fn hash_on(threads: usize, scene: &solverlab_core::Scene, cfg: &PgsConfig, frame
     })
 }
 
-/// `tgs-soft` in the coloured order (its own, set again so that the tests keep it).
-fn tgs_soft() -> PgsConfig {
-    let p = preset("tgs-soft").unwrap();
+/// Impulse preset `name` in the coloured order (that of `tgs-soft` and `soft-step`, set again
+/// so that the tests keep it).
+fn coloured(name: &str) -> PgsConfig {
+    let p = preset(name).unwrap();
     let cfg: PgsConfig = toml::Value::Table(p.config.settings().clone()).try_into().unwrap();
     PgsConfig { rigid_order: solverlab_solvers::Order::Colored, ..cfg }
+}
+
+/// `tgs-soft` in the coloured order.
+fn tgs_soft() -> PgsConfig {
+    coloured("tgs-soft")
 }
 
 /// The 1,275-box pyramid (base 50) has colours of over 600 manifolds, which run on all
@@ -137,6 +143,10 @@ fn lanes_give_the_same_numbers_as_the_scalar_visits() {
             friction_pass: solverlab_solvers::FrictionPass::Both,
             ..tgs_soft()
         },
+        // Points one after the other: built from the rows (`soft-step`, friction in both
+        // passes) and from the contacts (`tgs-soft` without block pairs, contacts recycled).
+        coloured("soft-step"),
+        PgsConfig { block_pairs: false, ..tgs_soft() },
     ];
     for (name, sets, frames) in cases {
         let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();

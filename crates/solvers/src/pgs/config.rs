@@ -97,14 +97,16 @@ pub struct PgsConfig {
     /// the manifolds, over all awake rows at once; the large colours run on all threads, with the
     /// same numbers on any number of threads; a small colour's manifolds are visited two at a
     /// time on lanes (`lanes`), or four at a time interleaved; see `pgs::rigid::colors`) (default: `natural`; `colored` in
-    /// `tgs-soft`, the order Rapier 0.36 visits its rows in, on which the two agree closely:
-    /// the 10 × 10 joint grid's largest gap 4.98 cm in both, 4.6 cm in the natural order; on one
-    /// thread the coloured order costs some 6 % more instructions on the 210-box pyramid and
-    /// about a quarter more time on 10,000 spheres; on two threads it is the faster,
-    /// `docs/benchmarks.md`).
+    /// `tgs-soft` and `soft-step`, the orders Rapier 0.36 and Box2D v3 visit their rows in; on
+    /// the 10 × 10 joint grid Rapier and `tgs-soft` agree closely in it, the largest gap 4.98 cm
+    /// in both, 4.6 cm in the natural order; without the lanes the coloured order costs some
+    /// 6 % more instructions on the 210-box pyramid, and it takes about a quarter more time on
+    /// 10,000 spheres, whose one-point manifolds never go on the lanes; on two threads it is
+    /// the faster, `docs/benchmarks.md`).
     pub rigid_order: Order,
-    /// Rigid bodies, coloured sweeps (`rigid_order = "colored"`) with `block_pairs`: solve the
-    /// manifolds of a colour small enough for the calling thread two at a time, side by side in
+    /// Rigid bodies, coloured sweeps (`rigid_order = "colored"`): solve the manifolds of two or
+    /// four points (their normals in `block_pairs`, or point after point without) of a colour
+    /// small enough for the calling thread two at a time, side by side in
     /// the lanes of packed `f64` arithmetic, from rows laid out lane by lane once a frame
     /// (`pgs::rigid::lanes`, as Rapier solves its contacts in lanes), the ball joints of every
     /// colour two at a time on the same lanes, and the ball joints' rows prepared two at a time
@@ -333,11 +335,16 @@ fn pgs_presets() -> Vec<(&'static str, &'static str, PgsConfig)> {
         ),
         (
             "soft-step",
-            "Box2D v3 soft step: 4 substeps × (1 biased, 1 relax); contacts 30 Hz ζ 10, joints 60 Hz ζ 2; speeds capped",
+            "Box2D v3 soft step: 4 substeps × (1 biased, 1 relax); contacts 30 Hz ζ 10, joints 60 Hz ζ 2; speeds capped; rows colour by colour",
             // (Box2D v3 caps every body's speed in every substep before its position moves:
             // `b2IntegratePositionsTask`, 400 m/s by default and π/4 of turn per step,
             // `B2_MAX_ROTATION`. On the 20-link chain with a 100× heavy end, 300 frames, the
-            // joints open 10.0 cm with the caps, and 14.5 cm without, torn in frame 218.)
+            // joints open 7.1 cm with the caps or without (the caps never act); in the natural
+            // order they opened 10.0 cm with the caps, and 14.5 cm without, torn in frame 218.
+            // Box2D v3 runs its warm start, solve and relax stages colour by colour over its
+            // constraint graph, on any number of threads, its contacts in SIMD-wide batches
+            // point after point (`src/solver.c`, `contact_solver.c`): here the coloured order,
+            // two manifolds at a time on the lanes, `lanes`.)
             PgsConfig {
                 iterations: 1,
                 relax_iterations: 1,
@@ -347,6 +354,7 @@ fn pgs_presets() -> Vec<(&'static str, &'static str, PgsConfig)> {
                 contacts_per_frame: true,
                 max_speed: 400.0,
                 max_frame_turn: std::f64::consts::FRAC_PI_4,
+                rigid_order: Order::Colored,
                 ..pgs
             },
         ),

@@ -349,6 +349,8 @@ mod tests {
             let mut st = scene.initial_state(scene.dt).rigid;
             let mut si = RigidSi::default();
             si.prepare(&scene, &mut st, &cfg, scene.dt / 4.0, 0.0, 4);
+            // (The batched points' rows written whole, for the check of their bodies.)
+            si.store_full();
             assert_eq!(si.groups.len(), 1, "{name}: coloured sweeps are one group");
             let (first, last) = si.groups[0].colors;
             let (mut joints, mut manifolds) = (Vec::new(), Vec::new());

@@ -161,7 +161,6 @@ impl RigidSi {
         let split = cfg.split_impulse && cfg.feedback == Feedback::Baumgarte;
         let on_lanes = cfg.rigid_order == Order::Colored
             && cfg.lanes
-            && cfg.block_pairs
             && !cfg.block
             && !split
             && cfg.feedback == Feedback::Soft
@@ -177,7 +176,8 @@ impl RigidSi {
         if on_lanes {
             let softness = (between_bodies, against_fixed);
             let warm = (cfg.warm_start, (4.0 * cfg.slop).powi(2));
-            self.batches_from_contacts(scene, st, runs, |i| sort.run_color(i), softness, h, cfg.max_push, warm);
+            let paired = cfg.block_pairs;
+            self.batches_from_contacts(scene, st, runs, |i| sort.run_color(i), softness, h, cfg.max_push, warm, paired);
         }
         let contacts = std::mem::take(&mut self.contacts);
         let mut points = std::mem::take(&mut self.points);

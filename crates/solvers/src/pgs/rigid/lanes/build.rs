@@ -141,7 +141,8 @@ impl RigidSi {
     /// The batches of the coloured sweeps built on the lanes from the frame's contacts (see
     /// this module's doc), where [`RigidSi::build_batches`] would build them from the rows: in
     /// each colour of the sort by colour small enough for the calling thread, every [`W`]
-    /// consecutive manifolds of two or four points whose pairs are all blocks. Each batched
+    /// consecutive manifolds of two or four points whose pairs are all blocks (with `paired`,
+    /// `block_pairs`; without, whose points all have an effective mass). Each batched
     /// point is marked in `batched`, and its manifold gets its place, bodies, friction,
     /// tangents and normal; every other row is left to the caller. `warm` is the warm start's
     /// `(warm_start, radius²)` ([`RigidSi::warm_batches`], done here).
@@ -156,6 +157,7 @@ impl RigidSi {
         h: f64,
         max_push: f64,
         warm: (f64, f64),
+        paired: bool,
     ) {
         let mut batches = std::mem::take(&mut self.batches);
         let mut states = std::mem::take(&mut self.batch_state);
@@ -179,7 +181,7 @@ impl RigidSi {
                         carried.push(BatchCarried::default());
                     }
                     let out = (&mut batches[count], &mut states[count], &mut carried[count]);
-                    if !self.batch_lanes(scene, st, o, pair, softness, h, max_push, warm, out) {
+                    if !self.batch_lanes(scene, st, o, pair, softness, (h, max_push), warm, paired, out) {
                         o += 1;
                         continue;
                     }
@@ -198,8 +200,9 @@ impl RigidSi {
 
     /// The batch of the manifolds `runs[o..o + W]` (points `pair[l].0..pair[l].1`, two or
     /// four each) written over `batch`, `state` and `carried` in place, field by field (each is
-    /// a kilobyte or two: built aside, they were copied over): `false` (and nothing written to
-    /// the rows) when a pair of points is not a block.
+    /// a kilobyte or two: built aside, they were copied over), its points in 2 × 2 blocks with
+    /// `paired`, else one after the other: `false` (and nothing written to the rows) when a
+    /// pair of points is not a block, or (not `paired`) a point has no effective mass.
     #[allow(clippy::too_many_arguments)]
     fn batch_lanes(
         &mut self,
@@ -208,9 +211,9 @@ impl RigidSi {
         o: usize,
         pair: [(usize, usize); W],
         softness: Softness,
-        h: f64,
-        max_push: f64,
+        (h, max_push): (f64, f64),
         warm: (f64, f64),
+        paired: bool,
         (batch, state, carried): (&mut Batch, &mut BatchState, &mut BatchCarried),
     ) -> bool {
         let contacts = &self.contacts;
@@ -247,6 +250,17 @@ impl RigidSi {
                 (c_u.s0[i], c_u.p0[i], c_u.la[i], c_u.lb[i]) = (p.s0, p.p0, p.la, p.lb);
                 (c_u.ra[i], c_u.rb[i]) = (p.ra, p.rb);
             }
+            batch.has[u] = std::array::from_fn(|l| len[l] > 2 * u);
+            if !paired {
+                // (Rows one after the other: no couplings, as `Batch::build` leaves them.)
+                let massive = unit.mn_p.gt(z).and(unit.mn_q.gt(z)).flags();
+                if (0..W).any(|l| len[l] > 2 * u && !massive[l]) {
+                    return false;
+                }
+                (unit.k11, unit.k12, unit.k22) = (z, z, z);
+                (unit.relax, st_u.solve) = (PairSolve::default(), PairSolve::default());
+                continue;
+            }
             // The pair's couplings and whether it is a block (`RigidSi::pair_couplings`).
             let k12 = coupling(&unit.rp, &unit.rq, &unit.np, &unit.nq);
             let k11 = coupling(&unit.rp, &unit.rp, &unit.np, &unit.np);
@@ -260,7 +274,6 @@ impl RigidSi {
             (unit.k11, unit.k12, unit.k22) = (k11, k12, k22);
             unit.relax = PairSolve::new(unit, None);
             st_u.solve = PairSolve::new(unit, Some(st_u.mass_scale));
-            batch.has[u] = std::array::from_fn(|l| len[l] > 2 * u);
         }
         // (The state of a pair slot no lane has, as loaded from the rows: none.)
         for u in units..2 {
@@ -302,7 +315,7 @@ impl RigidSi {
         carried.centre = [ra, rb];
         // The batch's place and bodies (`Batch::build`).
         let moves = |k: usize| self.inv_m[k] != 0.0;
-        (batch.o, batch.n, batch.a, batch.b, batch.units) = (o, W, a, b, units);
+        (batch.o, batch.n, batch.a, batch.b, batch.units, batch.paired) = (o, W, a, b, units, paired);
         batch.manifold = std::array::from_fn(|l| o + l);
         batch.start = std::array::from_fn(|l| pair[l].0);
         batch.len = len;
@@ -387,7 +400,7 @@ impl RigidSi {
                 }
                 let m = &mut self.manifolds[batch.manifold[l]];
                 let fr = &batch.friction;
-                m.paired = true;
+                m.paired = batch.paired;
                 (m.mu, m.radius, m.m_twist) = (fr.mu.lane(l), fr.radius.lane(l), fr.m_twist.lane(l));
                 (m.t1, m.t2, m.n) = (fr.t1.lane(l), fr.t2.lane(l), fr.n.lane(l));
                 m.mt = fr.mt.map(|x| x.lane(l));
@@ -395,7 +408,7 @@ impl RigidSi {
                 (m.twist_a, m.twist_b) = (fr.twist_a.lane(l), fr.twist_b.lane(l));
                 (m.ra, m.rb) = (carried.centre[0].lane(l), carried.centre[1].lane(l));
                 m.pairs = [Pair::default(); 2];
-                for u in 0..batch.len[l] / 2 {
+                for u in (0..batch.len[l] / 2).filter(|_| batch.paired) {
                     let unit = &batch.unit[u];
                     let (k11, k12, k22) = (unit.k11.lane(l), unit.k12.lane(l), unit.k22.lane(l));
                     m.pairs[u] = Pair { k11, k12, k22, block: true };

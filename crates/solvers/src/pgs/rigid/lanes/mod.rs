@@ -1,10 +1,12 @@
 //! Manifolds of one colour solved side by side in lanes (`lanes`, with `rigid_order =
-//! "colored"` and `block_pairs`, in the colours small enough for the calling thread):
+//! "colored"`, in the colours small enough for the calling thread):
 //! structure-of-arrays batches over [`W`] lanes in one 128-bit register, as Rapier's solver
 //! runs its contacts in lanes.
 //!
-//! A batch ([`Batch`]) holds [`W`] manifolds of one colour (they share no movable body) whose
-//! normals all go in block pairs ([`Visit::normal_pair`]) with two or four points. What its
+//! A batch ([`Batch`]) holds [`W`] manifolds of one colour (they share no movable body) of two
+//! or four points each, whose normals all go in block pairs ([`Visit::normal_pair`],
+//! `block_pairs`: `tgs-soft`) or all point after point ([`Visit::normal_row`]: `soft-step`);
+//! either way two points make a unit of the batch. What its
 //! rows keep through a frame (normals, Jacobians, couplings, effective masses, the friction and
 //! twist rows) is laid out lane by lane once a frame: straight from the contacts where no pass
 //! outside the batches reads the rows ([`build`], `tgs-soft`), else from the points and
@@ -27,7 +29,8 @@
 //! approximate. A body that does not move (a fixed body, or the world) takes the exactly zero
 //! changes its zero inverse masses make and is never written back, as in the parallel visit's
 //! copies (`velocities::Local`). Any other manifold (a point alone, an odd point, a pair that is
-//! not a block, a soft row without mass scale) goes through the scalar visit.
+//! not a block, a soft row without mass scale in a block, a point without effective mass) goes
+//! through the scalar visit.
 //!
 //! What it buys, measured on the 55- and 210-box pyramids under `tgs-soft` (one thread, the
 //! two variants alternating in blocks of 20 frames in one process): 10 % fewer instructions
@@ -171,8 +174,11 @@ pub(super) struct Batch {
     b: [Option<usize>; W],
     ma: Mask,
     mb: Mask,
-    /// Pairs per manifold: the most of any lane (1 or 2), and per pair the lanes that have it
-    /// (a lane without pair `u` repeats its pair 0 and changes nothing).
+    /// Whether the manifolds' points go in 2 × 2 blocks ([`Visit::normal_pair`], `block_pairs`)
+    /// or one after the other ([`Visit::normal_row`]); either way two points make a unit.
+    paired: bool,
+    /// Units per manifold: the most of any lane (1 or 2), and per unit the lanes that have it
+    /// (a lane without unit `u` repeats its unit 0 and changes nothing).
     units: usize,
     has: [Mask; 2],
     unit: [UnitLanes; 2],
@@ -180,11 +186,19 @@ pub(super) struct Batch {
 }
 
 impl Batch {
-    /// Whether the manifolds `ms` make a batch (see the module).
-    fn qualify(ms: &[&Manifold]) -> bool {
+    /// Whether the manifolds `ms` (points in `points`) make a batch (see the module): two or
+    /// four points each, all in blocks or all one after the other, every pair a block or every
+    /// point with an effective mass (a row without one reports no residual).
+    fn qualify(ms: &[&Manifold], points: &[Point]) -> bool {
         let qualifies = |m: &Manifold| {
             let len = m.end - m.start;
-            m.paired && (len == 2 || len == 4) && (0..len / 2).all(|u| m.pairs[u].block)
+            (len == 2 || len == 4)
+                && m.paired == ms[0].paired
+                && if m.paired {
+                    (0..len / 2).all(|u| m.pairs[u].block)
+                } else {
+                    points[m.start..m.end].iter().all(|p| p.mn > 0.0)
+                }
         };
         ms.len() == W && ms.iter().all(|m| qualifies(m))
     }
@@ -198,7 +212,7 @@ impl Batch {
         self.manifold = std::array::from_fn(|l| ms[l].index);
         self.start = std::array::from_fn(|l| ms[l].start);
         self.len = std::array::from_fn(|l| ms[l].end - ms[l].start);
-        debug_assert!(Batch::qualify(ms), "a batch of qualifying manifolds");
+        debug_assert!(Batch::qualify(ms, points), "a batch of qualifying manifolds");
         let lane = |l: usize| ms[l];
         let first: [&Point; W] = std::array::from_fn(|l| &points[lane(l).start]);
         let a: [usize; W] = std::array::from_fn(|l| first[l].a);
@@ -207,6 +221,7 @@ impl Batch {
         let units = ms.iter().map(|m| (m.end - m.start) / 2).max().unwrap_or(0);
         let batch = self;
         (batch.o, batch.n, batch.a, batch.b, batch.units) = (o, n, a, b, units);
+        batch.paired = ms[0].paired;
         batch.ma = std::array::from_fn(|l| moves(a[l]));
         batch.mb = std::array::from_fn(|l| b[l].is_some_and(moves));
         for u in 0..units {
@@ -214,7 +229,15 @@ impl Batch {
             let k = |l: usize| lane(l).start + if has[l] { 2 * u } else { 0 };
             let p: [&Point; W] = std::array::from_fn(|l| &points[k(l)]);
             let q: [&Point; W] = std::array::from_fn(|l| &points[k(l) + 1]);
-            let pair: [Pair; W] = std::array::from_fn(|l| lane(l).pairs[if has[l] { u } else { 0 }]);
+            // (Points one after the other have no couplings: zero, whatever their manifolds'
+            // unused pairs hold.)
+            let pair: [Pair; W] = std::array::from_fn(|l| {
+                if batch.paired {
+                    lane(l).pairs[if has[l] { u } else { 0 }]
+                } else {
+                    Pair::default()
+                }
+            });
             batch.has[u] = has;
             batch.unit[u] = UnitLanes {
                 np: Vw::from_fn(|l| p[l].n),
@@ -228,7 +251,9 @@ impl Batch {
                 mn_q: Fw::from_fn(|l| q[l].mn),
                 relax: PairSolve::default(),
             };
-            batch.unit[u].relax = PairSolve::new(&batch.unit[u], None);
+            if batch.paired {
+                batch.unit[u].relax = PairSolve::new(&batch.unit[u], None);
+            }
         }
         let m: [&Manifold; W] = std::array::from_fn(lane);
         let f = |g: fn(&Manifold) -> f64| Fw::from_fn(|l| g(m[l]));
@@ -283,14 +308,14 @@ impl RigidSi {
         let mut count = 0;
         let split = cfg.split_impulse && cfg.feedback == Feedback::Baumgarte;
         let by_rows = rayon::current_num_threads() > 1 && self.colors.iter().any(|c| colors::large(c) && !c.contiguous);
-        let wanted = cfg.lanes && cfg.block_pairs && !cfg.block && !split && !by_rows;
+        let wanted = cfg.lanes && !cfg.block && !split && !by_rows;
         for span in self.colors.iter_mut() {
             let first = count;
             if wanted && !span.overflow && !colors::large(span) {
                 let (mut o, end) = span.m;
                 while o + W <= end {
                     let ms: [&Manifold; W] = std::array::from_fn(|l| &self.manifolds[self.order[o + l]]);
-                    if !Batch::qualify(&ms) {
+                    if !Batch::qualify(&ms, &self.points) {
                         o += 1;
                         continue;
                     }
@@ -350,15 +375,17 @@ fn store_side<S: ?Sized + Store>(vel: &mut Direct<S>, batch: &Batch, a_side: boo
 mod tests {
     use super::*;
 
-    /// With `tgs-soft`, the batches hold most of the pyramid's manifolds (so that the test of
-    /// equal numbers with and without lanes, `tests/colored.rs`, compares the lanes), each batch
-    /// lies inside its colour at the place it names, and none is built with `lanes = false`.
+    /// With `tgs-soft` (points in block pairs) and `soft-step` (one after the other), the
+    /// batches hold most of the pyramid's manifolds (so that the test of equal numbers with and
+    /// without lanes, `tests/colored.rs`, compares the lanes), each batch lies inside its colour
+    /// at the place it names, and none is built with `lanes = false`.
     #[test]
     fn lanes_are_used() {
         let scene = solverlab_scenes::resolve("rigid-pyramid", &["base=12".to_string()]).unwrap();
-        let cfg = crate::pgs::config::preset_config("tgs-soft");
-        for lanes in [true, false] {
-            let cfg = PgsConfig { lanes, ..cfg.clone() };
+        for (preset, lanes) in [("tgs-soft", true), ("tgs-soft", false), ("soft-step", true), ("soft-step", false)] {
+            let cfg = crate::pgs::config::preset_config(preset);
+            let paired = cfg.block_pairs;
+            let cfg = PgsConfig { lanes, ..cfg };
             let mut st = scene.initial_state(scene.dt).rigid;
             let mut si = RigidSi::default();
             si.prepare(&scene, &mut st, &cfg, scene.dt / 4.0, 0.0, 4);
@@ -369,7 +396,8 @@ mod tests {
             }
             assert!(si.manifolds.len() > 100, "the pyramid touches");
             assert!(batched * 10 >= si.manifolds.len() * 8, "{batched} of {} manifolds batched", si.manifolds.len());
-            assert!(si.from_contacts, "tgs-soft's batches built on the lanes from the contacts");
+            assert!(si.from_contacts, "{preset}'s batches built on the lanes from the contacts");
+            assert!(si.batches.iter().all(|b| b.paired == paired), "{preset}: pairs as blocks or one after the other");
             // (The batched points' rows written whole, for the check of their bodies.)
             si.store_full();
             for span in &si.colors {
@@ -394,9 +422,16 @@ mod tests {
     #[test]
     fn full_rows_from_lanes_are_the_rows() {
         let cases = [("rigid-pyramid", vec!["base=8".to_string()], 30), ("rigid-card-house", vec![], 30)];
-        let cfg = crate::pgs::config::preset_config("tgs-soft");
-        for (name, sets, frames) in cases {
-            let scene = solverlab_scenes::resolve(name, &sets).unwrap();
+        let tgs_soft = crate::pgs::config::preset_config("tgs-soft");
+        // (And points one after the other: `soft-step`, and `tgs-soft` without block pairs.)
+        let configs = [
+            ("tgs-soft", tgs_soft.clone()),
+            ("soft-step", crate::pgs::config::preset_config("soft-step")),
+            ("tgs-soft, block_pairs = false", PgsConfig { block_pairs: false, ..tgs_soft }),
+        ];
+        for ((name, sets, frames), (preset, cfg)) in cases.iter().flat_map(|c| configs.iter().map(move |p| (c, p))) {
+            let (name, frames) = (format!("{name}, {preset}"), *frames);
+            let scene = solverlab_scenes::resolve(&name[..name.find(',').unwrap()], sets).unwrap();
             let mut solver = crate::PgsSolver::new(cfg.clone(), "tgs-soft").unwrap();
             let mut sim = solverlab_core::sim::Simulation::new(&scene, &mut solver, scene.dt, 4).unwrap();
             let mut states = Vec::new();
@@ -408,8 +443,8 @@ mod tests {
             let rows = |on_lanes: bool| {
                 let mut si = RigidSi { lane_build_off: !on_lanes, ..RigidSi::default() };
                 let (mut before, mut now) = (states[frames - 2].clone(), states[frames - 1].clone());
-                si.prepare(&scene, &mut before, &cfg, h, 0.0, 4);
-                si.prepare(&scene, &mut now, &cfg, h, 0.0, 4);
+                si.prepare(&scene, &mut before, cfg, h, 0.0, 4);
+                si.prepare(&scene, &mut now, cfg, h, 0.0, 4);
                 assert_eq!(si.from_contacts, on_lanes, "{name}: built on the lanes");
                 assert!(si.batches.len() > 4, "{name}: batches");
                 let lanes = format!("{:?} {:?} {:?}", si.batches, si.batch_state, si.batch_carried);

@@ -115,7 +115,9 @@ impl BatchState {
                 st.ln[j] = Fw::from_fn(|l| p(l).ln);
                 st.relax_bias[j] = Fw::from_fn(|l| p(l).relax_bias);
             }
-            st.solve = PairSolve::new(&batch.unit[u], Some(st.mass_scale));
+            if batch.paired {
+                st.solve = PairSolve::new(&batch.unit[u], Some(st.mass_scale));
+            }
         }
         out.load_impulses_of_manifolds(batch, manifolds);
         out
@@ -334,7 +336,9 @@ impl RigidSi {
                         }
                     }
                 }
-                s.solve = PairSolve::new(unit, Some(s.mass_scale));
+                if batch.paired {
+                    s.solve = PairSolve::new(unit, Some(s.mass_scale));
+                }
             }
         }
     }

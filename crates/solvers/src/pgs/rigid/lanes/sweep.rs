@@ -1,7 +1,9 @@
-//! A sweep on the lanes of a batch ([`Visit::manifolds_lanes`]): the block pairs, the friction
-//! block and the twist row of each lane's manifold, on the bodies' velocities in lanes.
+//! A sweep on the lanes of a batch ([`Visit::manifolds_lanes`]): the block pairs (or the points
+//! one after the other), the friction block and the twist row of each lane's manifold, on the
+//! bodies' velocities in lanes.
 
 use super::simd::Mw;
+use super::state::PairState;
 use super::*;
 
 /// The bodies' velocities on the lanes.
@@ -58,8 +60,9 @@ impl Bodies {
 
 impl Visit<'_> {
     /// [`Visit::manifolds_interleaved`] on the lanes of `batch`, whose rows' state is `state`:
-    /// `true` when done, `false` (nothing touched) when a soft row has no mass scale in this
-    /// pass.
+    /// `true` when done, `false` (nothing touched) when a soft row of a block pair has no mass
+    /// scale in this pass (its block divides by it; points one after the other never return
+    /// `false`).
     pub(in crate::pgs::rigid) fn manifolds_lanes<S: ?Sized + Store>(
         &self,
         vel: &mut Direct<S>,
@@ -69,7 +72,7 @@ impl Visit<'_> {
     ) -> bool {
         let n = batch.n;
         let pass = usize::from(self.pass != Pass::Biased);
-        if pass == 0 {
+        if pass == 0 && batch.paired {
             for u in 0..batch.units {
                 let [p, q] = state.unit[u].mass_scale.map(Fw::lanes);
                 if (0..n).any(|l| batch.has[u][l] && !(p[l] > 0.0 && q[l] > 0.0)) {
@@ -85,6 +88,19 @@ impl Visit<'_> {
         let mut res = [[0.0; 4]; W];
         for u in 0..batch.units {
             let has = batch.has[u];
+            if !batch.paired {
+                let rows = self.sequential_unit(&mut bodies, &batch.unit[u], &mut state.unit[u], has, pass);
+                for (j, (x, d, r)) in rows.into_iter().enumerate() {
+                    if self.counted() {
+                        for l in (0..n).filter(|&l| has[l]) {
+                            (d2[l][2 * u + j], res[l][2 * u + j]) = (d.lane(l) * d.lane(l), r.lane(l));
+                        }
+                    }
+                    // (The scalar visit sums the impulses point by point as it goes.)
+                    total = (total + x).select(Mw::of(has), total);
+                }
+                continue;
+            }
             let UnitLanes { np, nq, rp, rq, k11, k12, k22, relax, .. } = &batch.unit[u];
             let (k11, k12, k22) = (*k11, *k12, *k22);
             let st = &mut state.unit[u];
@@ -162,6 +178,50 @@ impl Visit<'_> {
             *dl2 += rows[l].1;
         }
         true
+    }
+
+    /// The two normal rows of `unit` one after the other (as [`Visit::normal_row`], lane by
+    /// lane), whose state is `st`, in the lanes `has`: per row its new impulse, its impulse
+    /// change and (in a counted pass, [`Visit::counted`]) its residual.
+    #[inline(always)]
+    fn sequential_unit(
+        &self,
+        bodies: &mut Bodies,
+        unit: &UnitLanes,
+        st: &mut PairState,
+        has: Mask,
+        pass: usize,
+    ) -> [(Fw, Fw, Fw); 2] {
+        let (omega, inv_omega) = (Fw::splat(self.omega), Fw::splat(self.inv_omega));
+        let (z, one) = (Fw::splat(0.0), Fw::splat(1.0));
+        let only = (!has.iter().all(|&h| h)).then_some(has);
+        let mut out = [(z, z, z); 2];
+        for (j, out) in out.iter_mut().enumerate() {
+            let (n, row, mn) = if j == 0 { (&unit.np, &unit.rp, unit.mn_p) } else { (&unit.nq, &unit.rq, unit.mn_q) };
+            let (bias, ms, is) = if pass == 0 {
+                (st.bias[j], st.mass_scale[j], st.impulse_scale[j])
+            } else {
+                (st.relax_bias[j], one, z)
+            };
+            let ln = st.ln[j];
+            let dv = bodies.va - bodies.vb;
+            let vn = bodies.speed_with(n, row, &dv);
+            let raw = -mn * ms * (vn + bias) - is * ln;
+            let new = (ln + omega * raw).max(z);
+            let d = new - ln;
+            st.ln[j] = match only {
+                None => new,
+                Some(m) => new.select(Mw::of(m), ln),
+            };
+            let r = if self.counted() {
+                raw.select((omega * raw).eq(d), d * inv_omega).abs() * st.inv_mn[pass][j]
+            } else {
+                z
+            };
+            bodies.push(n.scale(d), (row.ima, row.imb), row.ga.scale(d), row.gb.scale(d), only);
+            *out = (new, d, r);
+        }
+        out
     }
 
     /// The friction and twist rows `fr` of the lanes' manifolds `ms` (as
