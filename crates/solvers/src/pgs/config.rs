@@ -343,7 +343,7 @@ fn pgs_presets() -> Vec<(&'static str, &'static str, PgsConfig)> {
             // order they opened 10.0 cm with the caps, and 14.5 cm without, torn in frame 218.
             // Box2D v3 runs its warm start, solve and relax stages colour by colour over its
             // constraint graph, on any number of threads, its contacts in SIMD-wide batches
-            // point after point (`src/solver.c`, `contact_solver.c`): here the coloured order,
+            // point after point (Box2D's `solver.c` and `contact_solver.c`): here the coloured order,
             // two manifolds at a time on the lanes, `lanes`.)
             PgsConfig {
                 iterations: 1,
