@@ -99,10 +99,11 @@ pub struct PgsConfig {
     /// time on lanes (`lanes`), or four at a time interleaved; see `pgs::rigid::colors`) (default: `natural`; `colored` in
     /// `tgs-soft` and `soft-step`, the orders Rapier 0.36 and Box2D v3 visit their rows in; on
     /// the 10 × 10 joint grid Rapier and `tgs-soft` agree closely in it, the largest gap 4.98 cm
-    /// in both, 4.6 cm in the natural order; without the lanes the coloured order costs some
-    /// 6 % more instructions on the 210-box pyramid, and it takes about a quarter more time on
-    /// 10,000 spheres, whose one-point manifolds never go on the lanes; on two threads it is
-    /// the faster, `docs/benchmarks.md`).
+    /// in both, 4.6 cm in the natural order; on one thread the coloured order costs some 6 %
+    /// more instructions on the 210-box pyramid (measured for `tgs-soft`; `soft-step`'s frame on
+    /// the lanes takes 0.87 times its natural order's), and about a quarter more time on 10,000 spheres,
+    /// whose one-point manifolds never go on the lanes; on two threads it is the faster,
+    /// `docs/benchmarks.md`).
     pub rigid_order: Order,
     /// Rigid bodies, coloured sweeps (`rigid_order = "colored"`): solve the manifolds of two or
     /// four points (their normals in `block_pairs`, or point after point without) of a colour

@@ -429,9 +429,11 @@ mod tests {
             ("soft-step", crate::pgs::config::preset_config("soft-step")),
             ("tgs-soft, block_pairs = false", PgsConfig { block_pairs: false, ..tgs_soft }),
         ];
-        for ((name, sets, frames), (preset, cfg)) in cases.iter().flat_map(|c| configs.iter().map(move |p| (c, p))) {
-            let (name, frames) = (format!("{name}, {preset}"), *frames);
-            let scene = solverlab_scenes::resolve(&name[..name.find(',').unwrap()], sets).unwrap();
+        for ((scene_name, sets, frames), (preset, cfg)) in
+            cases.iter().flat_map(|c| configs.iter().map(move |p| (c, p)))
+        {
+            let (name, frames) = (format!("{scene_name}, {preset}"), *frames);
+            let scene = solverlab_scenes::resolve(scene_name, sets).unwrap();
             let mut solver = crate::PgsSolver::new(cfg.clone(), "tgs-soft").unwrap();
             let mut sim = solverlab_core::sim::Simulation::new(&scene, &mut solver, scene.dt, 4).unwrap();
             let mut states = Vec::new();
