@@ -3,8 +3,11 @@
 //! `cargo bench -p solverlab-benches --bench contacts` times the uniform-grid particle broadphase
 //! against the all-pairs reference on piles of 1000 and 4000 balls, and box-body contact
 //! generation (broadphase on bounding spheres, then vertex-face and edge-edge tests per pair) on
-//! pyramids of 55, 210 and 820 boxes. The lines printed at the end give ns per particle or per
-//! body, medians of 11 timings taken in one run: constant across sizes means linear growth.
+//! pyramids of 55, 210 and 820 boxes, and the rigid box–box test (`rigid::collide::box_box`) on
+//! 1,000 resting pairs (a box on a box, nearly level, faces touching: the separating-axis test
+//! and the face clipping) and 1,000 pairs at random poses (mostly separated: the test alone).
+//! The lines printed at the end give ns per particle, per body or per pair, medians of 11
+//! timings taken in one run: constant across sizes means linear growth.
 
 #![allow(missing_docs)] // criterion_group! generates undocumented items
 
@@ -77,5 +80,57 @@ fn box_contacts(c: &mut Criterion) {
     }
 }
 
-criterion_group!(benches, broadphase, box_contacts);
+/// Pairs of boxes (half extents 0.5³ and 0.5 × 0.25 × 0.4): `resting`, the second on the
+/// first within ±2 mm of touching and turned by at most 0.01 rad; or at random poses within
+/// 1.25 m of each other. A fixed linear congruential sequence: the same pairs every run.
+fn box_pairs(resting: bool) -> Vec<(solverlab_core::rigid::Pose, solverlab_core::rigid::Pose)> {
+    use nalgebra::UnitQuaternion;
+    use solverlab_core::rigid::Pose;
+    let mut seed = 12345u64;
+    let mut u = move || {
+        seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        ((seed >> 11) as f64) / ((1u64 << 53) as f64) - 0.5
+    };
+    let (turn, spread) = if resting { (0.02, 0.01) } else { (6.0, 2.5) };
+    (0..1000)
+        .map(|_| {
+            let mut turned = || UnitQuaternion::from_euler_angles(u() * turn, u() * turn, u() * turn);
+            let (qa, qb) = (turned(), turned());
+            let xa = Vec3::new(u(), u(), u()) * spread;
+            let xb = if resting {
+                Vec3::new(u() * 0.5, 0.749 + u() * 0.004, u() * 0.5)
+            } else {
+                Vec3::new(u(), u(), u()) * spread
+            };
+            (Pose { x: if resting { xa * 0.5 } else { Vec3::zeros() }, q: qa }, Pose { x: xb, q: qb })
+        })
+        .collect()
+}
+
+fn box_box(c: &mut Criterion) {
+    let (ha, hb) = (Vec3::new(0.5, 0.5, 0.5), Vec3::new(0.5, 0.25, 0.4));
+    let mut out = Vec::with_capacity(16);
+    let mut run = |pairs: &[(solverlab_core::rigid::Pose, solverlab_core::rigid::Pose)]| {
+        for (a, b) in pairs {
+            out.clear();
+            solverlab_core::rigid::collide::box_box(ha, a, hb, b, MARGIN, &mut out);
+            std::hint::black_box(&out);
+        }
+    };
+    let mut group = c.benchmark_group("box_box");
+    group.sample_size(20);
+    for (name, resting) in [("resting", true), ("random", false)] {
+        let pairs = box_pairs(resting);
+        group.throughput(Throughput::Elements(pairs.len() as u64));
+        group.bench_function(name, |b| b.iter(|| run(&pairs)));
+    }
+    group.finish();
+    for (name, resting) in [("resting", true), ("random", false)] {
+        let pairs = box_pairs(resting);
+        let t = median_seconds(|| run(&pairs));
+        println!("box-box, {name} pairs: {:.0} ns per pair", t / pairs.len() as f64 * 1e9);
+    }
+}
+
+criterion_group!(benches, broadphase, box_contacts, box_box);
 criterion_main!(benches);

@@ -23,7 +23,7 @@ fn pinned_runs_give_the_pinned_state_hashes() {
         ("box-stack", "pgs", 20, 0x2dd86381f944db28),
         ("rigid-stack", "pgs", 30, 0xe97dbf7720350037),
         ("rigid-stack", "xpbd", 30, 0x0f18837f216cb3ec),
-        ("rigid-ragdoll", "soft-step", 30, 0xef550125a6126940),
+        ("rigid-ragdoll", "soft-step", 30, 0x89378e629d5c6c2d),
         ("rigid-pyramid", "tgs-soft", 60, 0xa905574a503f3846),
         // The relaxation family against every kind of collider: box faces, planes, blocks
         // (stairs), embedded points, particle pairs and box bodies.

@@ -31,6 +31,10 @@ pub enum Rotation {
     /// the orientation turned by the first-order quaternion update `normalise((1, h·ω/2) ⊗ q)`
     /// ([`solverlab_core::rigid::rotate_linearised`]).
     Explicit,
+    /// Box3D's: before the solve, one implicit step of the gyroscopic term by one Newton
+    /// iteration ([`solverlab_core::rigid::gyroscopic_implicit`]); after it, the same
+    /// first-order quaternion update as `Explicit` (Box3D's `b3IntegrateRotation`).
+    Implicit,
 }
 
 /// How the two tangent impulses of a contact are bounded by `μ·λₙ`.
@@ -225,8 +229,9 @@ pub struct PgsConfig {
     /// contacts do; with `false` every step's joint impulses start from zero (default: true;
     /// false in `tgs-soft`, Rapier's `warmstart_joints = false`).
     pub warm_start_joints: bool,
-    /// Rigid bodies: how they turn, `rk4` or `explicit` ([`Rotation`]) (default: `rk4`;
-    /// `explicit` in `tgs-soft`, Rapier 0.36's gyroscopic update).
+    /// Rigid bodies: how they turn, `rk4`, `explicit` or `implicit` ([`Rotation`]) (default:
+    /// `rk4`; `explicit` in `tgs-soft`, Rapier 0.36's gyroscopic update; `implicit` in
+    /// `soft-step`, Box3D's).
     pub rotation: Rotation,
     /// Rigid bodies: the fastest a body may move (m/s), enforced on its velocity after the
     /// biased sweeps of every step, before the positions move; 0 for no cap (default: 0;
@@ -336,7 +341,7 @@ fn pgs_presets() -> Vec<(&'static str, &'static str, PgsConfig)> {
         ),
         (
             "soft-step",
-            "Box2D v3 soft step: 4 substeps × (1 biased, 1 relax); contacts 30 Hz ζ 10, joints 60 Hz ζ 2; speeds capped; rows colour by colour",
+            "Box2D v3 soft step: 4 substeps × (1 biased, 1 relax); contacts 30 Hz ζ 10, joints 60 Hz ζ 2; speeds capped; rows colour by colour; Box3D's implicit gyroscopic step",
             // (Box2D v3 caps every body's speed in every substep before its position moves:
             // `b2IntegratePositionsTask`, 400 m/s by default and π/4 of turn per step,
             // `B2_MAX_ROTATION`. On the 20-link chain with a 100× heavy end, 300 frames, the
@@ -345,7 +350,10 @@ fn pgs_presets() -> Vec<(&'static str, &'static str, PgsConfig)> {
             // Box2D v3 runs its warm start, solve and relax stages colour by colour over its
             // constraint graph, on any number of threads, its contacts in SIMD-wide batches
             // point after point (Box2D's `solver.c` and `contact_solver.c`): here the coloured order,
-            // two manifolds at a time on the lanes, `lanes`.)
+            // two manifolds at a time on the lanes, `lanes`. Bodies turn as Box3D, Box2D v3's
+            // three-dimensional sibling, turns them: one Newton iteration of the implicit
+            // gyroscopic step with the forces, the first-order quaternion update after the
+            // solve (`solver.c`, `b3IntegrateVelocitiesTask` and `b3IntegratePositionsTask`).)
             PgsConfig {
                 iterations: 1,
                 relax_iterations: 1,
@@ -356,6 +364,7 @@ fn pgs_presets() -> Vec<(&'static str, &'static str, PgsConfig)> {
                 max_speed: 400.0,
                 max_frame_turn: std::f64::consts::FRAC_PI_4,
                 rigid_order: Order::Colored,
+                rotation: Rotation::Implicit,
                 ..pgs
             },
         ),

@@ -322,11 +322,16 @@ impl PgsSolver {
         let st = &mut state.rigid;
         let cfg = &self.cfg;
         let (substep, substeps) = (ctx.substep, ctx.substeps);
-        if cfg.rotation == Rotation::Explicit {
-            // Rapier's gyroscopic update, with the forces, before the solve.
+        if cfg.rotation != Rotation::Rk4 {
+            // Rapier's or Box3D's gyroscopic update, with the forces, before the solve.
+            let implicit = cfg.rotation == Rotation::Implicit;
             st.par_iter_mut().zip(scene.rigid.par_iter()).with_min_len(rigid::par_min() / 4).for_each(|(s, b)| {
                 if !b.is_fixed() && !s.asleep {
-                    s.w = solverlab_core::rigid::gyroscopic_explicit(b, &s.q, &s.w, h);
+                    s.w = if implicit {
+                        solverlab_core::rigid::gyroscopic_implicit(b, &s.q, &s.w, h)
+                    } else {
+                        solverlab_core::rigid::gyroscopic_explicit(b, &s.q, &s.w, h)
+                    };
                 }
             });
         }

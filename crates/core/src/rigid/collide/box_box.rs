@@ -59,38 +59,40 @@ pub fn box_box(half_a: Vec3, a: &Pose, half_b: Vec3, b: &Pose, margin: f64, out:
     let ta = [d.dot(&oa.ax[0]), d.dot(&oa.ax[1]), d.dot(&oa.ax[2])];
     let tb = [d.dot(&ob.ax[0]), d.dot(&ob.ax[1]), d.dot(&ob.ax[2])];
     // Candidate axes 0..3: faces of A, 3..6: faces of B, 6..15: edge pairs (i, j) = ((k - 6) / 3, (k - 6) % 3).
+    // Each axis's separation is computed on its own, the faces' first (no square roots), so
+    // that the nine edge axes' roots and quotients run side by side; any separation of at
+    // least `margin` means no contact.
+    let mut dist = [0.0; 15];
+    let mut sep = [0.0; 15];
+    for k in 0..3 {
+        let rb = ob.h[0] * abs[k][0] + ob.h[1] * abs[k][1] + ob.h[2] * abs[k][2];
+        (dist[k], sep[k]) = (ta[k], ta[k].abs() - (oa.h[k] + rb));
+        let ra = oa.h[0] * abs[0][k] + oa.h[1] * abs[1][k] + oa.h[2] * abs[2][k];
+        (dist[3 + k], sep[3 + k]) = (tb[k], tb[k].abs() - (ra + ob.h[k]));
+    }
+    if sep[..6].iter().any(|&s| s >= margin) {
+        return;
+    }
+    for (e, (d, s)) in dist[6..].iter_mut().zip(sep[6..].iter_mut()).enumerate() {
+        let (i, j) = (e / 3, e % 3);
+        let len = (1.0 - r[i][j] * r[i][j]).max(0.0).sqrt();
+        let (i1, i2, j1, j2) = ((i + 1) % 3, (i + 2) % 3, (j + 1) % 3, (j + 2) % 3);
+        *d = r[i1][j] * ta[i2] - r[i2][j] * ta[i1];
+        let ra = oa.h[i1] * abs[i2][j] + oa.h[i2] * abs[i1][j];
+        let rb = ob.h[j1] * abs[i][j2] + ob.h[j2] * abs[i][j1];
+        // (A near-parallel pair spans no axis: it can neither separate nor be chosen.)
+        *s = if len < EDGE_PARALLEL_TOL { f64::NEG_INFINITY } else { (d.abs() - (ra + rb)) / len };
+    }
+    if sep[6..].iter().any(|&s| s >= margin) {
+        return;
+    }
     // best[g] = (separation, sign of the axis from B to A, axis id) of the best axis in group g
-    // (A faces, B faces, edges).
+    // (A faces, B faces, edges), the first of equals.
     let mut best = [(f64::NEG_INFINITY, 1.0, 0usize); 3];
     for k in 0..15 {
-        let (dist, ra, rb, len) = match k {
-            0..3 => (ta[k], oa.h[k], ob.h[0] * abs[k][0] + ob.h[1] * abs[k][1] + ob.h[2] * abs[k][2], 1.0),
-            3..6 => {
-                let j = k - 3;
-                (tb[j], oa.h[0] * abs[0][j] + oa.h[1] * abs[1][j] + oa.h[2] * abs[2][j], ob.h[j], 1.0)
-            }
-            _ => {
-                let (i, j) = ((k - 6) / 3, (k - 6) % 3);
-                let len = (1.0 - r[i][j] * r[i][j]).max(0.0).sqrt();
-                if len < EDGE_PARALLEL_TOL {
-                    continue;
-                }
-                let (i1, i2, j1, j2) = ((i + 1) % 3, (i + 2) % 3, (j + 1) % 3, (j + 2) % 3);
-                (
-                    r[i1][j] * ta[i2] - r[i2][j] * ta[i1],
-                    oa.h[i1] * abs[i2][j] + oa.h[i2] * abs[i1][j],
-                    ob.h[j1] * abs[i][j2] + ob.h[j2] * abs[i][j1],
-                    len,
-                )
-            }
-        };
-        let s = (dist.abs() - (ra + rb)) / len;
-        if s >= margin {
-            return;
-        }
         let g = k.min(6) / 3;
-        if s > best[g].0 {
-            best[g] = (s, if dist < 0.0 { -1.0 } else { 1.0 }, k);
+        if sep[k] > best[g].0 {
+            best[g] = (sep[k], if dist[k] < 0.0 { -1.0 } else { 1.0 }, k);
         }
     }
     let size = (oa.h.iter().sum::<f64>() + ob.h.iter().sum::<f64>()) / 6.0;
@@ -174,11 +176,15 @@ fn crossing_label(e: u8, plane: u8) -> u8 {
 /// points or flip feature labels.
 fn clip(src: &Poly, pn: &Vec3, lim: f64, tol: f64, origin: &Vec3, plane: u8, dst: &mut Poly) {
     dst.n = 0;
+    // (Each vertex's distance beyond the plane once, for both edges it ends.)
+    let mut dist = [0.0; CAP];
+    for (d, p) in dist.iter_mut().zip(&src.p[..src.n]) {
+        *d = pn.dot(&(p - origin)) - lim;
+    }
     for k in 0..src.n {
         let k2 = if k + 1 == src.n { 0 } else { k + 1 };
         let (a, b, e) = (src.p[k], src.p[k2], src.el[k]);
-        let da = pn.dot(&(a - origin)) - lim;
-        let db = pn.dot(&(b - origin)) - lim;
+        let (da, db) = (dist[k], dist[k2]);
         if da <= tol {
             if db <= tol {
                 dst.push(a, src.vl[k], e);

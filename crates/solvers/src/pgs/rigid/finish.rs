@@ -41,7 +41,7 @@ impl RigidSi {
                 match rotation {
                     Rotation::Rk4 => (s.q, s.w) = torque_free_drift(b, &s.q, &s.w, h),
                     // (The gyroscopic term acted before the solve.)
-                    Rotation::Explicit => s.q = rotate_linearised(&s.q, &s.w, h),
+                    Rotation::Explicit | Rotation::Implicit => s.q = rotate_linearised(&s.q, &s.w, h),
                 }
                 if wp[k] != Vec3::zeros() {
                     s.q = rotate(&s.q, &wp[k], h);

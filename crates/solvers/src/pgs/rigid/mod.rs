@@ -61,7 +61,9 @@
 //!    `rotation = "explicit"` (Rapier 0.36's), the gyroscopic term acts before the solve, as one
 //!    explicit step that keeps `|L|` ([`solverlab_core::rigid::gyroscopic_explicit`]), and the
 //!    rotation here is the first-order quaternion update by `h·ω`
-//!    ([`solverlab_core::rigid::rotate_linearised`]). Before the positions move, the speed caps
+//!    ([`solverlab_core::rigid::rotate_linearised`]); with `rotation = "implicit"` (Box3D's),
+//!    the same, but the gyroscopic step before the solve is one Newton iteration of its
+//!    implicit form ([`solverlab_core::rigid::gyroscopic_implicit`]). Before the positions move, the speed caps
 //!    `max_speed` and `max_frame_turn` (Rapier's) act on the velocities.
 //!    With `position_iterations`, positions are then corrected by nonlinear Gauss-Seidel
 //!    sweeps over the joints and the contacts (Box2D v2.4's position solver).
