@@ -81,8 +81,10 @@ fn box_contacts(c: &mut Criterion) {
 }
 
 /// Pairs of boxes (half extents 0.5³ and 0.5 × 0.25 × 0.4): `resting`, the second on the
-/// first within ±2 mm of touching and turned by at most 0.01 rad; or at random poses within
-/// 1.25 m of each other. A fixed linear congruential sequence: the same pairs every run.
+/// first, its centre from 3 mm below to 1 mm above touching height, each box turned by at most
+/// 0.01 rad about each axis; or the first at the origin and the second within 1.25 m of it
+/// along each axis, both at random orientations. A fixed linear congruential sequence: the same
+/// pairs every run.
 fn box_pairs(resting: bool) -> Vec<(solverlab_core::rigid::Pose, solverlab_core::rigid::Pose)> {
     use nalgebra::UnitQuaternion;
     use solverlab_core::rigid::Pose;
