@@ -15,7 +15,7 @@ const CLIP_TOL: f64 = 1e-9;
 const DEPTH_TIE_TOL: f64 = 1e-7;
 const FEATURE_FACE: u32 = 1 << 20;
 pub(super) const FEATURE_EDGE: u32 = 2 << 20;
-const CAP: usize = 16;
+const CAP: usize = 8;
 
 /// Oriented box in world coordinates.
 #[derive(Clone, Copy)]
@@ -142,7 +142,9 @@ fn edge_case(oa: &Obb, ob: &Obb, i: usize, j: usize, n: Vec3, separation: f64, o
     out.push(ContactPoint { point, normal: n, separation, feature: FEATURE_EDGE | ea << 4 | eb });
 }
 
-/// Fixed-capacity polygon with vertex labels and labels of the edge leaving each vertex.
+/// A clipped incident face: a quad clipped by four side planes, each of which adds at most one
+/// vertex (it cuts a convex polygon along one line), so at most eight vertices, with the label of
+/// each vertex and of the edge leaving it.
 #[derive(Clone, Copy)]
 struct Poly {
     n: usize,
@@ -155,14 +157,6 @@ impl Poly {
     fn new() -> Self {
         Poly { n: 0, p: [Vec3::zeros(); CAP], vl: [0; CAP], el: [0; CAP] }
     }
-    fn push(&mut self, p: Vec3, vl: u8, el: u8) {
-        if self.n < CAP {
-            self.p[self.n] = p;
-            self.vl[self.n] = vl;
-            self.el[self.n] = el;
-            self.n += 1;
-        }
-    }
 }
 
 /// Label of the point where the polygon edge labelled `e` crosses side plane `plane`.
@@ -170,34 +164,39 @@ fn crossing_label(e: u8, plane: u8) -> u8 {
     (0x10 << u8::from(e >= 4)) | (e & 3) << 2 | plane // e < 4: incident edge, else side plane e - 4
 }
 
-/// Sutherland–Hodgman step: keep the part of `src` with `pn·(x − origin) <= lim`, written over
-/// `dst`. Vertices within `tol` outside the plane count as lying on it (kept as they are, no
-/// crossing point created), so that rounding noise on coincident edges does not create spurious
-/// points or flip feature labels.
-fn clip(src: &Poly, pn: &Vec3, lim: f64, tol: f64, origin: &Vec3, plane: u8, dst: &mut Poly) {
-    dst.n = 0;
-    // (Each vertex's distance beyond the plane once, for both edges it ends.)
-    let mut dist = [0.0; CAP];
-    for (d, p) in dist.iter_mut().zip(&src.p[..src.n]) {
-        *d = pn.dot(&(p - origin)) - lim;
-    }
-    for k in 0..src.n {
-        let k2 = if k + 1 == src.n { 0 } else { k + 1 };
-        let (a, b, e) = (src.p[k], src.p[k2], src.el[k]);
-        let (da, db) = (dist[k], dist[k2]);
+/// Sutherland–Hodgman step: keep the part of `src` whose vertices' distances beyond the side
+/// plane `plane` are `dist`, written over `dst`. Vertices within `tol` outside the plane count as
+/// lying on it (kept as they are, no crossing point created), so that rounding noise on
+/// coincident edges does not create spurious points or flip feature labels.
+fn clip(src: &Poly, dist: &[f64; CAP], tol: f64, plane: u8, dst: &mut Poly) {
+    let n = src.n;
+    let mut m = 0;
+    let mut push = |p: Vec3, vl: u8, el: u8| {
+        // (Never full: see `Poly`; the guard only keeps a bad input from panicking.)
+        if m < CAP {
+            (dst.p[m], dst.vl[m], dst.el[m]) = (p, vl, el);
+            m += 1;
+        }
+    };
+    for k in 0..n {
+        let k2 = if k + 1 == n { 0 } else { k + 1 };
+        let (da, db, e) = (dist[k], dist[k2], src.el[k]);
         if da <= tol {
             if db <= tol {
-                dst.push(a, src.vl[k], e);
+                push(src.p[k], src.vl[k], e);
             } else if da >= 0.0 {
-                dst.push(a, src.vl[k], 4 + plane); // `a` lies on the plane: it is the exit point
+                push(src.p[k], src.vl[k], 4 + plane); // the vertex lies on the plane: it is the exit point
             } else {
-                dst.push(a, src.vl[k], e);
-                dst.push(a + (b - a) * (da / (da - db)), crossing_label(e, plane), 4 + plane);
+                let (a, b) = (src.p[k], src.p[k2]);
+                push(a, src.vl[k], e);
+                push(a + (b - a) * (da / (da - db)), crossing_label(e, plane), 4 + plane);
             }
         } else if db < 0.0 {
-            dst.push(a + (b - a) * (da / (da - db)), crossing_label(e, plane), e);
+            let (a, b) = (src.p[k], src.p[k2]);
+            push(a + (b - a) * (da / (da - db)), crossing_label(e, plane), e);
         }
     }
+    dst.n = m;
 }
 
 fn face_case(r: &Obb, inc: &Obb, i: usize, sign: f64, ref_is_b: bool, margin: f64, out: &mut Vec<ContactPoint>) {
@@ -214,24 +213,54 @@ fn face_case(r: &Obb, inc: &Obb, i: usize, sign: f64, ref_is_b: bool, margin: f6
     let (u, v) = ((k + 1) % 3, (k + 2) % 3);
     let fc = inc.c + inc.ax[k] * (s_inc * inc.h[k]);
     let (eu, ev) = (inc.ax[u] * inc.h[u], inc.ax[v] * inc.h[v]);
-    // The incident face, clipped by each side plane in turn from one polygon into the other.
+    // The incident face, clipped by each side plane in turn from one polygon into the other:
+    // planes 0 and 1 are `±r.ax[j]·(x − r.c) <= r.h[j]`, planes 2 and 3 the same along `kk`.
     let mut polys = [Poly::new(), Poly::new()];
     for (m, (su, sv)) in [(1.0, 1.0), (-1.0, 1.0), (-1.0, -1.0), (1.0, -1.0)].into_iter().enumerate() {
-        polys[0].push(fc + eu * su + ev * sv, m as u8, m as u8);
+        (polys[0].p[m], polys[0].vl[m], polys[0].el[m]) = (fc + eu * su + ev * sv, m as u8, m as u8);
     }
+    polys[0].n = 4;
     let (j, kk) = ((i + 1) % 3, (i + 2) % 3);
     let tol = CLIP_TOL * (r.h[j] + r.h[kk]);
-    let planes = [(r.ax[j], r.h[j]), (-r.ax[j], r.h[j]), (r.ax[kk], r.h[kk]), (-r.ax[kk], r.h[kk])];
-    for (p, (pn, ph)) in planes.iter().enumerate() {
-        let [first, second] = &mut polys;
-        let (src, dst) = if p % 2 == 0 { (&*first, second) } else { (&*second, first) };
-        clip(src, pn, *ph, tol, &r.c, p as u8, dst);
-        if dst.n == 0 {
-            return;
+    // `cur` is the polygon holding the face so far. A plane that every vertex lies within (in a
+    // resting stack, three of the four) would copy the polygon as it is, so it is skipped; and
+    // each vertex's coordinate along a side axis serves both of that axis's planes while the
+    // polygon is unchanged (the distance beyond the negative plane, `−u − h`, is bit for bit
+    // `(−a)·(x − c) − h`).
+    let mut cur = 0;
+    for (pair, axis) in [j, kk].into_iter().enumerate() {
+        let (ax, lim) = (r.ax[axis], r.h[axis]);
+        let mut along = [0.0; CAP];
+        let mut fresh = false;
+        for negative in [false, true] {
+            let plane = (2 * pair + usize::from(negative)) as u8;
+            let src = &polys[cur];
+            if !fresh {
+                for (a, p) in along.iter_mut().zip(&src.p[..src.n]) {
+                    *a = ax.dot(&(p - r.c));
+                }
+                fresh = true;
+            }
+            let mut dist = [0.0; CAP];
+            let mut within = true;
+            for (d, &a) in dist.iter_mut().zip(&along[..src.n]) {
+                *d = if negative { -a } else { a } - lim;
+                within &= *d <= tol;
+            }
+            if within {
+                continue;
+            }
+            let [first, second] = &mut polys;
+            let (src, dst) = if cur == 0 { (&*first, second) } else { (&*second, first) };
+            clip(src, &dist, tol, plane, dst);
+            if dst.n == 0 {
+                return;
+            }
+            cur ^= 1;
+            fresh = false;
         }
     }
-    // (After the four planes the polygon is back in the first.)
-    let poly = &polys[0];
+    let poly = &polys[cur];
     let (mut pts, mut seps, mut labs, mut m) = ([Vec3::zeros(); CAP], [0.0; CAP], [0u8; CAP], 0usize);
     for idx in 0..poly.n {
         let x = poly.p[idx];
