@@ -109,9 +109,16 @@ pub fn rigid_contacts_parts(
             cache.bodies.clear();
             cache.bodies.resize_with(scene.rigid.len(), KeptBody::default);
         }
-        &mut cache.bodies
+        Kept { bodies: &mut cache.bodies[..], recycle: cache.recycle, sat_slop: cache.sat_slop }
     });
     contacts_parts(scene, states, margin, scratch, kept)
+}
+
+/// The kept pairs of one call: each body's entry, and what they are kept for.
+struct Kept<'a> {
+    bodies: &'a mut [KeptBody],
+    recycle: bool,
+    sat_slop: Option<f64>,
 }
 
 /// Concatenates `parts` into `out` (its old contents dropped): a single part is swapped in,
@@ -166,15 +173,50 @@ pub fn rigid_contacts_recycled(
 /// arms make the rows the same from frame to frame, which Rapier's source calls
 /// load-bearing for tall stacks.) Contacts with planes and box walls are found anew every
 /// call: an infinite collider's drift bound is infinite, as it is in Rapier.
-#[derive(Clone, Debug, Default)]
+///
+/// A cache made by [`ContactCache::new`] with a `sat_slop` also keeps, for every pair of boxes
+/// whose contacts are found anew (box bodies, and a box body with a world block), its last
+/// separating axis ([`collide::SatCache`], as Box3D keeps it), and finds their contacts with
+/// [`collide::box_box_cached`]; without `recycle` it keeps no points, only those axes.
+/// `ContactCache::default()` recycles and keeps no axes.
+#[derive(Clone, Debug)]
 pub struct ContactCache {
     bodies: Vec<KeptBody>,
+    recycle: bool,
+    sat_slop: Option<f64>,
+}
+
+impl Default for ContactCache {
+    fn default() -> Self {
+        Self::new(true, None)
+    }
 }
 
 impl ContactCache {
+    /// A cache that recycles pairs' contacts (`recycle`), keeps the separating axes of pairs of
+    /// boxes with the slop of [`collide::box_box_cached`] (`sat_slop`, m), or both.
+    pub fn new(recycle: bool, sat_slop: Option<f64>) -> Self {
+        Self { bodies: Vec::new(), recycle, sat_slop }
+    }
+
+    /// Sets what the cache keeps, as [`ContactCache::new`] does; a change forgets every kept
+    /// pair.
+    pub fn configure(&mut self, recycle: bool, sat_slop: Option<f64>) {
+        if (recycle, sat_slop) != (self.recycle, self.sat_slop) {
+            *self = Self::new(recycle, sat_slop);
+        }
+    }
+
     /// Forgets every kept pair (the next call finds all contacts anew).
     pub fn clear(&mut self) {
         self.bodies.clear();
+    }
+
+    /// How many pairs of boxes kept a separating axis in the last call, and how many of those
+    /// were answered from it (see [`collide::box_box_cached`]).
+    pub fn sat_hits(&self) -> (usize, usize) {
+        let all = self.bodies.iter().flat_map(|b| &b.sat);
+        (all.clone().count(), all.filter(|(_, c)| c.hit).count())
     }
 }
 
@@ -186,11 +228,12 @@ const RECYCLE_DISTANCE: f64 = 0.05;
 /// pair to be recycled (Rapier 0.36's bound; about 11.5°).
 const RECYCLE_TURN_COS: f64 = 0.98;
 
-/// One body's kept pairs and their points.
+/// One body's kept pairs and their points, and its pairs of boxes' separating axes.
 #[derive(Clone, Debug, Default)]
 struct KeptBody {
     pairs: Vec<KeptPair>,
     points: Vec<KeptPoint>,
+    sat: Vec<(Other, collide::SatCache)>,
 }
 
 /// A pair of the body (`a`) with `b`, as its contacts were last found.
@@ -248,7 +291,7 @@ fn contacts_parts(
     states: &[RigidState],
     margin: f64,
     scratch: &mut ContactScratch,
-    mut cache: Option<&mut Vec<KeptBody>>,
+    cache: Option<Kept<'_>>,
 ) -> usize {
     let bodies = &scene.rigid;
     let ContactScratch { parts: scratch, centres, radii, candidates, joined, first, fresh, kept } = scratch;
@@ -271,7 +314,9 @@ fn contacts_parts(
         }
         first.push(next);
     }
-    let narrow = NarrowPhase { scene, states, margin, candidates, first, joined };
+    let (recycle, sat_slop) = cache.as_ref().map_or((false, None), |k| (k.recycle, k.sat_slop));
+    let mut cache = cache.map(|k| k.bodies);
+    let narrow = NarrowPhase { scene, states, margin, candidates, first, joined, recycle, sat_slop };
     // The bodies in chunks, each chunk's contacts in body order, one part per chunk: the same
     // list on any number of threads (the chunks run in parallel from `PARALLEL_BODIES` bodies
     // on, with more than one thread; below, one part of all).
@@ -316,6 +361,10 @@ struct NarrowPhase<'a> {
     first: &'a [usize],
     /// The pairs a joint joins (they do not collide), sorted.
     joined: &'a [(usize, usize)],
+    /// With kept pairs: whether their points are recycled, and the slop of the kept separating
+    /// axes of pairs of boxes, if kept ([`ContactCache`]).
+    recycle: bool,
+    sat_slop: Option<f64>,
 }
 
 impl NarrowPhase<'_> {
@@ -341,6 +390,7 @@ impl NarrowPhase<'_> {
             let mut old = cache.as_mut().map(|c| std::mem::take(&mut c[a - first]));
             fresh.pairs.clear();
             fresh.points.clear();
+            fresh.sat.clear();
             // The pair's friction and restitution from the other side's `(μ, e)`.
             let combined = |(mu, e): (f64, f64)| ((ba.friction * mu).sqrt(), ba.restitution.max(e));
             // The contacts of `points` with `b`, the other side's coefficients `(μ, e)`, appended
@@ -372,7 +422,8 @@ impl NarrowPhase<'_> {
                     return;
                 };
                 let start = fresh.points.len();
-                if let Some(k) = old.pairs.iter().find(|k| k.b == b).filter(|k| k.holds(&pose, pb)) {
+                let recycled = if self.recycle { old.pairs.iter().find(|k| k.b == b) } else { None };
+                if let Some(k) = recycled.filter(|k| k.holds(&pose, pb)) {
                     let (friction, restitution) = combined(coefficients);
                     let kept = &old.points[k.points.0..k.points.1];
                     out.extend(kept.iter().map(|kp| {
@@ -384,9 +435,21 @@ impl NarrowPhase<'_> {
                     }));
                     fresh.points.extend_from_slice(kept);
                     fresh.pairs.push(KeptPair { points: (start, fresh.points.len()), ..*k });
+                    fresh.sat.extend(old.sat.iter().find(|(o, _)| *o == b));
                     return;
                 }
-                shape_contacts(&ba.shape, &pose, bb, pb, margin, points);
+                match (self.sat_slop, &ba.shape, bb) {
+                    (Some(slop), Shape::Box { half: ha }, Shape::Box { half: hb }) => {
+                        let mut sat = old.sat.iter().find(|(o, _)| *o == b).map_or_else(Default::default, |e| e.1);
+                        collide::box_box_cached(*ha, &pose, *hb, pb, margin, slop, &mut sat, points);
+                        fresh.sat.push((b, sat));
+                    }
+                    _ => shape_contacts(&ba.shape, &pose, bb, pb, margin, points),
+                }
+                if !self.recycle {
+                    push(b, points, coefficients, out);
+                    return;
+                }
                 for p in points.iter() {
                     let half = p.normal * (0.5 * p.separation);
                     fresh.points.push(KeptPoint {
@@ -474,6 +537,7 @@ impl NarrowPhase<'_> {
                 let mut kept = old.take().unwrap_or_default();
                 kept.pairs.clone_from(&fresh.pairs);
                 kept.points.clone_from(&fresh.points);
+                kept.sat.clone_from(&fresh.sat);
                 c[a - first] = kept;
             }
         }
@@ -576,11 +640,8 @@ mod tests {
         out
     }
 
-    /// On two threads, 640 boxes in a heap on a floor (above `PARALLEL_BODIES`) leave their
-    /// contacts in several parts whose concatenation is the list found on one thread, with and
-    /// without recycling; joined, the parts are that list again.
-    #[test]
-    fn the_parts_are_the_list_found_on_one_thread() {
+    /// 640 boxes in a heap on a floor, each 1 cm into its neighbours.
+    fn heap() -> (crate::Scene, Vec<RigidState>) {
         let mut scene = crate::Scene::new("heap");
         for k in 0..640 {
             let (i, j, l) = ((k % 8) as f64, ((k / 8) % 8) as f64, (k / 64) as f64);
@@ -589,6 +650,39 @@ mod tests {
         }
         scene.planes.push(crate::Plane { normal: Vec3::y(), offset: 0.0, friction: 0.5, restitution: 0.0 });
         let states: Vec<RigidState> = scene.rigid.iter().map(|b| b.initial_state()).collect();
+        (scene, states)
+    }
+
+    /// With the pairs of boxes keeping their separating axes (no recycling), on one thread and
+    /// on two: the first call finds what the narrow phase finds and keeps an axis for every
+    /// pair of boxes the broadphase gives; called again on the same states, every one of them
+    /// is answered from its kept axis, with the same contacts.
+    #[test]
+    fn kept_separating_axes_give_the_narrow_phases_contacts() {
+        let (scene, states) = heap();
+        let want = fresh(&scene, &states);
+        for threads in [1, 2] {
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+            let mut cache = ContactCache::new(false, Some(0.005));
+            let mut scratch = ContactScratch::default();
+            let mut find = |cache: &mut ContactCache| {
+                let n = pool.install(|| rigid_contacts_parts(&scene, &states, 0.02, &mut scratch, Some(cache)));
+                scratch.parts[..n].concat()
+            };
+            assert_eq!(find(&mut cache), want);
+            let (pairs, hits) = cache.sat_hits();
+            assert!(pairs > 1000 && hits == 0, "{pairs} pairs, {hits} hits");
+            assert_eq!(find(&mut cache), want);
+            assert_eq!(cache.sat_hits(), (pairs, pairs));
+        }
+    }
+
+    /// On two threads, the heap (above `PARALLEL_BODIES`) leaves its contacts in several parts
+    /// whose concatenation is the list found on one thread, with and without recycling;
+    /// joined, the parts are that list again.
+    #[test]
+    fn the_parts_are_the_list_found_on_one_thread() {
+        let (scene, states) = heap();
         let one = rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
         let two = rayon::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
         for recycling in [false, true] {

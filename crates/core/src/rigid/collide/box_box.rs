@@ -41,6 +41,134 @@ fn face_index(axis: usize, sign: f64) -> u32 {
 /// Box A (half extents `half_a`, pose `a`) against box B (`half_b`, `b`); see the module documentation.
 pub fn box_box(half_a: Vec3, a: &Pose, half_b: Vec3, b: &Pose, margin: f64, out: &mut Vec<ContactPoint>) {
     let (oa, ob) = (Obb::new(half_a, a), Obb::new(half_b, b));
+    separating_axes(&oa, &ob, margin, out);
+}
+
+/// The axis a pair's last box–box test settled on, which [`SatCache`] keeps: a face of either box
+/// (its outward normal `±axis` of that box, pointing towards the other box) or the pair of edges
+/// along A's axis `a` and B's axis `b`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum SatAxis {
+    /// Nothing kept: the next call runs the whole test.
+    #[default]
+    None,
+    /// A face of box A: normal `−a_axis` if `negative`, else `+a_axis`.
+    FaceA {
+        /// A's axis (0, 1 or 2).
+        axis: u8,
+        /// The face on the axis's negative side.
+        negative: bool,
+    },
+    /// A face of box B: normal `−b_axis` if `negative`, else `+b_axis`.
+    FaceB {
+        /// B's axis (0, 1 or 2).
+        axis: u8,
+        /// The face on the axis's negative side.
+        negative: bool,
+    },
+    /// The edges along A's axis `a` and B's axis `b`.
+    Edge {
+        /// A's axis (0, 1 or 2).
+        a: u8,
+        /// B's axis (0, 1 or 2).
+        b: u8,
+    },
+}
+
+/// What a pair of boxes keeps of its last separating-axis test from one call of
+/// [`box_box_cached`] to the next, as Box3D keeps it (`b3SATCache`, `b3CollideHulls` in Box3D's
+/// `convex_manifold.c`): the axis that separated the boxes or that their contacts were built
+/// on, and the separation then (m: the separating axis's, or the deepest contact point's).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct SatCache {
+    /// The axis kept.
+    pub axis: SatAxis,
+    /// Its separation when it was found by the whole test (m).
+    pub separation: f64,
+    /// Whether the last call was answered from the kept axis (without the whole test).
+    pub hit: bool,
+}
+
+/// [`box_box`] for a pair that keeps a [`SatCache`] from call to call, after Box3D's
+/// `b3CollideHulls`. With a face kept, the other box's deepest corner below that face's plane
+/// is found first: at least `margin` above it, the boxes are apart (that face separates them)
+/// and nothing is emitted; otherwise the contacts are built on that face (the face case), and
+/// kept if their deepest separation is within `slop` (m) of the kept one. With an edge pair
+/// kept, its axis's separation likewise says the boxes are apart, or the edge case's point is
+/// kept if the closest points lie within both edges and its separation within `slop` of the
+/// kept one. Any other case runs the whole test of [`box_box`], whose outcome (the separating
+/// axis, or the axis the contacts were built on) is kept. So a resting pair skips the
+/// separating-axis test, and its contacts are the whole test's as long as that test would
+/// choose the same axis; the kept axis's separation is not updated on a hit, so a pair that
+/// drifts by `slop` runs the whole test again.
+#[allow(clippy::too_many_arguments)]
+pub fn box_box_cached(
+    half_a: Vec3,
+    a: &Pose,
+    half_b: Vec3,
+    b: &Pose,
+    margin: f64,
+    slop: f64,
+    cache: &mut SatCache,
+    out: &mut Vec<ContactPoint>,
+) {
+    let (oa, ob) = (Obb::new(half_a, a), Obb::new(half_b, b));
+    let start = out.len();
+    cache.hit = false;
+    match cache.axis {
+        SatAxis::None => {}
+        SatAxis::FaceA { axis, negative } | SatAxis::FaceB { axis, negative } => {
+            let (r, inc, ref_is_b) =
+                if matches!(cache.axis, SatAxis::FaceB { .. }) { (&ob, &oa, true) } else { (&oa, &ob, false) };
+            let (i, sign) = (axis as usize, if negative { -1.0 } else { 1.0 });
+            let n = r.ax[i] * sign;
+            // The incident box's corner deepest along `−n`.
+            let mut deepest = inc.c;
+            for k in 0..3 {
+                let along = if inc.ax[k].dot(&n) > 0.0 { -inc.h[k] } else { inc.h[k] };
+                deepest += inc.ax[k] * along;
+            }
+            if n.dot(&(deepest - r.c)) - r.h[i] >= margin {
+                cache.hit = true;
+                return;
+            }
+            if let Some(min) = face_case(r, inc, i, sign, ref_is_b, margin, out) {
+                if (cache.separation - min).abs() < slop {
+                    cache.hit = true;
+                    return;
+                }
+            }
+            out.truncate(start);
+        }
+        SatAxis::Edge { a: i, b: j } => {
+            let (i, j) = (i as usize, j as usize);
+            let cross = oa.ax[i].cross(&ob.ax[j]);
+            let len = cross.norm();
+            if len >= EDGE_PARALLEL_TOL {
+                let dist = (oa.c - ob.c).dot(&cross);
+                let radius = |o: &Obb| (0..3).map(|k| o.h[k] * o.ax[k].dot(&cross).abs()).sum::<f64>();
+                let separation = (dist.abs() - (radius(&oa) + radius(&ob))) / len;
+                if separation >= margin {
+                    cache.hit = true;
+                    return;
+                }
+                let n = cross / len * if dist < 0.0 { -1.0 } else { 1.0 };
+                if edge_case(&oa, &ob, i, j, n, separation, out) && (cache.separation - separation).abs() < slop {
+                    cache.hit = true;
+                    return;
+                }
+                out.truncate(start);
+            }
+        }
+    }
+    let (axis, separation) = separating_axes(&oa, &ob, margin, out);
+    *cache = SatCache { axis, separation, hit: false };
+}
+
+/// The whole test of [`box_box`]: its contacts appended to `out`, and the axis to keep with its
+/// separation (see [`SatCache`]): the first separating axis found, or the axis the contacts
+/// were built on with the deepest point's separation; [`SatAxis::None`] if that gave no point.
+fn separating_axes(oa: &Obb, ob: &Obb, margin: f64, out: &mut Vec<ContactPoint>) -> (SatAxis, f64) {
     let d = oa.c - ob.c;
     // The candidate axes through the products of the two boxes' axes, `r[i][j] = a_i·b_j`, and
     // the centres' offset along each box's axes: a face axis of A has radii `h_a[i]` and
@@ -70,8 +198,17 @@ pub fn box_box(half_a: Vec3, a: &Pose, half_b: Vec3, b: &Pose, margin: f64, out:
         let ra = oa.h[0] * abs[0][k] + oa.h[1] * abs[1][k] + oa.h[2] * abs[2][k];
         (dist[3 + k], sep[3 + k]) = (tb[k], tb[k].abs() - (ra + ob.h[k]));
     }
-    if sep[..6].iter().any(|&s| s >= margin) {
-        return;
+    // (A face axis `k` of A or B, its normal towards the other box: `−sign(dist)·axis` for A,
+    // `sign(dist)·axis` for B, as the face case takes them below.)
+    let face = |k: usize, dist: f64| {
+        if k < 3 {
+            SatAxis::FaceA { axis: k as u8, negative: dist >= 0.0 }
+        } else {
+            SatAxis::FaceB { axis: (k - 3) as u8, negative: dist < 0.0 }
+        }
+    };
+    if let Some(k) = sep[..6].iter().position(|&s| s >= margin) {
+        return (face(k, dist[k]), sep[k]);
     }
     for (e, (d, s)) in dist[6..].iter_mut().zip(sep[6..].iter_mut()).enumerate() {
         let (i, j) = (e / 3, e % 3);
@@ -83,8 +220,9 @@ pub fn box_box(half_a: Vec3, a: &Pose, half_b: Vec3, b: &Pose, margin: f64, out:
         // (A near-parallel pair spans no axis: it can neither separate nor be chosen.)
         *s = if len < EDGE_PARALLEL_TOL { f64::NEG_INFINITY } else { (d.abs() - (ra + rb)) / len };
     }
-    if sep[6..].iter().any(|&s| s >= margin) {
-        return;
+    let edge = |k: usize| SatAxis::Edge { a: ((k - 6) / 3) as u8, b: ((k - 6) % 3) as u8 };
+    if let Some(e) = sep[6..].iter().position(|&s| s >= margin) {
+        return (edge(6 + e), sep[6 + e]);
     }
     // best[g] = (separation, sign of the axis from B to A, axis id) of the best axis in group g
     // (A faces, B faces, edges), the first of equals.
@@ -99,15 +237,20 @@ pub fn box_box(half_a: Vec3, a: &Pose, half_b: Vec3, b: &Pose, margin: f64, out:
     let clearly_better = |cand: f64, cur: f64, rel: f64, abs: f64| cand > cur + rel * cur.abs() + abs * size;
     let use_b = clearly_better(best[1].0, best[0].0, FACE_B_REL, FACE_B_ABS);
     let (s, sign, k) = best[usize::from(use_b)];
-    if clearly_better(best[2].0, s, EDGE_REL, EDGE_ABS) {
+    let deepest = if clearly_better(best[2].0, s, EDGE_REL, EDGE_ABS) {
         let (s, sign, k) = best[2];
         let (i, j) = ((k - 6) / 3, (k - 6) % 3);
-        edge_case(&oa, &ob, i, j, oa.ax[i].cross(&ob.ax[j]).normalize() * sign, s, out);
+        edge_case(oa, ob, i, j, oa.ax[i].cross(&ob.ax[j]).normalize() * sign, s, out);
+        return (edge(k), s);
     } else if use_b {
         // (The normal from B to A is B's face normal `sign·b_k`: that face is the reference.)
-        face_case(&ob, &oa, k - 3, sign, true, margin, out);
+        face_case(ob, oa, k - 3, sign, true, margin, out)
     } else {
-        face_case(&oa, &ob, k, -sign, false, margin, out);
+        face_case(oa, ob, k, -sign, false, margin, out)
+    };
+    match deepest {
+        Some(min) => (face(k, sign), min),
+        None => (SatAxis::None, 0.0),
     }
 }
 
@@ -125,21 +268,26 @@ fn extreme_edge(o: &Obb, i: usize, dir: &Vec3) -> (Vec3, u32) {
     (p, 4 * i as u32 + bits)
 }
 
-fn edge_case(oa: &Obb, ob: &Obb, i: usize, j: usize, n: Vec3, separation: f64, out: &mut Vec<ContactPoint>) {
+/// The edge case's one point; whether the closest points of the two edges' lines lie within
+/// both edges (else the point is the clamped one).
+fn edge_case(oa: &Obb, ob: &Obb, i: usize, j: usize, n: Vec3, separation: f64, out: &mut Vec<ContactPoint>) -> bool {
     let (pa, ea) = extreme_edge(oa, i, &-n);
     let (pb, eb) = extreme_edge(ob, j, &n);
     let (da, db, la, lb) = (oa.ax[i], ob.ax[j], oa.h[i], ob.h[j]);
     let r = pa - pb;
     let (bd, c, f) = (da.dot(&db), da.dot(&r), db.dot(&r));
     let denom = 1.0 - bd * bd;
-    let mut s = if denom > 1e-12 { ((bd * f - c) / denom).clamp(-la, la) } else { 0.0 };
+    let free = if denom > 1e-12 { (bd * f - c) / denom } else { 0.0 };
+    let mut s = free.clamp(-la, la);
     let mut t = bd * s + f;
+    let within = s == free && t.abs() <= lb;
     if t.abs() > lb {
         t = t.clamp(-lb, lb);
         s = (bd * t - c).clamp(-la, la);
     }
     let point = ((pa + da * s) + (pb + db * t)) * 0.5;
     out.push(ContactPoint { point, normal: n, separation, feature: FEATURE_EDGE | ea << 4 | eb });
+    within
 }
 
 /// A clipped incident face: a quad clipped by four side planes, each of which adds at most one
@@ -199,7 +347,17 @@ fn clip(src: &Poly, dist: &[f64; CAP], tol: f64, plane: u8, dst: &mut Poly) {
     dst.n = m;
 }
 
-fn face_case(r: &Obb, inc: &Obb, i: usize, sign: f64, ref_is_b: bool, margin: f64, out: &mut Vec<ContactPoint>) {
+/// The face case's points, at most four; the deepest one's separation, or `None` if none lies
+/// below `margin`.
+fn face_case(
+    r: &Obb,
+    inc: &Obb,
+    i: usize,
+    sign: f64,
+    ref_is_b: bool,
+    margin: f64,
+    out: &mut Vec<ContactPoint>,
+) -> Option<f64> {
     let nref = r.ax[i] * sign; // outward normal of the reference face, towards the incident box
     let normal = if ref_is_b { nref } else { -nref };
     let (mut k, mut best) = (0usize, f64::NEG_INFINITY);
@@ -254,7 +412,7 @@ fn face_case(r: &Obb, inc: &Obb, i: usize, sign: f64, ref_is_b: bool, margin: f6
             let (src, dst) = if cur == 0 { (&*first, second) } else { (&*second, first) };
             clip(src, &dist, tol, plane, dst);
             if dst.n == 0 {
-                return;
+                return None;
             }
             cur ^= 1;
             fresh = false;
@@ -273,9 +431,12 @@ fn face_case(r: &Obb, inc: &Obb, i: usize, sign: f64, ref_is_b: bool, margin: f6
     let base = FEATURE_FACE | u32::from(ref_is_b) << 16 | face_index(i, sign) << 12 | face_index(k, s_inc) << 8;
     let mut sel = [0usize; 4];
     let count = reduce(&pts[..m], &seps[..m], &nref, DEPTH_TIE_TOL * (r.h[0] + r.h[1] + r.h[2]), &mut sel);
+    let mut deepest = None;
     for &s in &sel[..count] {
         out.push(ContactPoint { point: pts[s], normal, separation: seps[s], feature: base | u32::from(labs[s]) });
+        deepest = Some(deepest.map_or(seps[s], |d: f64| d.min(seps[s])));
     }
+    deepest
 }
 
 /// Index maximising `f` over `0..m` (`None` entries skipped; first index wins ties).

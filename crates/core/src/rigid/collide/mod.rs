@@ -174,4 +174,4 @@ mod box_box;
 #[cfg(test)]
 mod tests;
 
-pub use box_box::box_box;
+pub use box_box::{box_box, box_box_cached, SatAxis, SatCache};
