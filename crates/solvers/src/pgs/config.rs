@@ -222,6 +222,13 @@ pub struct PgsConfig {
     /// (`solverlab_core::rigid::ContactCache`). It saves most of the narrow phase of resting
     /// piles, and the frozen rows hold tall stacks (default: false; true in `tgs-soft`).
     pub contact_recycling: bool,
+    /// Rigid bodies: each pair of boxes keeps its last separating axis from frame to frame, as
+    /// Box3D does (`b3SATCache`): while the kept face still separates the boxes, or the contacts
+    /// built on it stay within `slop` of the depth it was found at, the whole separating-axis
+    /// test is skipped (`solverlab_core::rigid::collide::box_box_cached`). The contacts are
+    /// the whole test's whenever it would choose the same axis (default: false; true in
+    /// `soft-step`).
+    pub sat_cache: bool,
     /// Rigid bodies: which speculative contacts a step keeps, `fastest` or `relative`
     /// ([`SpeculativeMargin`]) (default: `fastest`).
     pub speculative_margin: SpeculativeMargin,
@@ -283,6 +290,7 @@ impl Default for PgsConfig {
             sleep_spin: 2f64.to_radians(),
             contacts_per_frame: false,
             contact_recycling: false,
+            sat_cache: false,
             speculative_margin: SpeculativeMargin::Fastest,
             warm_start_joints: true,
             rotation: Rotation::Rk4,
@@ -341,7 +349,7 @@ fn pgs_presets() -> Vec<(&'static str, &'static str, PgsConfig)> {
         ),
         (
             "soft-step",
-            "Box2D v3 soft step: 4 substeps × (1 biased, 1 relax); contacts 30 Hz ζ 10, joints 60 Hz ζ 2; speeds capped; rows colour by colour; Box3D's implicit gyroscopic step",
+            "Box2D v3 soft step: 4 substeps × (1 biased, 1 relax); contacts 30 Hz ζ 10 (60 Hz against static bodies), joints 60 Hz ζ 2; speeds capped; rows colour by colour; Box3D's implicit gyroscopic step and separating-axis cache",
             // (Box2D v3 caps every body's speed in every substep before its position moves:
             // `b2IntegratePositionsTask`, 400 m/s by default and π/4 of turn per step,
             // `B2_MAX_ROTATION`. On the 20-link chain with a 100× heavy end, 300 frames, the
@@ -353,9 +361,16 @@ fn pgs_presets() -> Vec<(&'static str, &'static str, PgsConfig)> {
             // two manifolds at a time on the lanes, `lanes`. Bodies turn as Box3D, Box2D v3's
             // three-dimensional sibling, turns them: one Newton iteration of the implicit
             // gyroscopic step with the forces, the first-order quaternion update after the
-            // solve (`solver.c`, `b3IntegrateVelocitiesTask` and `b3IntegratePositionsTask`).)
+            // solve (`solver.c`, `b3IntegrateVelocitiesTask` and `b3IntegratePositionsTask`).
+            // Contacts with a static body or the world are twice as stiff, 60 Hz with the same
+            // ζ, as Box2D v3 makes them (`b2StepWorld`: `staticSoftness = b2MakeSoft(2 ·
+            // contactHertz, …)`; Box3D halves their ζ as well). Each pair of boxes keeps its
+            // last separating axis from frame to frame, as Box3D's `b3CollideHulls` keeps its
+            // `b3SATCache`.)
             PgsConfig {
                 iterations: 1,
+                static_contact_hertz: 60.0,
+                sat_cache: true,
                 relax_iterations: 1,
                 feedback: Feedback::Soft,
                 substeps: 4,

@@ -119,7 +119,8 @@ impl RigidSi {
         let margin = cfg.speculative_margin.search(&scene.rigid, st, base, time);
         let mut contacts = std::mem::take(&mut self.contacts);
         // The narrow phase leaves its contacts in parts (see `rigid_contacts_parts`).
-        let cache = cfg.contact_recycling.then_some(&mut self.contact_cache);
+        self.contact_cache.configure(cfg.contact_recycling, cfg.sat_cache.then_some(cfg.slop));
+        let cache = (cfg.contact_recycling || cfg.sat_cache).then_some(&mut self.contact_cache);
         let found = solverlab_core::rigid::rigid_contacts_parts(scene, st, margin, &mut self.contact_scratch, cache);
         cfg.speculative_margin.keep(&mut self.contact_scratch.parts[..found], &scene.rigid, st, base, time);
         let parts = &mut self.contact_scratch.parts[..found];
