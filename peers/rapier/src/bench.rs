@@ -2,7 +2,7 @@
 //!
 //! For every scene of [`SCENES`], each round runs, one after the other on one thread, solverlab's
 //! `tgs-soft` and `soft-step` presets (through `solverlab_core::sim::Simulation`, as
-//! `solverlab simulate` runs them) and Rapier in its three modes, each from the scene's start
+//! `solverlab simulate` runs them) and Rapier in its four modes, each from the scene's start
 //! for the scene's frame count. A run's time is its mean wall time per frame: for solverlab
 //! the frame's `solve_seconds + integrate_seconds` (the solver, with its contact search, and the
 //! shared prediction; not the metrics the simulation measures after the frame), for Rapier its
@@ -178,10 +178,11 @@ pub enum Engine {
 
 impl Engine {
     /// The engines of a round, in the order they run.
-    pub const ALL: [Engine; 5] = [
+    pub const ALL: [Engine; 6] = [
         Engine::Solverlab("tgs-soft"),
         Engine::Rapier(Mode::Matched),
         Engine::Solverlab("soft-step"),
+        Engine::Rapier(Mode::Box2d),
         Engine::Rapier(Mode::Defaults),
         Engine::Rapier(Mode::Sleeping),
     ];
@@ -195,15 +196,18 @@ impl Engine {
     }
 }
 
-/// The pairs the ratio table compares: each solverlab preset against each Rapier mode; the
-/// first, `tgs-soft` against `matched`, is the like-for-like one (the same parameters), and
-/// `soft-step` against `defaults` is the closest preset to Rapier 0.36's defaults (ζ 10, one
-/// relax sweep, push ≤ 3 m/s).
-pub const PAIRS: [(&str, Mode); 6] = [
+/// The pairs the ratio table compares: each solverlab preset against each Rapier mode. The
+/// like-for-like ones (the same algorithm and parameters, as far as Rapier's reach) are
+/// `tgs-soft` against `matched` and `soft-step` against `box2d`; `soft-step` against
+/// `defaults` compares Box2D v3's algorithm with Rapier's own (contact recycling, friction in
+/// the relax sweep only), which does less work a frame.
+pub const PAIRS: [(&str, Mode); 8] = [
     ("tgs-soft", Mode::Matched),
+    ("tgs-soft", Mode::Box2d),
     ("tgs-soft", Mode::Defaults),
     ("tgs-soft", Mode::Sleeping),
     ("soft-step", Mode::Matched),
+    ("soft-step", Mode::Box2d),
     ("soft-step", Mode::Defaults),
     ("soft-step", Mode::Sleeping),
 ];
@@ -531,26 +535,28 @@ pub fn tables(results: &[SceneResult], rounds: usize) -> (String, String, String
     (ratios, timings, runs)
 }
 
-/// The README's table: per scene, solverlab's `tgs-soft` and `soft-step` and Rapier's three
+/// The README's table: per scene, solverlab's `tgs-soft` and `soft-step` and Rapier's four
 /// modes (median ms per frame), and the ratios (solverlab over Rapier) of `tgs-soft` to
-/// `matched`, and of `soft-step` to `defaults` and to `sleeping`.
+/// `matched`, and of `soft-step` to `box2d`, to `defaults` and to `sleeping`.
 pub fn markdown(results: &[SceneResult]) -> String {
     let mut s = String::from(
-        "| scene | bodies | frames | solverlab tgs-soft | Rapier matched | ratio | solverlab soft-step | Rapier defaults | \
-         ratio | Rapier sleeping | ratio |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
+        "| scene | bodies | frames | solverlab tgs-soft | Rapier matched | ratio | solverlab soft-step | Rapier box2d | \
+         ratio | Rapier defaults | ratio | Rapier sleeping | ratio |\n\
+         |---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
     );
     for r in results {
         let med = |e: Engine| fastest_median(&r.of(e).1).1;
         let (tgs, soft) = (med(Engine::Solverlab("tgs-soft")), med(Engine::Solverlab("soft-step")));
-        let (m, d, z) = (
+        let (m, b, d, z) = (
             med(Engine::Rapier(Mode::Matched)),
+            med(Engine::Rapier(Mode::Box2d)),
             med(Engine::Rapier(Mode::Defaults)),
             med(Engine::Rapier(Mode::Sleeping)),
         );
         let asked = (r.bench.frames as f64 * r.frames_scale).round() as u64;
         let frames = if r.frames < asked { format!("{} of {asked} (budget)", r.frames) } else { r.frames.to_string() };
         s += &format!(
-            "| {} | {} | {} | {} | {} | **{:.1}×** | {} | {} | {:.1}× | {} | {:.1}× |\n",
+            "| {} | {} | {} | {} | {} | **{:.1}×** | {} | {} | **{:.1}×** | {} | {:.1}× | {} | {:.1}× |\n",
             r.bench.key,
             r.bodies,
             frames,
@@ -558,6 +564,8 @@ pub fn markdown(results: &[SceneResult]) -> String {
             ms(m),
             tgs / m,
             ms(soft),
+            ms(b),
+            soft / b,
             ms(d),
             soft / d,
             ms(z),

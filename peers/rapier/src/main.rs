@@ -2,7 +2,7 @@
 //!
 //! ```text
 //! rapier-peer run (--scene NAME | --scene-file PATH) [--set KEY=VALUE]… [--rigid-spheres]
-//!                 [--halfspaces] [--mode matched|defaults|sleeping] [--fast-rotation]
+//!                 [--halfspaces] [--mode matched|box2d|defaults|sleeping] [--fast-rotation]
 //!                 [--frames N] [--out DIR]
 //! rapier-peer bench [--rounds N] [--scale F] [--only KEY,…] [--scaling] [--out DIR]
 //! rapier-peer threads [--rounds N] [--scale F] [--only KEY,…] [--out DIR]   (--features parallel)
@@ -35,7 +35,7 @@ use rapier_peer::world::{Mode, RapierRun, Walls};
 
 const USAGE: &str = "usage:
   rapier-peer run (--scene NAME | --scene-file PATH) [--set KEY=VALUE]... [--rigid-spheres]
-                  [--halfspaces] [--mode matched|defaults|sleeping] [--fast-rotation]
+                  [--halfspaces] [--mode matched|box2d|defaults|sleeping] [--fast-rotation]
                   [--frames N] [--out DIR]
   rapier-peer bench [--rounds N] [--scale F] [--only KEY,...] [--scaling] [--out DIR]
   rapier-peer threads [--rounds N] [--scale F] [--only KEY,...] [--out DIR]   (built with --features parallel)
@@ -122,7 +122,9 @@ fn run(mut a: Args) -> Result<(), String> {
     let fast_rotation = a.switch("--fast-rotation");
     let mode = match a.value("--mode")? {
         None => Mode::Matched,
-        Some(m) => Mode::parse(&m).ok_or_else(|| format!("--mode: `{m}` is not matched, defaults or sleeping"))?,
+        Some(m) => {
+            Mode::parse(&m).ok_or_else(|| format!("--mode: `{m}` is not matched, box2d, defaults or sleeping"))?
+        }
     };
     let frames: u64 = a.number("--frames", 120)?;
     let out = PathBuf::from(a.value("--out")?.unwrap_or_else(|| "results/rapier_run".into()));

@@ -12,7 +12,7 @@ pub const RAPIER_VERSION: &str = "0.36.1";
 /// Rapier's parameters in `mode` at `dt`, as a JSON object.
 pub fn mode_json(mode: Mode, dt: f64) -> Value {
     let p = mode.parameters(dt);
-    let j = rapier3d_f64::dynamics::SpringCoefficients::<f64>::joint_defaults();
+    let j = mode.joint_softness();
     json!({
         "mode": mode.name(),
         "summary": mode.summary(),

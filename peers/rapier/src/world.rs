@@ -46,6 +46,9 @@ pub enum Mode {
     /// The settings of solverlab's `tgs-soft` preset in Rapier's terms (see [`Mode::parameters`]),
     /// no sleeping.
     Matched,
+    /// The settings of solverlab's `soft-step` preset, Box2D v3's soft step, as far as Rapier's
+    /// parameters reach (see [`Mode::parameters`]), no sleeping.
+    Box2d,
     /// `IntegrationParameters::default()`, no sleeping.
     Defaults,
     /// `IntegrationParameters::default()` with sleeping on, as Rapier ships.
@@ -54,12 +57,13 @@ pub enum Mode {
 
 impl Mode {
     /// Every mode, in the order the tables list them.
-    pub const ALL: [Mode; 3] = [Mode::Matched, Mode::Defaults, Mode::Sleeping];
+    pub const ALL: [Mode; 4] = [Mode::Matched, Mode::Box2d, Mode::Defaults, Mode::Sleeping];
 
     /// The name on the command line and in the tables.
     pub fn name(self) -> &'static str {
         match self {
             Mode::Matched => "matched",
+            Mode::Box2d => "box2d",
             Mode::Defaults => "defaults",
             Mode::Sleeping => "sleeping",
         }
@@ -78,11 +82,26 @@ impl Mode {
                  (1 biased, 1 relax), friction in the relax sweep, contacts 30 Hz ζ 10 (60 Hz against fixed bodies), \
                  push-out ≤ 3 m/s; no sleeping"
             }
+            Mode::Box2d => {
+                "solverlab's soft-step settings (Box2D v3's soft step) in Rapier's terms: 4 substeps × (1 biased, \
+                 1 relax), friction in both sweeps, no contact recycling, contacts 30 Hz ζ 10 (60 Hz against fixed \
+                 bodies), push-out ≤ 3 m/s, joints 60 Hz ζ 2 and warm-started; no sleeping"
+            }
             Mode::Defaults => {
                 "Rapier's IntegrationParameters::default(): 4 substeps × (1 biased, 1 relax), contacts 30 Hz ζ 10 \
                  (60 Hz against fixed bodies), push-out ≤ 3 m/s; no sleeping"
             }
             Mode::Sleeping => "Rapier's defaults with sleeping on (bodies may sleep), as Rapier ships",
+        }
+    }
+
+    /// The softness of every joint: Rapier's own (10⁶ Hz, ζ 1), or in `Box2d` `soft-step`'s 60 Hz
+    /// with ζ 2 (Box2D v3's and Box3D's default, at most a quarter of the substep rate in Box3D
+    /// and half in solverlab: 60 Hz either way at 60 Hz × 4).
+    pub fn joint_softness(self) -> SpringCoefficients<f64> {
+        match self {
+            Mode::Box2d => SpringCoefficients::new(60.0, 2.0),
+            _ => SpringCoefficients::joint_defaults(),
         }
     }
 
@@ -112,8 +131,24 @@ impl Mode {
     /// fast bodies, the speed caps (400 m/s, and π/4 of turn per frame; `tgs-soft`'s
     /// `max_speed` and `max_frame_turn`), and Rapier's 2 × 2 block solver of contact normals (a
     /// compile-time feature, on by default; `tgs-soft`'s `block_pairs`).
+    ///
+    /// `Box2d` sets what solverlab's `soft-step` preset sets where it differs from `tgs-soft`,
+    /// Box2D v3's algorithm: friction in both sweeps (`friction_in_bias_pass = true`), contacts
+    /// found anew every frame (`contact_recycling = false`), and joints soft at 60 Hz with ζ 2
+    /// and warm-started (`warmstart_joints`; the softness is set on each joint,
+    /// [`Mode::joint_softness`]). What it cannot set: `soft-step` solves a manifold's normal rows
+    /// point after point where Rapier's block solver (a compile-time feature) solves two at a
+    /// time, turns its bodies by Box3D's implicit gyroscopic step where Rapier turns them
+    /// explicitly, and finds box–box contacts by its own separating axes and clipping where
+    /// Rapier uses parry's.
     pub fn parameters(self, dt: f64) -> IntegrationParameters {
         let mut p = IntegrationParameters { dt, ..IntegrationParameters::default() };
+        if self == Mode::Box2d {
+            p = Mode::Matched.parameters(dt);
+            p.friction_in_bias_pass = true;
+            p.contact_recycling = false;
+            p.warmstart_joints = true;
+        }
         if self == Mode::Matched {
             p.num_solver_iterations = 4;
             p.num_internal_pgs_iterations = 1;
@@ -325,7 +360,8 @@ impl<'a> RapierRun<'a> {
             let mut builder = GenericJointBuilder::new(axes)
                 .local_frame1(Pose::from_parts(v(&anchor_a), rot(&a.q).inverse() * frame))
                 .local_frame2(Pose::from_parts(v(&anchor_b), rot(&qb).inverse() * frame))
-                .contacts_enabled(j.b.is_none());
+                .contacts_enabled(j.b.is_none())
+                .softness(mode.joint_softness());
             if let JointKind::Revolute { lower, upper, .. } = j.kind {
                 if let Some(limits) = limits(lower, upper) {
                     if limits != [lower, upper] {
@@ -469,23 +505,42 @@ mod tests {
         scene.planes.push(Plane { normal: Vec3::y(), offset: 0.0, friction: 0.5, restitution: 0.0 });
     }
 
-    /// `matched` mirrors solverlab's `tgs-soft` number for number, and `tgs-soft` is Rapier's
-    /// defaults: the two modes' parameters are the same.
-    #[test]
-    fn matched_mirrors_tgs_soft() {
+    /// Checks that `mode`'s parameters are `preset`'s where Rapier has the parameter: substeps,
+    /// biased and relax sweeps, where friction is solved, contact recycling, the two contact
+    /// softnesses, the push-out, the warm start (contacts and joints) and the joints' softness
+    /// at 60 Hz × 4.
+    fn assert_mirrors(mode: Mode, preset: &str) {
         use solverlab_solvers::{FrictionPass, PgsConfig};
-        let c: PgsConfig = solverlab_solvers::preset("tgs-soft").unwrap().config.typed().unwrap();
-        let p = Mode::Matched.parameters(1.0 / 60.0);
-        assert_eq!(p.num_solver_iterations, c.substeps as usize);
-        assert_eq!(p.num_internal_pgs_iterations, c.iterations as usize);
-        assert_eq!(p.num_internal_stabilization_iterations, c.relax_iterations as usize);
+        let c: PgsConfig = solverlab_solvers::preset(preset).unwrap().config.typed().unwrap();
+        let p = mode.parameters(1.0 / 60.0);
+        let sweeps = (p.num_solver_iterations, p.num_internal_pgs_iterations, p.num_internal_stabilization_iterations);
+        assert_eq!(sweeps, (c.substeps as usize, c.iterations as usize, c.relax_iterations as usize));
         assert_eq!(p.friction_in_bias_pass, c.friction_pass != FrictionPass::Relax);
+        assert_eq!((p.contact_recycling, p.warmstart_joints), (c.contact_recycling, c.warm_start_joints));
         let soft = (p.contact_softness.natural_frequency, p.contact_softness.damping_ratio);
         assert_eq!(soft, (c.contact_hertz, c.contact_damping_ratio));
         let fixed = (p.static_contact_softness.natural_frequency, p.static_contact_softness.damping_ratio);
         assert_eq!(fixed, (c.static_contact_hertz, c.contact_damping_ratio));
         assert_eq!((p.normalized_max_corrective_velocity, p.warmstart_coefficient), (c.max_push, c.warm_start));
-        assert_eq!(p, Mode::Defaults.parameters(1.0 / 60.0));
+        let (j, h) = (mode.joint_softness(), 1.0 / 60.0 / c.substeps as f64);
+        assert_eq!((j.natural_frequency, j.damping_ratio), (c.rigid_joint_hertz(h), c.joint_damping_ratio));
+    }
+
+    /// `matched` mirrors solverlab's `tgs-soft` number for number, and `tgs-soft` is Rapier's
+    /// defaults: the two modes' parameters are the same.
+    #[test]
+    fn matched_mirrors_tgs_soft() {
+        assert_mirrors(Mode::Matched, "tgs-soft");
+        assert_eq!(Mode::Matched.parameters(1.0 / 60.0), Mode::Defaults.parameters(1.0 / 60.0));
+    }
+
+    /// `box2d` mirrors solverlab's `soft-step` where Rapier has the parameter: `matched`'s
+    /// numbers (which `soft-step` shares: substeps, sweeps, contact softness, push-out, warm
+    /// start) with friction in both sweeps, no recycling and `soft-step`'s joints, 60 Hz ζ 2,
+    /// warm-started.
+    #[test]
+    fn box2d_mirrors_soft_step() {
+        assert_mirrors(Mode::Box2d, "soft-step");
     }
 
     /// A box at rest on the floor stays there, and the floor carries its weight, with the floor
