@@ -1,5 +1,5 @@
 //! A solverlab scene as a Rapier world: bodies, colliders, joints and the world colliders, the
-//! three modes of Rapier's parameters, stepping, and the state read back as a solverlab
+//! four modes of Rapier's parameters, stepping, and the state read back as a solverlab
 //! [`State`] so that solverlab's own [`measure`] gives the metrics.
 //!
 //! # What maps to what
