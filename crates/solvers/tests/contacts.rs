@@ -96,8 +96,8 @@ fn position_solvers_bounce_a_dropped_particle_to_e_squared_of_its_height() {
 /// `speculative_margin` in every family with rigid bodies: two spheres moving together at
 /// 3 m/s, 5 cm apart (beyond each family's base margin, within the fastest body's travel over
 /// two steps), hold a speculative contact under `fastest` and none under `relative`, whose
-/// rule reads their closing speed of zero; the contact never acts, so both runs move the
-/// spheres alike.
+/// rule reads their closing speed of zero, or under `fixed`, whose margin is the base alone;
+/// the contact never acts, so every run moves the spheres alike.
 #[test]
 fn a_relative_margin_drops_the_contacts_of_bodies_moving_together() {
     use solverlab_core::rigid::{RigidBody, Shape};
@@ -124,9 +124,11 @@ fn a_relative_margin_drops_the_contacts_of_bodies_moving_together() {
             (held, sim.state.rigid.iter().map(|b| b.x).collect::<Vec<_>>())
         };
         let ((fastest, x_fastest), (relative, x_relative)) = (run("fastest"), run("relative"));
+        let (fixed, x_fixed) = run("fixed");
         assert!(fastest > 0, "{name}: the fastest body's margin holds a contact");
         assert_eq!(relative, 0, "{name}: no closing speed, no contact");
-        for (a, b) in x_fastest.iter().zip(&x_relative) {
+        assert_eq!(fixed, 0, "{name}: 5 cm apart, beyond the fixed margin");
+        for (a, b) in x_fastest.iter().zip(&x_relative).chain(x_fastest.iter().zip(&x_fixed)) {
             assert!((a - b).norm() < 1e-12, "{name}: the spheres moved apart: {a} against {b}");
         }
     }

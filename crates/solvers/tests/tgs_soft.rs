@@ -46,6 +46,8 @@ fn the_preset_is_rapier_0_36_s_defaults() {
     assert_eq!(c.feedback, Feedback::Soft);
     assert_eq!((c.contact_hertz, c.contact_damping_ratio, c.static_contact_hertz), (30.0, 10.0, 60.0));
     assert_eq!((c.max_push, c.warm_start, c.slop), (3.0, 1.0, 0.005));
+    // Rapier's fixed prediction distance, 2 cm = 4 × the slop, without soft CCD.
+    assert_eq!(c.speculative_margin, SpeculativeMargin::Fixed);
     assert_eq!(c.friction_pass, FrictionPass::Relax);
     assert!(!c.warm_start_joints, "Rapier's warmstart_joints is false");
     // Rapier's `block-solver` feature (on by default): contact normals in 2 × 2 blocks.
@@ -323,7 +325,8 @@ fn rapier_s_rotation_keeps_a_tumbling_box_s_angular_momentum() {
 /// `speculative_margin = "relative"` catches two spheres meeting head on within a frame, whose
 /// gap (9 cm at 3 m/s each) is beyond the fastest body's travel over the contacts' time (five
 /// substeps, 6.25 cm) but within their closing speed's (12.5 cm): they stop at contact, where
-/// with `fastest` they first meet each other's speculative contact a frame late, 1 cm deep.
+/// with `fastest`, and with Rapier's fixed 2 cm (`tgs-soft`'s own rule), they first meet each
+/// other's speculative contact a frame late, 1 cm deep.
 #[test]
 fn a_relative_margin_catches_bodies_meeting_head_on() {
     let mut scene = Scene::new("head-on");
@@ -338,7 +341,10 @@ fn a_relative_margin_catches_bodies_meeting_head_on() {
         largest(&scene, cfg, 3, |m| m.max_penetration)
     };
     let (fastest, relative) = (deepest(SpeculativeMargin::Fastest), deepest(SpeculativeMargin::Relative));
-    eprintln!("deepest over 3 frames: fastest {fastest:.4} m, relative {relative:.4} m");
+    let fixed = deepest(SpeculativeMargin::Fixed);
+    eprintln!("deepest over 3 frames: fastest {fastest:.4} m, relative {relative:.4} m, fixed {fixed:.4} m");
     assert!(fastest > 0.008, "fastest: {fastest} m");
     assert!(relative < 0.001, "relative: {relative} m");
+    // Rapier's fixed 2 cm (the preset's) finds them a frame late too, 9 cm apart at the start.
+    assert!(fixed > 0.008, "fixed: {fixed} m");
 }

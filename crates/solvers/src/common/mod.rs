@@ -38,6 +38,12 @@ pub enum SpeculativeMargin {
     /// closing speed towards its own neighbours at the step's start, reaches them
     /// unannounced.
     Relative,
+    /// Every pair within `b` of touching, whatever the speeds: Rapier 0.36's default, which
+    /// keeps a pair's contacts within its fixed prediction distance (2 cm, four times its
+    /// 5 mm slop) and widens it by the pair's relative travel only for bodies with soft CCD,
+    /// off by default (Rapier's `narrow_phase/pair_update.rs`). A body that closes more than
+    /// `b` within the time the contacts serve is caught only at the next search.
+    Fixed,
 }
 
 impl SpeculativeMargin {
@@ -52,6 +58,7 @@ impl SpeculativeMargin {
         match self {
             SpeculativeMargin::Fastest => base + time * solverlab_core::rigid::max_point_speed(bodies, states),
             SpeculativeMargin::Relative => solverlab_core::rigid::closing_margin(bodies, states, base, time),
+            SpeculativeMargin::Fixed => base,
         }
     }
 

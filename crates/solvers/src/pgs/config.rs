@@ -385,7 +385,7 @@ fn pgs_presets() -> Vec<(&'static str, &'static str, PgsConfig)> {
         ),
         (
             "tgs-soft",
-            "Rapier 0.36's defaults: 4 substeps × (1 biased, 1 relax), friction in the relax sweep; contacts 30 Hz ζ 10 (60 Hz against fixed bodies), push ≤ 3 m/s, contact recycling, normals in 2 × 2 soft blocks, rows colour by colour, speeds capped",
+            "Rapier 0.36's defaults: 4 substeps × (1 biased, 1 relax), friction in the relax sweep; contacts 30 Hz ζ 10 (60 Hz against fixed bodies), push ≤ 3 m/s, contact recycling with a fixed 2 cm speculative margin, normals in 2 × 2 soft blocks, rows colour by colour, speeds capped",
             tgs_soft(),
         ),
     ]
@@ -400,7 +400,8 @@ fn pgs_presets() -> Vec<(&'static str, &'static str, PgsConfig)> {
 /// solved in the unbiased sweep only (`friction_in_bias_pass = false`); warm start 1
 /// (`warmstart_coefficient`). Rapier's 0.005 m slop (`allowed_linear_error`) is no dead zone on
 /// the push-out, and neither is solverlab's on soft rigid rows; the slop sets the speculative
-/// margin, 4 × 0.005 m = Rapier's 0.02 m prediction distance. Joints are Rapier's, effectively
+/// margin, 4 × 0.005 m = Rapier's 0.02 m prediction distance, fixed whatever the bodies' speeds
+/// as Rapier keeps it for bodies without soft CCD (`speculative_margin = "fixed"`). Joints are Rapier's, effectively
 /// rigid: 10⁶ Hz, ζ 1, uncapped (`cap_rigid_joint_hertz = false`; with Box2D v3's cap of half the
 /// substep rate, 120 Hz here, the 10 × 10 joint grid opened its joints to 8 cm and tore in
 /// frame 11, where Rapier's open 5 cm); like Rapier's (`warmstart_joints = false`) they
@@ -443,6 +444,7 @@ fn tgs_soft() -> PgsConfig {
         max_frame_turn: std::f64::consts::FRAC_PI_4,
         contacts_per_frame: true,
         contact_recycling: true,
+        speculative_margin: SpeculativeMargin::Fixed,
         warm_start_joints: false,
         ..PgsConfig::default()
     }

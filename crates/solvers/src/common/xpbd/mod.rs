@@ -255,7 +255,7 @@ impl RigidXpbd {
         let (base, reach) = (0.01, 2.0 * h);
         let margin = match rule {
             SpeculativeMargin::Fastest => base + reach * speed,
-            SpeculativeMargin::Relative => rule.search(&scene.rigid, st, base, reach),
+            SpeculativeMargin::Relative | SpeculativeMargin::Fixed => rule.search(&scene.rigid, st, base, reach),
         };
         rigid_contacts_with(scene, st, margin, &mut found, &mut self.contact_scratch);
         rule.keep(std::slice::from_mut(&mut found), &scene.rigid, st, base, reach);
