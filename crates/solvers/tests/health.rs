@@ -44,7 +44,12 @@ const FAILING: &[(&str, &[&str])] = &[
     ("rigid-chain", &["jacobi", "jacobi-split", "jacobi-cheb", "pgs", "pgs-bullet"]),
     ("rigid-card-house", &["jacobi", "jacobi-split", "jacobi-cheb", "vbd", "avbd", "avbd-fixed"]),
     ("rigid-arch", &["jacobi", "jacobi-split", "jacobi-cheb", "avbd-fixed"]),
-    ("rigid-ragdoll", &["gs", "jacobi", "jacobi-split", "jacobi-cheb", "xpbd", "cg", "cg-cold", "direct", "pgs-ngs"]),
+    // `tgs-soft` keeps Rapier 0.36's fixed 2 cm prediction distance: the falling ragdolls' contacts
+    // are caught a frame late and sink 6.5 cm (Rapier's own ragdolls sink 7.3).
+    (
+        "rigid-ragdoll",
+        &["gs", "jacobi", "jacobi-split", "jacobi-cheb", "xpbd", "cg", "cg-cold", "direct", "pgs-ngs", "tgs-soft"],
+    ),
     (
         "rigid-joint-grid",
         // `tgs-soft` holds it (gaps of 4.6 cm, Rapier's 5.0) with Rapier's uncapped joints; at
@@ -168,6 +173,8 @@ const FAILING: &[(&str, &[&str])] = &[
         ],
     ),
     (
+        // `tgs-soft`'s fixed 2 cm margin catches the dropped circles a frame late: 21 cm deep
+        // (Rapier, given the same numbers, 23 cm).
         "circle-stack",
         &[
             "gs",
@@ -182,6 +189,7 @@ const FAILING: &[(&str, &[&str])] = &[
             "vbd",
             "avbd",
             "avbd-fixed",
+            "tgs-soft",
         ],
     ),
     (
