@@ -103,7 +103,7 @@ pub fn bench_meta(results: &[SceneResult], rounds: usize, frames_scale: f64, sec
         .collect();
     let mut meta = common();
     let extra = json!({
-        "what": "solverlab (tgs-soft, soft-step) and Rapier (matched, defaults, sleeping) interleaved on the same scenes, \
+        "what": "solverlab (tgs-soft, soft-step) and Rapier (matched, box2d, defaults, sleeping) interleaved on the same scenes, \
                  one thread; ms per frame: solverlab's solve + integrate seconds, Rapier's PhysicsWorld::step",
         "rounds": rounds,
         "frames_scale": frames_scale,
