@@ -5,7 +5,7 @@ use nalgebra::UnitQuaternion;
 use super::{collide, Other, Pose};
 use crate::Vec3;
 
-/// The pairs and contact points of the last call of [`rigid_contacts_recycled`](super::rigid_contacts_recycled), by first body.
+/// The pairs and contact points of the last call of [`super::rigid_contacts_recycled`], by first body.
 ///
 /// A pair of bodies, or of a body and a world block or sphere, is recycled while both hold:
 /// * its relative pose (the second's pose in the first's frame) has drifted by at most
