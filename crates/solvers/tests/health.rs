@@ -15,7 +15,7 @@
 //!   `every_scene.rs` checks).
 //!
 //! The cells of [`EXPERIMENT_ONLY`] (the Newton family on the eight largest or stiffest scenes,
-//! the confined spheres under `avbd` and `avbd-fixed`: 10 to 120 s each) run only in the
+//! the confined spheres under `avbd` and `avbd-fixed`: 8 to 120 s each) run only in the
 //! experiments (`health`; `confined` and `rush` also in `solver2d_suite`); their rows of
 //! [`FAILING`] are kept true by rerunning those.
 
@@ -255,7 +255,7 @@ const NEWTON: [&str; 3] = ["cg", "cg-cold", "direct"];
 
 const DESCENT: [&str; 4] = ["vbd", "avbd", "avbd-fixed", "avbd-alm"];
 
-/// The cells run only in the experiment (`experiments/health.toml`), which take 10 to 70 s each
+/// The cells run only in the experiment (`experiments/health.toml`), which take 8 to 120 s each
 /// here and would hold the test command past its budget: the Newton family on the eight largest or
 /// stiffest scenes, and the confined spheres under `avbd` and `avbd-fixed`.
 const EXPERIMENT_ONLY: &[(&str, &[&str])] = &[

@@ -311,7 +311,8 @@ fn same_inputs_give_bit_identical_states_for_every_preset_and_shuffled_order() {
     configs.push(SolverConfig::from(RelaxConfig { order: Order::Shuffled, seed: 9, ..Default::default() }));
     for cfg in configs {
         // Ten frames under the Newton family: on this cloth, pinned at two corners with shear
-        // sticks, every solve runs to its cap of outer iterations (docs/findings.md), 0.2 s each.
+        // sticks, every `direct` solve runs to its cap of outer iterations (docs/findings.md),
+        // 0.2 s each.
         let frames = if matches!(cfg.kind(), "cg" | "direct") { 10 } else { 50 };
         let run = || {
             let mut solver = build(&cfg, "det").unwrap();

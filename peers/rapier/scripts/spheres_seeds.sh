@@ -2,7 +2,8 @@
 # The 10,000 spheres of the peer's benchmark under eight lattice seeds: Rapier 0.36 (matched and
 # box2d modes) against solverlab's tgs-soft and soft-step, 30 frames each, one thread; writes the
 # largest penetration over the run (mm) and the kinetic energy of frame 30 (J) of every run to
-# results/rapier_peer_spheres/seeds.csv. About two minutes. Run from the repository root:
+# results/rapier_peer_spheres/seeds.csv. About four minutes with both builds. Run from the
+# repository root:
 #   bash peers/rapier/scripts/spheres_seeds.sh
 set -euo pipefail
 root=$(pwd)
