@@ -128,8 +128,9 @@ fn skipping_the_islands_changes_no_number() {
 /// tests checks that the batches hold most of the pyramid's manifolds.)
 #[test]
 fn lanes_give_the_same_numbers_as_the_scalar_visits() {
-    let cases: [(&str, &[&str], usize); 10] = [
+    let cases: [(&str, &[&str], usize); 11] = [
         ("rigid-pyramid", &["base=12"], 60),
+        ("rigid-pyramid", &["base=50"], 3),
         ("rigid-pyramid", &["base=8", "friction=0"], 60),
         ("rigid-ramp", &[], 60),
         ("rigid-card-house", &[], 60),

@@ -22,7 +22,7 @@
 use super::lanes::on_lanes;
 use super::lanes::{Batch, BatchState};
 use super::sweep::{joint_stats, Visit, LANES};
-use super::velocities::{BodyVel, Direct, InPlace, Local, SharedVel, Store};
+use super::velocities::{BodyVel, Direct, InPlace, Local, Shared, SharedVel, Store};
 use super::*;
 use crate::pgs::joints::Velocities;
 
@@ -34,7 +34,7 @@ use crate::pgs::joints::Velocities;
 const DIRECT_BODIES: usize = 2048;
 
 /// Rows per parallel task of a coloured sweep, and the unit its statistics are summed in.
-const CHUNK: usize = 32;
+pub(super) const CHUNK: usize = 32;
 
 /// The fewest rows a colour runs on all threads with: a smaller colour runs on the calling
 /// thread, where it costs less than handing it out (the pool wakes in some 10 µs here; a row
@@ -130,6 +130,10 @@ impl<'a> ColorPass<'a> {
         }
     }
 }
+
+/// One chunk of a large colour in a parallel pass: its first place in `order`, its manifolds
+/// and their points, and its batches and their states.
+type Chunk<'a> = (usize, (&'a mut [Manifold], &'a mut [Point]), (&'a [Batch], &'a mut [BatchState]));
 
 /// Adds one chunk's statistics to `acc`.
 fn add(acc: &mut SweepStats, s: SweepStats) {
@@ -287,21 +291,49 @@ impl RigidSi {
                 let (i0, i1) = (self.order[span.m.0], self.order[span.m.1 - 1] + 1);
                 let manifolds = &mut self.manifolds[i0..i1];
                 let (p0, p1) = (manifolds[0].start, manifolds[manifolds.len() - 1].end);
+                let (b0, b1) = span.batches;
                 let mut rest = (manifolds, &mut self.points[p0..p1]);
+                let mut lanes = (&self.batches[b0..b1], &mut self.batch_state[b0..b1]);
                 let mut chunks = Vec::with_capacity((i1 - i0).div_ceil(CHUNK));
+                let mut o = span.m.0;
                 while !rest.0.is_empty() {
                     let n = CHUNK.min(rest.0.len());
                     let (mh, mt) = std::mem::take(&mut rest.0).split_at_mut(n);
                     let (ph, pt) = std::mem::take(&mut rest.1).split_at_mut(mh[mh.len() - 1].end - mh[0].start);
-                    chunks.push((mh, ph));
-                    rest = (mt, pt);
+                    // (A chunk's batches: those whose place is among its manifolds.)
+                    let k = lanes.0.iter().take_while(|b| b.span().0 < o + n).count();
+                    let (bh, bt) = lanes.0.split_at(k);
+                    let (sh, stail) = std::mem::take(&mut lanes.1).split_at_mut(k);
+                    chunks.push((o, (mh, ph), (bh, sh)));
+                    (rest, lanes) = ((mt, pt), (bt, stail));
+                    o += n;
                 }
                 let shared: &[SharedVel] = st;
-                // One chunk: each manifold on its bodies' velocities copied in and stored back.
-                let chunk = |(ms, ps): (&mut [Manifold], &mut [Point])| {
+                // One chunk: a batch's manifolds on the lanes, on the shared velocities in
+                // place; each other manifold on its bodies' velocities copied in and stored back.
+                let chunk = |(o, (ms, ps), (bs, ss)): Chunk| {
                     let mut stats = (0.0_f64, 0.0, 0usize, 0.0);
                     let first = ms[0].start;
-                    for m in ms.iter_mut() {
+                    let mut batches = bs.iter().zip(ss.iter_mut()).peekable();
+                    let mut j = 0;
+                    while j < ms.len() {
+                        if let Some((batch, state)) = batches.next_if(|(b, _)| b.span().0 == o + j) {
+                            let mut store = Shared(shared);
+                            let mut vel = Direct { st: &mut store, inv_m };
+                            match what {
+                                ColorPass::Sweep(visit) => {
+                                    // (Batches in a large colour are built from the contacts,
+                                    // whose soft rows always have a mass scale.)
+                                    let done = visit.manifolds_lanes(&mut vel, batch, state, &mut stats);
+                                    assert!(done, "a batch of a large colour has soft rows with mass scales");
+                                }
+                                ColorPass::Warm(visit, scale) => visit.warm_lanes(&mut vel, batch, state, scale),
+                                ColorPass::WarmJoints(_) => unreachable!("the joints' warm start skips the manifolds"),
+                            }
+                            j += 2;
+                            continue;
+                        }
+                        let m = &mut ms[j];
                         let points = &mut ps[m.start - first..m.end - first];
                         let mut vel = Local::between(points[0].a, points[0].b);
                         vel.load(shared);
@@ -311,6 +343,7 @@ impl RigidSi {
                             ColorPass::WarmJoints(_) => unreachable!("the joints' warm start skips the manifolds"),
                         }
                         vel.store(shared, inv_m);
+                        j += 1;
                     }
                     stats
                 };
@@ -453,11 +486,12 @@ fn direct_span<S: ?Sized + Store>(
     let mut o = span.m.0;
     let mut batches = batches.iter().zip(states.iter_mut()).peekable();
     while o < span.m.1 {
-        // A colour's manifolds share no movable body: a sweep visits up to `LANES` of them
-        // together. Only in colours smaller than `PARALLEL_ROWS` (those not summed in
-        // chunks): on the 4,095-box pyramid's large colours, interleaving cost 13 % on one
-        // thread instead of saving time (their rows do not stay in cache).
-        let sweep = matches!(what, ColorPass::Sweep(visit) if !span.overflow && !visit.block() && !chunked);
+        // A colour's manifolds share no movable body: a sweep visits a batch's on the lanes,
+        // and up to `LANES` others together, but only in colours smaller than `PARALLEL_ROWS`
+        // (those not summed in chunks): on the 4,095-box pyramid's large colours,
+        // interleaving cost 13 % on one thread instead of saving time (their rows do not stay
+        // in cache).
+        let sweep = matches!(what, ColorPass::Sweep(visit) if !span.overflow && !visit.block());
         // The next batch laid out for this colour's manifolds (`super::lanes`), and how many
         // manifolds come before it.
         while batches.peek().is_some_and(|(b, _)| b.span().0 < o) {
@@ -478,47 +512,67 @@ fn direct_span<S: ?Sized + Store>(
                 RigidSi::reload_batch(batch, state, points, manifolds);
             }
             batches.next();
-            o += 2;
-            continue;
-        }
-        if let (ColorPass::Warm(visit, scale), false, false, 0, Some((batch, state))) =
-            (what, span.overflow, chunked, before, batches.peek_mut())
+        } else if let (ColorPass::Warm(visit, scale), false, 0, Some((batch, state))) =
+            (what, span.overflow, before, batches.peek_mut())
         {
             visit.warm_lanes(vel, batch, state, scale);
             batches.next();
-            o += 2;
+        } else {
+            let lanes = if sweep && !chunked { lanes_at(order, manifolds, o, span.m.1).min(before).max(1) } else { 1 };
+            visit_rows(order, o, lanes, (&mut *manifolds, &mut *points), vel, what, stats);
+            count(lanes, chunked, &mut rows, &mut part, acc);
+            o += lanes;
             continue;
         }
-        let lanes = if sweep { lanes_at(order, manifolds, o, span.m.1).min(before).max(1) } else { 1 };
-        if lanes > 1 {
-            let ColorPass::Sweep(visit) = what else { unreachable!("lanes only in sweeps") };
-            let rows = (&mut *manifolds, &mut *points);
-            let go =
-                |ms: &mut [&mut Manifold], ps: &mut [&mut [Point]]| visit.manifolds_interleaved(vel, ms, ps, stats);
-            match lanes {
-                2 => with_lanes(rows, [order[o], order[o + 1]], go),
-                3 => with_lanes(rows, [order[o], order[o + 1], order[o + 2]], go),
-                _ => with_lanes(rows, [order[o], order[o + 1], order[o + 2], order[o + 3]], go),
-            }
-        } else {
-            let m = &mut manifolds[order[o]];
-            let points = &mut points[m.start..m.end];
-            match what {
-                ColorPass::Sweep(visit) => visit.manifold(vel, m, points, stats),
-                ColorPass::Warm(visit, scale) => visit.warm_manifold(vel, m, points, scale),
-                ColorPass::WarmJoints(_) => unreachable!("the joints' warm start skips the manifolds"),
-            }
-        }
-        for _ in 0..lanes {
-            rows += 1;
-            if chunked && rows % CHUNK == 0 {
-                flush(&mut part, acc);
-            }
-        }
-        o += lanes;
+        // (A batch never lies across a chunk's end: `RigidSi::batches_from_contacts`.)
+        count(2, chunked, &mut rows, &mut part, acc);
+        o += 2;
     }
     if chunked && rows % CHUNK != 0 {
         flush(&mut part, acc);
+    }
+}
+
+/// Counts `n` more rows of a colour: with `chunked`, the statistics `part` of each full chunk
+/// of [`CHUNK`] rows added to `acc`.
+fn count(n: usize, chunked: bool, rows: &mut usize, part: &mut SweepStats, acc: &mut SweepStats) {
+    for _ in 0..n {
+        *rows += 1;
+        if chunked && (*rows).is_multiple_of(CHUNK) {
+            add(acc, *part);
+            *part = (0.0, 0.0, 0, 0.0);
+        }
+    }
+}
+
+/// A sweep or warm start of the `lanes` manifolds from `order[o]`, together (a sweep only)
+/// or the one alone, on `vel`.
+fn visit_rows<S: ?Sized + Store>(
+    order: &[usize],
+    o: usize,
+    lanes: usize,
+    (manifolds, points): (&mut [Manifold], &mut [Point]),
+    vel: &mut Direct<S>,
+    what: ColorPass,
+    stats: &mut SweepStats,
+) {
+    if lanes > 1 {
+        let ColorPass::Sweep(visit) = what else { unreachable!("lanes only in sweeps") };
+        let rows = (manifolds, points);
+        let go = |ms: &mut [&mut Manifold], ps: &mut [&mut [Point]]| visit.manifolds_interleaved(vel, ms, ps, stats);
+        match lanes {
+            2 => with_lanes(rows, [order[o], order[o + 1]], go),
+            3 => with_lanes(rows, [order[o], order[o + 1], order[o + 2]], go),
+            _ => with_lanes(rows, [order[o], order[o + 1], order[o + 2], order[o + 3]], go),
+        }
+    } else {
+        let m = &mut manifolds[order[o]];
+        let points = &mut points[m.start..m.end];
+        match what {
+            ColorPass::Sweep(visit) => visit.manifold(vel, m, points, stats),
+            ColorPass::Warm(visit, scale) => visit.warm_manifold(vel, m, points, scale),
+            ColorPass::WarmJoints(_) => unreachable!("the joints' warm start skips the manifolds"),
+        }
     }
 }
 

@@ -410,6 +410,10 @@ pub(super) struct RigidSi {
     /// ([`RigidSi::batches_from_contacts`]): their points' and manifolds' rows are then not
     /// written until [`RigidSi::store_full`].
     from_contacts: bool,
+    /// The places of the last build's batches on the lanes (their first manifold in `order`,
+    /// and each lane's points), and whether each was built ([`RigidSi::batches_from_contacts`]).
+    batch_places: Vec<(usize, [(usize, usize); lanes::W])>,
+    batch_built: Vec<bool>,
     /// Tests: build the batches from the rows only.
     #[cfg(test)]
     lane_build_off: bool,

@@ -184,6 +184,22 @@ impl Store for [SharedVel] {
     }
 }
 
+/// The shared velocities seen from one task of a parallel pass, as a [`Store`]: the rows of
+/// one colour share no movable body, so each task writes only its own bodies'.
+pub(super) struct Shared<'a>(pub(super) &'a [SharedVel]);
+
+impl Store for Shared<'_> {
+    #[inline(always)]
+    fn read(&self, k: usize) -> (Vec3, Vec3) {
+        self.0[k].get()
+    }
+
+    #[inline(always)]
+    fn write(&mut self, k: usize, v: Vec3, w: Vec3) {
+        self.0[k].set(v, w);
+    }
+}
+
 /// The bodies' velocities straight in a copy (`S`: [`BodyVel`]s, or [`SharedVel`]s on the
 /// calling thread), for rows run one after the other; like [`Local`], it leaves a fixed
 /// body's velocities alone (their changes are exactly zero).

@@ -140,12 +140,18 @@ impl RigidSi {
 
     /// The batches of the coloured sweeps built on the lanes from the frame's contacts (see
     /// this module's doc), where [`RigidSi::build_batches`] would build them from the rows: in
-    /// each colour of the sort by colour small enough for the calling thread, every [`W`]
-    /// consecutive manifolds of two or four points whose pairs are all blocks (with `paired`,
-    /// `block_pairs`; without, whose points all have an effective mass). Each batched
-    /// point is marked in `batched`, and its manifold gets its place, bodies, friction,
-    /// tangents and normal; every other row is left to the caller. `warm` is the warm start's
-    /// `(warm_start, radius²)` ([`RigidSi::warm_batches`], done here).
+    /// each colour of the sort by colour but the overflow colour, every [`W`] consecutive
+    /// manifolds of two or four points whose pairs are all blocks (with `paired`,
+    /// `block_pairs`; without, whose points all have an effective mass), and in a colour large
+    /// enough for all threads none across a chunk's end (so that a chunk's statistics are the
+    /// same on one thread and on two). Each batched point is marked in `batched`, and its
+    /// manifold gets its place, bodies, friction, tangents and normal; every other row is left
+    /// to the caller. `warm` is the warm start's `(warm_start, radius²)`
+    /// ([`RigidSi::warm_batches`], done here).
+    ///
+    /// The places are chosen first, one colour after the other; the batches are then built on
+    /// all threads from an eighth of [`par_min`] of them (a place whose pairs are not blocks is dropped, its
+    /// two manifolds left to the rows), and the manifolds' fields written last.
     #[allow(clippy::too_many_arguments)]
     pub(in crate::pgs::rigid) fn batches_from_contacts(
         &mut self,
@@ -159,42 +165,79 @@ impl RigidSi {
         warm: (f64, f64),
         paired: bool,
     ) {
-        let mut batches = std::mem::take(&mut self.batches);
-        let mut states = std::mem::take(&mut self.batch_state);
-        let mut carried = std::mem::take(&mut self.batch_carried);
-        let mut count = 0;
+        let mut places = std::mem::take(&mut self.batch_places);
+        places.clear();
         let mut start = 0;
         while start < runs.len() {
             let c = color(start);
             let end = (start..runs.len()).find(|&i| color(i) != c).unwrap_or(runs.len());
-            if !colors::large_rows(end - start) && c != coloring::COLORS {
-                let mut o = start;
-                while o + W <= end {
-                    let pair: [(usize, usize); W] = std::array::from_fn(|l| runs[o + l]);
-                    if !pair.iter().all(|&(s, e)| e - s == 2 || e - s == 4) {
-                        o += 1;
-                        continue;
-                    }
-                    if count == batches.len() {
-                        batches.push(Batch::default());
-                        states.push(BatchState::default());
-                        carried.push(BatchCarried::default());
-                    }
-                    let out = (&mut batches[count], &mut states[count], &mut carried[count]);
-                    if !self.batch_lanes(scene, st, o, pair, softness, (h, max_push), warm, paired, out) {
-                        o += 1;
-                        continue;
-                    }
-                    count += 1;
-                    o += W;
+            let chunked = colors::large_rows(end - start);
+            let mut o = start;
+            while c != coloring::COLORS && o + W <= end {
+                let pair: [(usize, usize); W] = std::array::from_fn(|l| runs[o + l]);
+                let across = chunked && (o - start) / colors::CHUNK != (o + W - 1 - start) / colors::CHUNK;
+                if across || !pair.iter().all(|&(s, e)| e - s == 2 || e - s == 4) {
+                    o += 1;
+                    continue;
                 }
+                places.push((o, pair));
+                o += W;
             }
             start = end;
+        }
+        let mut batches = std::mem::take(&mut self.batches);
+        let mut states = std::mem::take(&mut self.batch_state);
+        let mut carried = std::mem::take(&mut self.batch_carried);
+        batches.resize(places.len(), Batch::default());
+        states.resize(places.len(), BatchState::default());
+        carried.resize(places.len(), BatchCarried::default());
+        let mut built = std::mem::take(&mut self.batch_built);
+        built.resize(places.len(), false);
+        {
+            let this: &Self = self;
+            type Place<'a> = (&'a (usize, [(usize, usize); W]), &'a mut Batch);
+            type Out<'a> = (&'a mut BatchCarried, &'a mut bool);
+            let build = |(((&(o, pair), batch), state), (carried, built)): ((Place, &mut BatchState), Out)| {
+                let out = (batch, state, carried);
+                *built = this.batch_lanes(st, o, pair, softness, (h, max_push), warm, paired, out);
+            };
+            let parts = places.par_iter().zip(batches.par_iter_mut()).zip(states.par_iter_mut());
+            parts.zip(carried.par_iter_mut().zip(built.par_iter_mut())).with_min_len(par_min() / 8).for_each(build);
+        }
+        // (A place not built is rare: its batch goes, the later ones move up.)
+        let mut count = 0;
+        for i in 0..places.len() {
+            if !built[i] {
+                continue;
+            }
+            if count != i {
+                batches.swap(count, i);
+                states.swap(count, i);
+                carried.swap(count, i);
+            }
+            let (o, pair) = places[i];
+            let batch = &batches[count];
+            for (l, &(s, e)) in pair.iter().enumerate() {
+                let first = &self.contacts[s];
+                let m = &mut self.manifolds[o + l];
+                (m.start, m.end, m.index, m.mu) = (s, e, o + l, first.friction);
+                let fr = &batch.friction;
+                (m.t1, m.t2, m.n) = (fr.t1.lane(l), fr.t2.lane(l), fr.n.lane(l));
+                m.body = match first.b {
+                    Other::Body(k) if scene.rigid[first.a].is_fixed() => k,
+                    _ => first.a,
+                };
+                m.island = m.body;
+                self.batched[s..e].iter_mut().for_each(|b| *b = true);
+                self.batched_points += e - s;
+            }
+            count += 1;
         }
         batches.truncate(count);
         states.truncate(count);
         carried.truncate(count);
         (self.batches, self.batch_state, self.batch_carried) = (batches, states, carried);
+        (self.batch_places, self.batch_built) = (places, built);
         self.from_contacts = true;
     }
 
@@ -202,11 +245,11 @@ impl RigidSi {
     /// four each) written over `batch`, `state` and `carried` in place, field by field (each is
     /// a kilobyte or two: built aside, they were copied over), its points in 2 × 2 blocks with
     /// `paired`, else one after the other: `false` (and nothing written to the rows) when a
-    /// pair of points is not a block, or (not `paired`) a point has no effective mass.
+    /// pair of points is not a block, or (not `paired`) a point has no effective mass. The
+    /// manifolds' fields are the caller's ([`RigidSi::batches_from_contacts`]).
     #[allow(clippy::too_many_arguments)]
     fn batch_lanes(
-        &mut self,
-        scene: &Scene,
+        &self,
         st: &[RigidState],
         o: usize,
         pair: [(usize, usize); W],
@@ -336,20 +379,6 @@ impl RigidSi {
             state.lt1 = state.lt1.with_lane(l, friction.dot(&t1.lane(l)) * ws);
             state.lt2 = state.lt2.with_lane(l, friction.dot(&t2.lane(l)) * ws);
             state.l_twist = state.l_twist.with_lane(l, twist * ws);
-        }
-        // What the passes outside the batches read of the manifolds.
-        for l in 0..W {
-            let (start, end) = pair[l];
-            let m = &mut self.manifolds[o + l];
-            (m.start, m.end, m.index, m.mu) = (start, end, o + l, first[l].friction);
-            (m.t1, m.t2, m.n) = (t1.lane(l), t2.lane(l), n.lane(l));
-            m.body = match first[l].b {
-                Other::Body(k) if scene.rigid[first[l].a].is_fixed() => k,
-                _ => first[l].a,
-            };
-            m.island = m.body;
-            self.batched[start..end].iter_mut().for_each(|b| *b = true);
-            self.batched_points += end - start;
         }
         true
     }

@@ -1,5 +1,5 @@
 //! Manifolds of one colour solved side by side in lanes (`lanes`, with `rigid_order =
-//! "colored"`, in the colours small enough for the calling thread):
+//! "colored"`):
 //! structure-of-arrays batches over [`W`] lanes in one 128-bit register, as Rapier's solver
 //! runs its contacts in lanes.
 //!
@@ -44,10 +44,13 @@
 //! frames of the 210 boxes, 113.6 against 104.0 over 50 frames of the 55): the sweep on the
 //! lanes alone ran 26 % fewer (352.9 against 261.5 million).
 //!
-//! The colours large enough for all threads go without batches: built there too, they cut the
-//! 4,095-box pyramid's solver instructions by 16 % and took 40 % more time on one and two
-//! threads (a batch is about 2 kB for two manifolds, read beside the points and manifolds,
-//! and those sweeps stream from memory; `docs/benchmarks.md`, "Rows on lanes").
+//! The colours large enough for all threads have batches only where they are built from the
+//! contacts ([`build`]), none across the end of a chunk of the parallel sweep; each chunk runs
+//! its batches on the lanes on the shared velocities. Built from the rows there too, they cut
+//! the 4,095-box pyramid's solver instructions by 16 % and took 40 % more time, the lanes
+//! reading the points' changing fields beside batches of about 2 kB; built from the contacts,
+//! where a sweep reads nothing else, they take about a tenth off its frame on one thread and
+//! leave two threads' time as it was (`docs/benchmarks.md`, "Rows on lanes").
 
 mod build;
 mod joints;
@@ -409,6 +412,45 @@ mod tests {
                         assert_eq!(si.points[m.start].a, batch.a[l], "lane {l}'s body");
                     }
                 }
+            }
+        }
+    }
+
+    /// In a colour large enough for all threads, the batches built from the contacts hold most
+    /// manifolds too, and none lies across the end of a chunk of the parallel sweep (whose
+    /// statistics are summed chunk by chunk).
+    #[test]
+    fn lanes_in_large_colours_stay_inside_chunks() {
+        // 700 bodies resting apart on the floor, each with one manifold against it: one colour.
+        // A sphere (one point) every seventh place shifts the boxes' (four points) pairs off the
+        // chunks' pairs.
+        let mut text =
+            String::from("name = \"row\"\ngravity = [0.0, -9.81, 0.0]\n[[plane]]\nnormal = [0.0, 1.0, 0.0]\n");
+        for k in 0..700 {
+            let x = format!("x = [{}, {}, {}]", (k % 30) as f64 * 1.5, 0.25, (k / 30) as f64 * 1.5);
+            let shape = if k % 7 == 3 {
+                "shape = \"sphere\"\nradius = 0.25"
+            } else {
+                "shape = \"box\"\nhalf_extents = [0.25, 0.25, 0.25]"
+            };
+            text += &format!("[[rigid]]\n{shape}\nmass = 1.0\n{x}\n");
+        }
+        let scene = solverlab_scenes::file::parse(&text, "row").unwrap();
+        let cfg = crate::pgs::config::preset_config("tgs-soft");
+        let mut st = scene.initial_state(scene.dt).rigid;
+        let mut si = RigidSi::default();
+        si.prepare(&scene, &mut st, &cfg, scene.dt / 4.0, 0.0, 4);
+        assert!(si.from_contacts, "built on the lanes from the contacts");
+        let large: Vec<&colors::ColorSpan> = si.colors.iter().filter(|c| colors::large(c)).collect();
+        assert!(!large.is_empty(), "the pyramid has large colours");
+        for span in large {
+            let batches = &si.batches[span.batches.0..span.batches.1];
+            let manifolds = span.m.1 - span.m.0;
+            assert!(batches.len() * W * 10 >= manifolds * 7, "{} of {manifolds} manifolds batched", batches.len() * W);
+            for batch in batches {
+                let (o, n) = batch.span();
+                let chunk = |i: usize| (i - span.m.0) / colors::CHUNK;
+                assert_eq!(chunk(o), chunk(o + n - 1), "the batch at {o} inside one chunk");
             }
         }
     }

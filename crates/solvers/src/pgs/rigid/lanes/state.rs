@@ -301,9 +301,8 @@ impl RigidSi {
     ) {
         let (z, one) = (Fw::splat(0.0), Fw::splat(1.0));
         let (hw, push) = (Fw::splat(h), Fw::splat(-max_push));
-        let contacts = &mut self.contacts;
-        let rows = self.batches.iter().zip(self.batch_state.iter_mut()).zip(&self.batch_carried);
-        for ((batch, state), carried) in rows {
+        let rows = self.batches.par_iter().zip(self.batch_state.par_iter_mut()).zip(self.batch_carried.par_iter());
+        rows.with_min_len(par_min() / 4).for_each(|((batch, state), carried)| {
             let ((xa, qa), (xb, qb)) = (poses(st, batch, true), poses(st, batch, false));
             let with_b = Mw::of(std::array::from_fn(|l| batch.b[l].is_some()));
             // Against a fixed body or the world: `static_contact_hertz`, as in `prepare`.
@@ -330,14 +329,21 @@ impl RigidSi {
                     let mn = if j == 0 { unit.mn_p } else { unit.mn_q };
                     let unit_scale = s.mass_scale[j].eq(one);
                     s.inv_mn[0][j] = s.inv_mn[1][j].select(unit_scale, inverse_lanes(mn * s.mass_scale[j]));
-                    if last {
-                        for l in (0..W).filter(|&l| batch.holds(l, u)) {
-                            contacts[batch.point(l, u, j)].point.separation = sep.lane(l);
-                        }
-                    }
                 }
                 if batch.paired {
                     s.solve = PairSolve::new(unit, Some(s.mass_scale));
+                }
+            }
+        });
+        // (Each contact's separation, on the calling thread: the batches' points lie apart.)
+        let contacts = &mut self.contacts;
+        for (batch, state) in self.batches.iter().zip(&self.batch_state).filter(|_| last) {
+            for u in 0..batch.units {
+                for j in 0..2 {
+                    let sep = state.unit[u].s[j];
+                    for l in (0..W).filter(|&l| batch.holds(l, u)) {
+                        contacts[batch.point(l, u, j)].point.separation = sep.lane(l);
+                    }
                 }
             }
         }
@@ -351,9 +357,10 @@ impl RigidSi {
         debug_assert!(!self.pseudo, "no batches with split rows");
         let hw = Fw::splat(h);
         let z = Fw::splat(0.0);
-        let mut worst = 0.0_f64;
-        let rows = self.batches.iter().zip(self.batch_state.iter_mut()).zip(&self.batch_carried);
-        for ((batch, state), carried) in rows {
+        let rows = self.batches.par_iter().zip(self.batch_state.par_iter_mut()).zip(self.batch_carried.par_iter());
+        // (The largest of maxima: the same number in any grouping.)
+        let each = |((batch, state), carried): ((&Batch, &mut BatchState), &BatchCarried)| {
+            let mut worst = 0.0_f64;
             let side = |a_side: bool| {
                 let body = |l: usize| if a_side { Some(batch.a[l]) } else { batch.b[l] };
                 let v = Vw::from_fn(|l| body(l).map_or(Vec3::zeros(), |k| st[k].v));
@@ -376,7 +383,8 @@ impl RigidSi {
                     }
                 }
             }
-        }
-        worst
+            worst
+        };
+        rows.with_min_len(par_min() / 4).map(each).reduce(|| 0.0, f64::max)
     }
 }
