@@ -28,10 +28,11 @@ use crate::pgs::joints::Velocities;
 
 /// The most bodies a pass on the calling thread works on in their own states
 /// ([`RigidState`]), without the compact copy of their velocities ([`BodyVel`]) in and out:
-/// 2,048 states take 240 kB, well inside a second-level cache (the 210-box pyramid's copies
-/// were 3.6 % of its frame's samples). (Chosen, not tuned: the copy pays where the states
-/// outgrow the cache, the 10,000 spheres' 1.2 MB.)
-const DIRECT_BODIES: usize = 2048;
+/// 4,096 states take 480 kB, inside a second-level cache (the 210-box pyramid's copies were
+/// 3.6 % of its frame's samples; with 2,048 here, the 4,095-box pyramid's one-thread frame took
+/// 2–5 % longer on an Intel host with 2 MB of it a core, alternated 8 times each way). The copy
+/// pays where the states outgrow the cache, the 10,000 spheres' 1.2 MB.
+const DIRECT_BODIES: usize = 4096;
 
 /// Rows per parallel task of a coloured sweep, and the unit its statistics are summed in.
 pub(super) const CHUNK: usize = 32;

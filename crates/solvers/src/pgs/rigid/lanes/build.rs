@@ -193,17 +193,51 @@ impl RigidSi {
         carried.resize(places.len(), BatchCarried::default());
         let mut built = std::mem::take(&mut self.batch_built);
         built.resize(places.len(), false);
+        // Each place's manifolds and its points' marks, apart (the places, and their manifolds'
+        // points, lie one after the other), written where it is built.
+        let (mut manifolds, mut marks) = (std::mem::take(&mut self.manifolds), std::mem::take(&mut self.batched));
         {
+            let mut targets: Vec<(&mut [Manifold], &mut [bool])> = Vec::with_capacity(places.len());
+            let (mut ms, mut flags) = (&mut manifolds[..], &mut marks[..]);
+            let (mut m_at, mut p_at) = (0, 0);
+            for &(o, pair) in &places {
+                let (first, last) = (pair[0].0, pair[W - 1].1);
+                let (mine, rest) = std::mem::take(&mut ms)[o - m_at..].split_at_mut(W);
+                let (own, others) = std::mem::take(&mut flags)[first - p_at..].split_at_mut(last - first);
+                targets.push((mine, own));
+                (ms, flags, m_at, p_at) = (rest, others, o + W, last);
+            }
             let this: &Self = self;
             type Place<'a> = (&'a (usize, [(usize, usize); W]), &'a mut Batch);
-            type Out<'a> = (&'a mut BatchCarried, &'a mut bool);
-            let build = |(((&(o, pair), batch), state), (carried, built)): ((Place, &mut BatchState), Out)| {
-                let out = (batch, state, carried);
-                *built = this.batch_lanes(st, o, pair, softness, (h, max_push), warm, paired, out);
-            };
+            type Out<'a, 'm> = ((&'a mut BatchCarried, &'a mut bool), &'a mut (&'m mut [Manifold], &'m mut [bool]));
+            let build =
+                |(((&(o, pair), batch), state), ((carried, built), (ms, own))): ((Place, &mut BatchState), Out)| {
+                    *built =
+                        this.batch_lanes(st, o, pair, softness, (h, max_push), warm, paired, (batch, state, carried));
+                    if !*built {
+                        return;
+                    }
+                    // What the passes outside the batches read of the manifolds.
+                    let fr = &batch.friction;
+                    for (l, (m, &(s, e))) in ms.iter_mut().zip(&pair).enumerate() {
+                        let first = &this.contacts[s];
+                        (m.start, m.end, m.index, m.mu) = (s, e, o + l, first.friction);
+                        (m.t1, m.t2, m.n) = (fr.t1.lane(l), fr.t2.lane(l), fr.n.lane(l));
+                        m.body = match first.b {
+                            Other::Body(k) if scene.rigid[first.a].is_fixed() => k,
+                            _ => first.a,
+                        };
+                        m.island = m.body;
+                    }
+                    for &(s, e) in &pair {
+                        own[s - pair[0].0..e - pair[0].0].iter_mut().for_each(|b| *b = true);
+                    }
+                };
             let parts = places.par_iter().zip(batches.par_iter_mut()).zip(states.par_iter_mut());
-            parts.zip(carried.par_iter_mut().zip(built.par_iter_mut())).with_min_len(par_min() / 8).for_each(build);
+            let outs = carried.par_iter_mut().zip(built.par_iter_mut()).zip(targets.par_iter_mut());
+            parts.zip(outs).with_min_len(par_min() / 8).for_each(build);
         }
+        (self.manifolds, self.batched) = (manifolds, marks);
         // (A place not built is rare: its batch goes, the later ones move up.)
         let mut count = 0;
         for i in 0..places.len() {
@@ -215,22 +249,7 @@ impl RigidSi {
                 states.swap(count, i);
                 carried.swap(count, i);
             }
-            let (o, pair) = places[i];
-            let batch = &batches[count];
-            for (l, &(s, e)) in pair.iter().enumerate() {
-                let first = &self.contacts[s];
-                let m = &mut self.manifolds[o + l];
-                (m.start, m.end, m.index, m.mu) = (s, e, o + l, first.friction);
-                let fr = &batch.friction;
-                (m.t1, m.t2, m.n) = (fr.t1.lane(l), fr.t2.lane(l), fr.n.lane(l));
-                m.body = match first.b {
-                    Other::Body(k) if scene.rigid[first.a].is_fixed() => k,
-                    _ => first.a,
-                };
-                m.island = m.body;
-                self.batched[s..e].iter_mut().for_each(|b| *b = true);
-                self.batched_points += e - s;
-            }
+            self.batched_points += places[i].1.iter().map(|&(s, e)| e - s).sum::<usize>();
             count += 1;
         }
         batches.truncate(count);
