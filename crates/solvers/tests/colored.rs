@@ -19,6 +19,30 @@ fn hash_on(threads: usize, scene: &solverlab_core::Scene, cfg: &PgsConfig, frame
     })
 }
 
+/// The state hash after `frames` frames of `scene` under `cfg`, on a pool of `threads`, with
+/// the last step's contact forces (each with its contact and separation, as the runner reads
+/// them).
+fn hash_and_forces_on(
+    threads: usize,
+    scene: &solverlab_core::Scene,
+    cfg: &PgsConfig,
+    frames: usize,
+) -> (u64, Vec<solverlab_core::rigid::ContactForce>) {
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+    pool.install(|| {
+        let mut solver = PgsSolver::new(cfg.clone(), "coloured").unwrap();
+        let mut sim = Simulation::new(scene, &mut solver, scene.dt, cfg.substeps).unwrap();
+        for _ in 0..frames {
+            sim.step_frame(&mut NullObserver).unwrap();
+        }
+        let hash = state_hash(&sim.state);
+        drop(sim);
+        let mut forces = Vec::new();
+        solverlab_core::Solver::rigid_contacts(&solver, &mut forces);
+        (hash, forces)
+    })
+}
+
 /// Impulse preset `name` in the coloured order (that of `tgs-soft` and `soft-step`, set again
 /// so that the tests keep it).
 fn coloured(name: &str) -> PgsConfig {
@@ -35,7 +59,9 @@ fn tgs_soft() -> PgsConfig {
 /// The 1,275-box pyramid (base 50) has colours of over 600 manifolds, which run on all
 /// threads; the 10 × 10 joint grid's colours are small and run on the calling thread, the
 /// 40 × 40 one's (3,120 joints) are large and run on all threads; the ragdolls mix joints and
-/// contacts. Each gives the same state bit for bit on one thread and on two.
+/// contacts. Each gives the same state bit for bit on one thread and on two, and the same
+/// contact forces (the pyramid's 1,250 batches write their contacts' separations on all
+/// threads).
 #[test]
 fn coloured_sweeps_give_the_same_numbers_on_one_and_two_threads() {
     let cases = [
@@ -50,8 +76,10 @@ fn coloured_sweeps_give_the_same_numbers_on_one_and_two_threads() {
         // order (frame 28): that variant keeps Box2D v3's cap.
         let warm = PgsConfig { warm_start_joints: true, sleep_time: 0.5, cap_rigid_joint_hertz: true, ..tgs_soft() };
         for cfg in [tgs_soft(), warm] {
-            let (one, two) = (hash_on(1, &scene, &cfg, frames), hash_on(2, &scene, &cfg, frames));
-            assert_eq!(one, two, "{name}: one thread {one:016x}, two {two:016x}");
+            let (one, two) = (hash_and_forces_on(1, &scene, &cfg, frames), hash_and_forces_on(2, &scene, &cfg, frames));
+            assert_eq!(one.0, two.0, "{name}: one thread {:016x}, two {:016x}", one.0, two.0);
+            assert!(!one.1.is_empty() || name == "rigid-joint-grid", "{name}: contacts");
+            assert!(one.1 == two.1, "{name}: the contact forces on one thread and on two");
         }
     }
 }

@@ -335,18 +335,48 @@ impl RigidSi {
                 }
             }
         });
-        // (Each contact's separation, on the calling thread: the batches' points lie apart.)
-        let contacts = &mut self.contacts;
-        for (batch, state) in self.batches.iter().zip(&self.batch_state).filter(|_| last) {
+        if last {
+            self.batch_separations();
+        }
+    }
+
+    /// Each batched contact's separation from its batch's state (the frame's last substep):
+    /// on all threads from 1,024 batches when the batches' points lie one batch after the
+    /// other (as built from the contacts), each batch's contacts split apart first; else on
+    /// the calling thread.
+    fn batch_separations(&mut self) {
+        let write = |batch: &Batch, state: &BatchState, contacts: &mut [RigidContact], first: usize| {
             for u in 0..batch.units {
                 for j in 0..2 {
                     let sep = state.unit[u].s[j];
                     for l in (0..W).filter(|&l| batch.holds(l, u)) {
-                        contacts[batch.point(l, u, j)].point.separation = sep.lane(l);
+                        contacts[batch.point(l, u, j) - first].point.separation = sep.lane(l);
                     }
                 }
             }
+        };
+        let range = |b: &Batch| {
+            let first = (0..b.n).map(|l| b.start[l]).min().unwrap_or(0);
+            (first, (0..b.n).map(|l| b.start[l] + b.len[l]).max().unwrap_or(first))
+        };
+        let min = par_min() / 4;
+        let apart = || self.batches.windows(2).all(|w| range(&w[0]).1 <= range(&w[1]).0);
+        if self.batches.len() < min || !apart() {
+            for (batch, state) in self.batches.iter().zip(&self.batch_state) {
+                write(batch, state, &mut self.contacts, 0);
+            }
+            return;
         }
+        let mut slices = Vec::with_capacity(self.batches.len());
+        let (mut rest, mut at) = (&mut self.contacts[..], 0);
+        for batch in &self.batches {
+            let (first, end) = range(batch);
+            let (own, others) = std::mem::take(&mut rest)[first - at..].split_at_mut(end - first);
+            slices.push((own, first));
+            (rest, at) = (others, end);
+        }
+        let rows = self.batches.par_iter().zip(self.batch_state.par_iter()).zip(slices.par_iter_mut());
+        rows.with_min_len(min).for_each(|((batch, state), (contacts, first))| write(batch, state, contacts, *first));
     }
 
     /// The separation each batched point reaches at the end of the step at the current
