@@ -8,15 +8,7 @@ use solverlab_solvers::{build, preset, PgsConfig, PgsSolver};
 
 /// The state hash after `frames` frames of `scene` under `cfg`, on a pool of `threads`.
 fn hash_on(threads: usize, scene: &solverlab_core::Scene, cfg: &PgsConfig, frames: usize) -> u64 {
-    let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
-    pool.install(|| {
-        let mut solver = PgsSolver::new(cfg.clone(), "coloured").unwrap();
-        let mut sim = Simulation::new(scene, &mut solver, scene.dt, cfg.substeps).unwrap();
-        for _ in 0..frames {
-            sim.step_frame(&mut NullObserver).unwrap();
-        }
-        state_hash(&sim.state)
-    })
+    hash_and_forces_on(threads, scene, cfg, frames).0
 }
 
 /// The state hash after `frames` frames of `scene` under `cfg`, on a pool of `threads`, with

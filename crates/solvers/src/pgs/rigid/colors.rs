@@ -487,11 +487,11 @@ fn direct_span<S: ?Sized + Store>(
     let mut o = span.m.0;
     let mut batches = batches.iter().zip(states.iter_mut()).peekable();
     while o < span.m.1 {
-        // A colour's manifolds share no movable body: a sweep visits a batch's on the lanes,
-        // and up to `LANES` others together, but only in colours smaller than `PARALLEL_ROWS`
-        // (those not summed in chunks): on the 4,095-box pyramid's large colours,
-        // interleaving cost 13 % on one thread instead of saving time (their rows do not stay
-        // in cache).
+        // A colour's manifolds share no movable body: a sweep visits a batch's two on the
+        // lanes, in any colour. Manifolds outside the batches go up to `LANES` together only in
+        // colours smaller than `PARALLEL_ROWS` (those not summed in chunks): on the 4,095-box
+        // pyramid's large colours, interleaving cost 13 % on one thread instead of saving time
+        // (their rows do not stay in cache).
         let sweep = matches!(what, ColorPass::Sweep(visit) if !span.overflow && !visit.block());
         // The next batch laid out for this colour's manifolds (`super::lanes`), and how many
         // manifolds come before it.

@@ -49,8 +49,9 @@
 //! its batches on the lanes on the shared velocities. Built from the rows there too, they cut
 //! the 4,095-box pyramid's solver instructions by 16 % and took 40 % more time, the lanes
 //! reading the points' changing fields beside batches of about 2 kB; built from the contacts,
-//! where a sweep reads nothing else, they take about a tenth off its frame on one thread and
-//! leave two threads' time as it was (`docs/benchmarks.md`, "Rows on lanes").
+//! where a sweep reads nothing else, they take about a tenth off its frame on one thread and,
+//! with their build and updates on all threads, some 10 % on two (`docs/benchmarks.md`, "The
+//! large colours on the lanes").
 
 mod build;
 mod joints;
@@ -442,7 +443,7 @@ mod tests {
         si.prepare(&scene, &mut st, &cfg, scene.dt / 4.0, 0.0, 4);
         assert!(si.from_contacts, "built on the lanes from the contacts");
         let large: Vec<&colors::ColorSpan> = si.colors.iter().filter(|c| colors::large(c)).collect();
-        assert!(!large.is_empty(), "the pyramid has large colours");
+        assert!(!large.is_empty(), "the row of bodies makes a large colour");
         for span in large {
             let batches = &si.batches[span.batches.0..span.batches.1];
             let manifolds = span.m.1 - span.m.0;
