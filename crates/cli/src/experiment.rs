@@ -58,6 +58,19 @@ pub fn run_experiment(
     let total: u64 = todo.iter().map(|&k| exp.runs[k].frames + study).sum();
     let unit = if study > 0 { "frames and study solves" } else { "frames" };
     let bar = progress::Progress::new(total, unit, &format!("{} ({} runs)", exp.file.name, todo.len()));
+    let cores = std::thread::available_parallelism().map_or(1, usize::from);
+    let mut jobs = jobs.or(exp.file.jobs).unwrap_or_else(rayon::current_num_threads).max(1);
+    // More runs at a time than cores only adds threads and memory (each run holds its scene
+    // and writer): at most four per core, and never more than there are runs to do.
+    let most = (4 * cores).min(todo.len().max(1));
+    if jobs > most {
+        if jobs > 4 * cores {
+            eprintln!("note: {jobs} jobs on {cores} cores; running {most} at a time");
+        }
+        jobs = most;
+    }
+    // (One run at a time has the pool to itself: its threads spin through each frame.)
+    let alone = jobs == 1;
     let one = |k: usize| -> Result<(), String> {
         if interrupt::interrupted() {
             return Ok(());
@@ -77,7 +90,8 @@ pub fn run_experiment(
         let fail = |e: std::io::Error| format!("{}: {e}", dir.display());
         let result = results::RunWriter::create(&dir, &run.scene, prefix, exp.file.forces_every.is_some()).and_then(
             |mut writer| {
-                let summary = runner::execute(run, &recording, exp.file.convergence.as_ref(), &mut writer, &tick)?;
+                let summary =
+                    runner::execute(run, &recording, exp.file.convergence.as_ref(), &mut writer, &tick, alone)?;
                 match summary.status {
                     RunStatus::Interrupted => Ok(false),
                     _ => writer.finish_part(run, exp.file.warmup, &summary).map(|_| true),
@@ -91,17 +105,6 @@ pub fn run_experiment(
         }
         result.map(|_| ()).map_err(fail)
     };
-    let cores = std::thread::available_parallelism().map_or(1, usize::from);
-    let mut jobs = jobs.or(exp.file.jobs).unwrap_or_else(rayon::current_num_threads).max(1);
-    // More runs at a time than cores only adds threads and memory (each run holds its scene
-    // and writer): at most four per core, and never more than there are runs to do.
-    let most = (4 * cores).min(todo.len().max(1));
-    if jobs > most {
-        if jobs > 4 * cores {
-            eprintln!("note: {jobs} jobs on {cores} cores; running {most} at a time");
-        }
-        jobs = most;
-    }
     let errors: Vec<String> = if jobs == 1 {
         todo.iter().filter_map(|&k| one(k).err()).collect()
     } else {

@@ -344,13 +344,16 @@ pub fn study_solves(spec: Option<&ConvergenceSpec>) -> u64 {
 
 /// Runs one configuration to the end (or to a divergence or an interruption), handing what
 /// `recording` asks for to `sink` and calling `progress` after every frame. Only a failed write
-/// to the sink is an error; a divergence is the summary's status.
+/// to the sink is an error; a divergence is the summary's status. `alone`: the run has its
+/// thread pool to itself, and the pool's other threads spin through each frame
+/// ([`Simulation::keep_workers_awake`]; the same results).
 pub fn execute(
     run: &RunConfig,
     recording: &Recording,
     study: Option<&ConvergenceSpec>,
     sink: &mut dyn Sink,
     progress: &(dyn Fn() + Sync),
+    alone: bool,
 ) -> std::io::Result<RunSummary> {
     let mut out = RunSummary {
         status: RunStatus::Ok,
@@ -378,6 +381,7 @@ pub fn execute(
             return Ok(out);
         }
     };
+    sim.keep_workers_awake(alone);
     let steps_every = recording.steps_every.unwrap_or(1).max(1);
     let first = sim.report_now();
     sink.step(&first)?;

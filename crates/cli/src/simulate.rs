@@ -84,7 +84,7 @@ pub fn run(spec: &RunSpec) -> Result<String, CliError> {
     };
     let mut writer = RunWriter::create(&staging, &run.scene, (Vec::new(), Vec::new()), true).map_err(io)?;
     let bar = crate::progress::Progress::new(spec.frames, "frames", &format!("{} · {}", spec.scene.name, spec.label));
-    let summary = execute(&run, &recording, None, &mut writer, &|| bar.inc()).map_err(io)?;
+    let summary = execute(&run, &recording, None, &mut writer, &|| bar.inc(), true).map_err(io)?;
     bar.finish();
     let completed = summary.steps.last().map_or(0, |r| r.frame);
     match summary.status {

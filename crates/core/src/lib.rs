@@ -31,6 +31,7 @@ pub mod integrate;
 pub mod metrics;
 pub mod model;
 pub mod names;
+pub mod par;
 pub mod rigid;
 pub mod rng;
 pub mod rows;

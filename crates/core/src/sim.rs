@@ -129,6 +129,8 @@ pub struct Simulation<'a> {
     energy_in: bool,
     /// The tear the run started with ([`crate::metrics::StepMetrics::tear`]).
     start_tear: f64,
+    /// Whether a frame keeps the pool's other threads spinning for work ([`crate::par::keep_awake`]).
+    awake: bool,
 }
 
 /// A rigid stick or a joint torn by more than this fraction tears the run
@@ -248,6 +250,7 @@ impl<'a> Simulation<'a> {
             energy_scale,
             energy_start: m0.kinetic_energy + m0.potential_energy - m0.elastic_energy,
             energy_in,
+            awake: false,
             start_tear: m0.tear,
         })
     }
@@ -295,8 +298,24 @@ impl<'a> Simulation<'a> {
         self.frame
     }
 
+    /// Keeps the pool's other threads spinning for work through each frame (off by default),
+    /// instead of sleeping between the solver's parallel passes ([`crate::par::keep_awake`]).
+    /// Only for a run that has its pool to itself, stepped from one of the pool's threads (as
+    /// `solverlab simulate` and a one-job `solverlab run` step theirs); the results are the same
+    /// bit for bit.
+    pub fn keep_workers_awake(&mut self, on: bool) {
+        self.awake = on;
+    }
+
     /// Advances one frame.
     pub fn step_frame(&mut self, observer: &mut dyn Observer) -> Result<FrameReport, SimError> {
+        match self.awake {
+            true => crate::par::keep_awake(|| self.advance(observer)),
+            false => self.advance(observer),
+        }
+    }
+
+    fn advance(&mut self, observer: &mut dyn Observer) -> Result<FrameReport, SimError> {
         let frame = self.frame + 1;
         let mut report = FrameReport {
             frame,

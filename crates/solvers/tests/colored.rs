@@ -8,14 +8,15 @@ use solverlab_solvers::{build, preset, PgsConfig, PgsSolver};
 
 /// The state hash after `frames` frames of `scene` under `cfg`, on a pool of `threads`.
 fn hash_on(threads: usize, scene: &solverlab_core::Scene, cfg: &PgsConfig, frames: usize) -> u64 {
-    hash_and_forces_on(threads, scene, cfg, frames).0
+    hash_and_forces_on((threads, false), scene, cfg, frames).0
 }
 
 /// The state hash after `frames` frames of `scene` under `cfg`, on a pool of `threads`, with
 /// the last step's contact forces (each with its contact and separation, as the runner reads
-/// them).
+/// them); with `awake`, the pool's other threads spin through each frame
+/// ([`Simulation::keep_workers_awake`]).
 fn hash_and_forces_on(
-    threads: usize,
+    (threads, awake): (usize, bool),
     scene: &solverlab_core::Scene,
     cfg: &PgsConfig,
     frames: usize,
@@ -24,6 +25,7 @@ fn hash_and_forces_on(
     pool.install(|| {
         let mut solver = PgsSolver::new(cfg.clone(), "coloured").unwrap();
         let mut sim = Simulation::new(scene, &mut solver, scene.dt, cfg.substeps).unwrap();
+        sim.keep_workers_awake(awake);
         for _ in 0..frames {
             sim.step_frame(&mut NullObserver).unwrap();
         }
@@ -51,9 +53,9 @@ fn tgs_soft() -> PgsConfig {
 /// The 1,275-box pyramid (base 50) has colours of over 600 manifolds, which run on all
 /// threads; the 10 × 10 joint grid's colours are small and run on the calling thread, the
 /// 40 × 40 one's (3,120 joints) are large and run on all threads; the ragdolls mix joints and
-/// contacts. Each gives the same state bit for bit on one thread and on two, and the same
-/// contact forces (the pyramid's 1,250 batches write their contacts' separations on all
-/// threads).
+/// contacts. Each gives the same state bit for bit on one thread and on two (the second thread
+/// sleeping between parallel passes, or kept spinning through each frame), and the same contact
+/// forces (the pyramid's 1,250 batches write their contacts' separations on all threads).
 #[test]
 fn coloured_sweeps_give_the_same_numbers_on_one_and_two_threads() {
     let cases = [
@@ -68,10 +70,13 @@ fn coloured_sweeps_give_the_same_numbers_on_one_and_two_threads() {
         // order (frame 28): that variant keeps Box2D v3's cap.
         let warm = PgsConfig { warm_start_joints: true, sleep_time: 0.5, cap_rigid_joint_hertz: true, ..tgs_soft() };
         for cfg in [tgs_soft(), warm] {
-            let (one, two) = (hash_and_forces_on(1, &scene, &cfg, frames), hash_and_forces_on(2, &scene, &cfg, frames));
-            assert_eq!(one.0, two.0, "{name}: one thread {:016x}, two {:016x}", one.0, two.0);
+            let one = hash_and_forces_on((1, false), &scene, &cfg, frames);
             assert!(!one.1.is_empty() || name == "rigid-joint-grid", "{name}: contacts");
-            assert!(one.1 == two.1, "{name}: the contact forces on one thread and on two");
+            for awake in [false, true] {
+                let two = hash_and_forces_on((2, awake), &scene, &cfg, frames);
+                assert_eq!(one.0, two.0, "{name}: one thread {:016x}, two {:016x} (awake: {awake})", one.0, two.0);
+                assert!(one.1 == two.1, "{name}: the contact forces on one thread and on two (awake: {awake})");
+            }
         }
     }
 }

@@ -277,6 +277,9 @@ pub fn run_solverlab(scene: &Scene, preset: &str, frames: u64, budget: Option<f6
     let substeps = p.config.default_substeps();
     let mut sim =
         Simulation::new(scene, solver.as_mut(), scene.dt, substeps).map_err(|e| format!("{preset}: {e:?}"))?;
+    // (As `solverlab simulate` steps its run: alone on its pool, whose other threads spin
+    // through each frame when there are any.)
+    sim.keep_workers_awake(true);
     let mut tally = Tally::new();
     let start = Instant::now();
     for frame in 1..=frames {
