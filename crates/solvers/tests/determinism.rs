@@ -23,7 +23,7 @@ fn pinned_runs_give_the_pinned_state_hashes() {
         ("box-stack", "pgs", 20, 0x2dd86381f944db28),
         ("rigid-stack", "pgs", 30, 0xe97dbf7720350037),
         ("rigid-stack", "xpbd", 30, 0x0f18837f216cb3ec),
-        ("rigid-ragdoll", "soft-step", 30, 0xf19afa1d8a5297cc),
+        ("rigid-ragdoll", "soft-step", 30, 0x078b6cb75bfd8486),
         ("rigid-pyramid", "tgs-soft", 60, 0xa905574a503f3846),
         ("rigid-pyramid", "soft-step", 60, 0x88dceee55e1b1433),
         // The relaxation family against every kind of collider: box faces, planes, blocks

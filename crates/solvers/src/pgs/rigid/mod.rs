@@ -32,7 +32,8 @@
 //!    island with a sleeping body wakes entirely when any of its bodies is awake (a touch merges
 //!    islands); sleeping islands are neither solved nor moved.
 //! 5. Warm start: each point's last normal impulse (matched by body pair and narrow-phase
-//!    feature id, or else by the nearest point of the pair within `4·slop`) and each manifold's
+//!    feature id wherever the pair has moved, or else by the nearest point of the pair within
+//!    `4·slop`) and each manifold's
 //!    friction impulse (a world vector, projected on the new tangents) and twist impulse, times
 //!    `warm_start`.
 //! 6. `iterations` sweeps, island by island: first the joints' blocks ([`super::joints`]), then

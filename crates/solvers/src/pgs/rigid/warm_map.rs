@@ -11,12 +11,22 @@ use solverlab_core::Vec3;
 pub(super) type WarmPoint = (u32, Vec3, f64);
 
 /// The last step's normal impulse of contact `c` among its pair's `previous` points: the same
-/// feature within `√radius2` of it, or else the nearest within that distance.
+/// feature wherever it is, or else the nearest point within `√radius2` of it.
+///
+/// A feature id names the same corner, edge or face of the same pair from step to step (the
+/// narrow phase's ids are geometric: `collide`'s `feature_ids_stable`), so that a point keeps
+/// its impulse however far the pair has moved, as Rapier (by its manifolds' feature ids) and
+/// Box2D v3 (by its contact ids) keep theirs. An earlier rule also asked the same feature to lie
+/// within `√radius2` (2 cm) of the last point in the world, and a pair that moved more between
+/// steps lost its warm start: every pair of a falling pile, and every pair whose recycled points
+/// (frozen in the world where they were found) were found anew after the pair had moved. On the
+/// 4,095-box pyramid, whose upper layers sink as the lower ones compress, 19 % of the points of
+/// frame 9 started cold; on the 10,000 spheres 50–100 % of each frame's points from frame 9 on.
 #[inline]
 pub(super) fn matched_impulse(previous: &[WarmPoint], c: &RigidContact, radius2: f64) -> Option<f64> {
-    let close = |e: &&WarmPoint| (e.1 - c.point.point).norm_squared() <= radius2;
-    let exact = previous.iter().filter(close).find(|e| e.0 == c.point.feature);
+    let exact = previous.iter().find(|e| e.0 == c.point.feature);
     let near = || {
+        let close = |e: &&WarmPoint| (e.1 - c.point.point).norm_squared() <= radius2;
         previous
             .iter()
             .filter(close)
@@ -191,6 +201,30 @@ mod tests {
                 assert_eq!((points[0].2, twist), (k as f64, k as f64));
             }
         }
+    }
+
+    /// A point keeps its feature's impulse however far its pair moved since (a pile falling 10 cm
+    /// in a step); a point of a new feature takes the nearest old point's within the radius, and
+    /// none beyond it.
+    #[test]
+    fn a_feature_keeps_its_impulse_wherever_the_pair_moved() {
+        use solverlab_core::rigid::ContactPoint;
+        let previous: Vec<WarmPoint> = vec![(3, Vec3::new(0.0, 1.0, 0.0), 7.0), (5, Vec3::new(0.5, 1.0, 0.0), 9.0)];
+        let contact = |feature: u32, point: Vec3| RigidContact {
+            a: 0,
+            b: Other::Body(1),
+            point: ContactPoint { point, normal: Vec3::y(), separation: 0.0, feature },
+            friction: 0.5,
+            restitution: 0.0,
+            arms: None,
+        };
+        let radius2 = 0.02_f64.powi(2);
+        let fallen = Vec3::new(0.0, -0.1, 0.0);
+        assert_eq!(matched_impulse(&previous, &contact(3, previous[0].1 + fallen), radius2), Some(7.0));
+        assert_eq!(matched_impulse(&previous, &contact(5, previous[1].1 + fallen), radius2), Some(9.0));
+        let near = previous[1].1 + Vec3::new(0.01, 0.0, 0.0);
+        assert_eq!(matched_impulse(&previous, &contact(8, near), radius2), Some(9.0), "the nearest within the radius");
+        assert_eq!(matched_impulse(&previous, &contact(8, previous[1].1 + fallen), radius2), None, "none beyond it");
     }
 
     /// A map of the pairs `keys` in that order, the k-th with point k, friction `k·x̂` and
