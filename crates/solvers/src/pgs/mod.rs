@@ -128,7 +128,7 @@ pub(crate) mod joints;
 mod rigid;
 mod rows;
 
-pub use config::{family, Feedback, FrictionCone, FrictionPass, PgsConfig, Rotation};
+pub use config::{family, Feedback, FrictionCone, FrictionPass, PgsConfig, Rotation, StaticColors};
 
 use solverlab_core::metrics::constraint_violation_until;
 use solverlab_core::rng::Rng;

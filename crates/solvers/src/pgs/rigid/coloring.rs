@@ -33,6 +33,7 @@ pub(super) fn sort_contacts_by_color<'k>(
     out: &mut Vec<RigidContact>,
     keep: &'k mut SortScratch,
     diagonals: bool,
+    rule: StaticColors,
 ) -> &'k [(usize, usize)] {
     let SortScratch {
         used, segments, seconds, source, runs, found, run_colors, runs_given, placed, sorted_fresh, ..
@@ -73,7 +74,7 @@ pub(super) fn sort_contacts_by_color<'k>(
         used.clear();
         used.resize(scene.rigid.len(), 0);
         run_colors.clear();
-        run_colors.extend(found.iter().flatten().map(|run| take_color(scene, used, run.a, run.b) as u8));
+        run_colors.extend(found.iter().flatten().map(|run| take_color(scene, used, run.a, run.b, rule) as u8));
         runs_given.clear();
         runs_given.extend(given());
     }
@@ -138,17 +139,33 @@ struct Segment {
     end: usize,
 }
 
-/// The lowest colour neither body of a row has among the colours `used` (per body, a bit per
-/// colour), taken for both; [`COLORS`] (the overflow colour) when none is free. Fixed bodies
-/// take no colour: rows on one fixed body never conflict through it.
-fn take_color(scene: &Scene, used: &mut [u64], a: usize, b: Option<usize>) -> usize {
+/// The colours a static pair may take under [`StaticColors::Last`], and no other pair: the
+/// last 8.
+const STATIC_BAND: u64 = !0 << (COLORS - 8);
+
+/// A colour neither body of a row has among the colours `used` (per body, a bit per colour),
+/// taken for both: the lowest, but for a row with a fixed body or the world (a static pair)
+/// under `rule` ([`StaticColors`]); [`COLORS`] (the overflow colour) when none is free. Fixed
+/// bodies take no colour: rows on one fixed body never conflict through it.
+fn take_color(scene: &Scene, used: &mut [u64], a: usize, b: Option<usize>, rule: StaticColors) -> usize {
     let movable = |k: usize| !scene.rigid[k].is_fixed();
     let bits = |k: usize, used: &[u64]| if movable(k) { used[k] } else { 0 };
     let free = !(bits(a, used) | b.map_or(0, |k| bits(k, used)));
+    let fixed = !movable(a) || b.is_none_or(|k| !movable(k));
+    let free = match (rule, fixed) {
+        (StaticColors::Lowest, _) => free,
+        (StaticColors::AfterFirst, true) => free & !1,
+        (StaticColors::AfterFirst, false) => free,
+        (StaticColors::Last, true) => free & STATIC_BAND,
+        (StaticColors::Last, false) => free & !STATIC_BAND,
+    };
     if free == 0 {
         return COLORS;
     }
-    let c = free.trailing_zeros() as usize;
+    let c = match (rule, fixed) {
+        (StaticColors::Last, true) => 63 - free.leading_zeros() as usize,
+        _ => free.trailing_zeros() as usize,
+    };
     for k in std::iter::once(a).chain(b).filter(|&k| movable(k)) {
         used[k] |= 1 << c;
     }
@@ -158,8 +175,10 @@ fn take_color(scene: &Scene, used: &mut [u64], a: usize, b: Option<usize>) -> us
 /// Colours the rows `rows` (joints or manifolds, each with the bodies `bodies` gives) greedily
 /// in their order ([`take_color`]; `counted` is told each row's colour), reorders them by colour
 /// (stably, in the working list `keyed`), and then frees their bodies' colours in `used`.
+#[allow(clippy::too_many_arguments)]
 fn color_in_order(
     scene: &Scene,
+    rule: StaticColors,
     used: &mut [u64],
     keyed: &mut Vec<(usize, usize)>,
     rows: &mut [usize],
@@ -169,7 +188,7 @@ fn color_in_order(
     keyed.clear();
     for &k in rows.iter() {
         let (a, b) = bodies(k);
-        let c = take_color(scene, used, a, b);
+        let c = take_color(scene, used, a, b, rule);
         counted(c);
         keyed.push((c, k));
     }
@@ -249,7 +268,7 @@ impl SortScratch {
 impl RigidSi {
     /// Colours every group's joints and manifolds (see the module docs): reorders
     /// `joint_order` and `order` within each group by colour and records the colours.
-    pub(super) fn color_groups(&mut self, scene: &Scene) {
+    pub(super) fn color_groups(&mut self, scene: &Scene, rule: StaticColors) {
         self.colors.clear();
         let n = scene.rigid.len();
         let mut keep = std::mem::take(&mut self.sort_scratch);
@@ -278,7 +297,7 @@ impl RigidSi {
                 // before them.)
                 let joint = |k: usize| (scene.joints[k].a, scene.joints[k].b);
                 let rows = &mut self.joint_order[group.j.0..group.j.1];
-                color_in_order(scene, used, keyed, rows, joint, |c| count[c].0 += 1);
+                color_in_order(scene, StaticColors::Lowest, used, keyed, rows, joint, |c| count[c].0 += 1);
                 if all_joints {
                     joints_colored.clone_from(&self.joint_order);
                     joint_counts.clear();
@@ -302,7 +321,7 @@ impl RigidSi {
                 let (points, manifolds) = (&self.points, &self.manifolds);
                 let manifold = |i: usize| (points[manifolds[i].start].a, points[manifolds[i].start].b);
                 let rows = &mut self.order[group.m.0..group.m.1];
-                color_in_order(scene, used, keyed, rows, manifold, |c| count[c].1 += 1);
+                color_in_order(scene, rule, used, keyed, rows, manifold, |c| count[c].1 += 1);
             }
             let (mut j, mut m) = (group.j.0, group.m.0);
             let span = |j: (usize, usize), m: (usize, usize), c: usize| ColorSpan {
@@ -386,7 +405,7 @@ mod tests {
             let spans = |si: &RigidSi| si.colors.iter().map(|c| (c.m, c.j, c.overflow)).collect::<Vec<_>>();
             let (taken, order) = (spans(&si), si.order.clone());
             assert!(!si.sort_scratch.sorted_fresh, "{name}: the sort's colours not taken");
-            si.color_groups(&scene);
+            si.color_groups(&scene, cfg.static_colors);
             assert_eq!(spans(&si), taken, "{name}: colours");
             assert_eq!(si.order, order, "{name}: order");
         }
@@ -414,16 +433,79 @@ mod tests {
         for diagonals in [false, true] {
             let (mut one, mut three) = (Vec::new(), vec![all[0]; 7]);
             let mut keep = SortScratch::default();
-            let runs_one =
-                sort_contacts_by_color(&scene, std::slice::from_ref(&all), &mut one, &mut keep, diagonals).to_vec();
+            let runs_one = sort_contacts_by_color(
+                &scene,
+                std::slice::from_ref(&all),
+                &mut one,
+                &mut keep,
+                diagonals,
+                StaticColors::Lowest,
+            )
+            .to_vec();
             // (Coloured afresh, not from the colours just made.)
             let mut keep = SortScratch::default();
-            let runs_three = sort_contacts_by_color(&scene, &parts, &mut three, &mut keep, diagonals).to_vec();
+            let runs_three =
+                sort_contacts_by_color(&scene, &parts, &mut three, &mut keep, diagonals, StaticColors::Lowest).to_vec();
             assert_eq!(one, three);
             assert_eq!(runs_one, runs_three);
             assert_eq!(one.len(), all.len());
             assert!(runs_one.len() > 50, "the pyramid's manifolds: {}", runs_one.len());
             assert!(one != all, "the sort changed nothing");
+        }
+    }
+
+    /// Where the static pairs (a box on the ground) go: under `last` every one after every pair
+    /// of two boxes, in the band of the last 8 colours; under `after_first` none in colour 0;
+    /// under `lowest` some in colour 0. Every rule keeps a colour's pairs on distinct boxes.
+    #[test]
+    fn static_pairs_take_the_colours_their_rule_gives() {
+        let (scene, all) = pyramid_contacts();
+        for rule in [StaticColors::Lowest, StaticColors::AfterFirst, StaticColors::Last] {
+            let (mut out, mut keep) = (Vec::new(), SortScratch::default());
+            let runs =
+                sort_contacts_by_color(&scene, std::slice::from_ref(&all), &mut out, &mut keep, true, rule).to_vec();
+            let fixed = |k: usize| scene.rigid[k].is_fixed();
+            let is_static = |c: &RigidContact| {
+                fixed(c.a)
+                    || match c.b {
+                        Other::Body(k) => fixed(k),
+                        Other::Collider(_) => true,
+                    }
+            };
+            let colours: Vec<(usize, bool)> =
+                runs.iter().enumerate().map(|(i, &(s, _))| (keep.run_color(i), is_static(&out[s]))).collect();
+            assert!(colours.iter().any(|c| c.1) && colours.iter().any(|c| !c.1), "{rule:?}: both kinds of pair");
+            assert!(colours.iter().all(|&(c, _)| c < COLORS), "{rule:?}: no overflow");
+            let lowest_static = colours.iter().filter(|c| c.1).map(|c| c.0).min().unwrap();
+            let highest_dynamic = colours.iter().filter(|c| !c.1).map(|c| c.0).max().unwrap();
+            match rule {
+                StaticColors::Lowest => assert_eq!(lowest_static, 0, "lowest"),
+                StaticColors::AfterFirst => assert_eq!(lowest_static, 1, "after_first"),
+                StaticColors::Last => {
+                    assert!(lowest_static >= COLORS - 8 && highest_dynamic < COLORS - 8, "last: {colours:?}");
+                    let first_static = colours.iter().position(|c| c.1).unwrap();
+                    assert!(colours[first_static..].iter().all(|c| c.1), "last: a static pair before a box pair");
+                }
+            }
+            for c in 0..COLORS {
+                let mut bodies: Vec<usize> = runs
+                    .iter()
+                    .enumerate()
+                    .filter(|(i, _)| keep.run_color(*i) == c)
+                    .flat_map(|(_, &(s, _))| {
+                        let b = match out[s].b {
+                            Other::Body(k) => Some(k),
+                            Other::Collider(_) => None,
+                        };
+                        std::iter::once(out[s].a).chain(b)
+                    })
+                    .filter(|&k| !fixed(k))
+                    .collect();
+                let n = bodies.len();
+                bodies.sort_unstable();
+                bodies.dedup();
+                assert_eq!(bodies.len(), n, "{rule:?}: colour {c} shares a box");
+            }
         }
     }
 
@@ -438,7 +520,15 @@ mod tests {
         let fewer = all[first..].to_vec();
         let sorted = |keep: &mut SortScratch, contacts: &Vec<RigidContact>| {
             let mut out = Vec::new();
-            let runs = sort_contacts_by_color(&scene, std::slice::from_ref(contacts), &mut out, keep, true).to_vec();
+            let runs = sort_contacts_by_color(
+                &scene,
+                std::slice::from_ref(contacts),
+                &mut out,
+                keep,
+                true,
+                StaticColors::Lowest,
+            )
+            .to_vec();
             (out, runs, keep.placed.clone(), keep.run_colors.clone())
         };
         let afresh = |contacts: &Vec<RigidContact>| sorted(&mut SortScratch::default(), contacts);

@@ -104,7 +104,7 @@ mod warm_map;
 use rayon::prelude::*;
 
 use super::rows::{soft, Pass};
-use super::{Feedback, FrictionCone, PgsConfig, Rotation};
+use super::{Feedback, FrictionCone, PgsConfig, Rotation, StaticColors};
 use blocks::pseudo_inverse;
 use warm_map::{matched_impulse, WarmMap, WarmPair};
 

@@ -134,7 +134,14 @@ impl RigidSi {
         let mut sort = std::mem::take(&mut self.sort_scratch);
         let natural;
         let runs = if cfg.rigid_order == Order::Colored {
-            coloring::sort_contacts_by_color(scene, parts, &mut contacts, &mut sort, cfg.block_pairs);
+            coloring::sort_contacts_by_color(
+                scene,
+                parts,
+                &mut contacts,
+                &mut sort,
+                cfg.block_pairs,
+                cfg.static_colors,
+            );
             sort.runs()
         } else {
             solverlab_core::rigid::join_parts(parts, &mut contacts);
@@ -597,7 +604,7 @@ impl RigidSi {
             self.groups.push(Group { m: (0, self.order.len()), j: (0, self.joint_order.len()), colors: (0, 0) });
         }
         if cfg.rigid_order == Order::Colored {
-            self.color_groups(scene);
+            self.color_groups(scene, cfg.static_colors);
             self.build_batches(cfg);
         }
         self.joint_slot.clear();
