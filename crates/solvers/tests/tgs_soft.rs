@@ -52,8 +52,10 @@ fn the_preset_is_rapier_0_36_s_defaults() {
     assert!(!c.warm_start_joints, "Rapier's warmstart_joints is false");
     // Rapier's `block-solver` feature (on by default): contact normals in 2 × 2 blocks.
     assert!(c.block_pairs && !c.block);
-    // Rapier 0.36 solves joints, then contacts, colour by colour.
+    // Rapier 0.36 solves joints, then contacts, colour by colour, the pairs with a fixed body
+    // or the world in the last colours (`assign_pair_solver_color`).
     assert_eq!(c.rigid_order, solverlab_solvers::Order::Colored);
+    assert_eq!(c.static_colors, solverlab_solvers::StaticColors::Last);
     // Rapier's speed caps: `max_linear_velocity` 400 m/s, and π/4 of turn per frame.
     assert_eq!((c.max_speed, c.max_frame_turn), (400.0, std::f64::consts::FRAC_PI_4));
     assert_eq!((c.joint_hertz, c.joint_damping_ratio), (1e6, 1.0));

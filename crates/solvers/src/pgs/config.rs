@@ -449,7 +449,8 @@ fn pgs_presets() -> Vec<(&'static str, &'static str, PgsConfig)> {
 /// Rapier's speed caps (`max_speed` 400 m/s, `max_frame_turn` π/4 a frame: on a chain with a
 /// 100× heavy end, 300 frames, the joints open 17 cm with the turn cap, as Rapier's do, and
 /// 64 cm without it; Rapier's, lifted of its cap, 33 m). The rows go colour by colour
-/// (`rigid_order = "colored"`), joints first, as Rapier 0.36's solver visits them on any number
+/// (`rigid_order = "colored"`), joints first, the pairs with a fixed body or the world in the
+/// last colours (`static_colors = "last"`), as Rapier 0.36's solver visits them on any number
 /// of threads: in the natural order the 10 × 10 joint grid's joints opened 4.6 cm against
 /// Rapier's 5.0, coloured 4.98 against 4.98, with the largest drift equal to nine digits. What
 /// else differs: Rapier solves a manifold's twist row before its tangent rows (here after), and
