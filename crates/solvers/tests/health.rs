@@ -46,7 +46,7 @@ const FAILING: &[(&str, &[&str])] = &[
     ("rigid-card-house", &["jacobi", "jacobi-split", "jacobi-cheb", "vbd", "avbd", "avbd-fixed"]),
     ("rigid-arch", &["jacobi", "jacobi-split", "jacobi-cheb", "avbd-fixed"]),
     // `tgs-soft` and `soft-step` keep the fixed 2 cm speculative margin of Rapier 0.36 and Box2D v3:
-    // the falling ragdolls' contacts are caught a frame late, and they sink 6.5 and 5.7 cm (Rapier's
+    // the falling ragdolls' contacts are caught a frame late, and they sink 6.8 and 7.2 cm (Rapier's
     // own ragdolls, given `tgs-soft`'s numbers, 7.3).
     (
         "rigid-ragdoll",
