@@ -9,9 +9,8 @@
 //! threads each holding a job that takes every piece of parallel work offered, and spins, never
 //! sleeping, in between, as engines' solvers keep their workers spinning through a step.
 
-use std::sync::atomic::{AtomicBool, Ordering};
-
 use std::cell::Cell;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 thread_local! {
     /// Whether this thread is inside [`keep_awake`].

@@ -163,7 +163,7 @@ fn take_color(scene: &Scene, used: &mut [u64], a: usize, b: Option<usize>, rule:
         return COLORS;
     }
     let c = match (rule, fixed) {
-        (StaticColors::Last, true) => 63 - free.leading_zeros() as usize,
+        (StaticColors::Last, true) => (u64::BITS - 1 - free.leading_zeros()) as usize,
         _ => free.trailing_zeros() as usize,
     };
     for k in std::iter::once(a).chain(b).filter(|&k| movable(k)) {

@@ -91,6 +91,7 @@ use solverlab_core::{Scene, Vec3};
 
 use super::joints::{JointRows, Pseudo};
 
+mod advance;
 mod blocks;
 mod coloring;
 mod colors;
