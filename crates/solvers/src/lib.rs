@@ -33,7 +33,7 @@ pub use common::order::{self, Order};
 pub use common::SpeculativeMargin;
 pub use common::PARALLEL_ROWS;
 pub use direct::{direct_solver, DirectConfig, DirectSolver};
-pub use pgs::{Feedback, FrictionCone, FrictionPass, PgsConfig, PgsSolver, Rotation, StaticColors};
+pub use pgs::{Feedback, FrictionCone, FrictionPass, PgsConfig, PgsSolver, RelaxSeparation, Rotation, StaticColors};
 pub use registry::{Family, Preset, Registry, Settings, SolverConfig, Typed};
 pub use relax::{Mode, RelaxConfig, RelaxSolver};
 

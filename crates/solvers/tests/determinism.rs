@@ -23,9 +23,9 @@ fn pinned_runs_give_the_pinned_state_hashes() {
         ("box-stack", "pgs", 20, 0x2dd86381f944db28),
         ("rigid-stack", "pgs", 30, 0xe97dbf7720350037),
         ("rigid-stack", "xpbd", 30, 0x0f18837f216cb3ec),
-        ("rigid-ragdoll", "soft-step", 30, 0x078b6cb75bfd8486),
-        ("rigid-pyramid", "tgs-soft", 60, 0x4e276366e37c831b),
-        ("rigid-pyramid", "soft-step", 60, 0x11f54a032cd16391),
+        ("rigid-ragdoll", "soft-step", 30, 0x765a8930bed35922),
+        ("rigid-pyramid", "tgs-soft", 60, 0x0ab720329862be7e),
+        ("rigid-pyramid", "soft-step", 60, 0x72ebe552c0c70947),
         // The relaxation family against every kind of collider: box faces, planes, blocks
         // (stairs), embedded points, particle pairs and box bodies.
         ("particles-in-box", "gs", 120, 0xddfc09f76ad782ca),

@@ -82,6 +82,11 @@ impl Stopping {
         1..=self.cap
     }
 
+    /// The most iterations a step makes.
+    pub(crate) fn cap(&self) -> usize {
+        self.cap
+    }
+
     /// The test after an iteration: the violation `until(∞)` when it is reported, and whether it
     /// is at most the tolerance (`until(tolerance)` when it is not reported, which may stop at
     /// the first row above the tolerance).

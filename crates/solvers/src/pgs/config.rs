@@ -49,6 +49,27 @@ pub enum FrictionCone {
     Pyramid,
 }
 
+/// Where a rigid contact's relax sweep measures the separation that its speculative bias lets
+/// close, `max(s/h, 0)`: the relax sweep keeps a separated point from closing past contact by
+/// the substep's end.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RelaxSeparation {
+    /// Linearised before the positions move, from the velocities the biased sweep left:
+    /// `s + h·n·v_rel`, `s` the substep's start separation, measured by the stopping test.
+    #[default]
+    Linearised,
+    /// At the bodies' poses after the positions moved, as the relax sweep visits the point:
+    /// `s₀ + n·(Δp_a − Δp_b)` from the frame's arms turned by the bodies' current orientations,
+    /// as Rapier 0.36 updates its unbiased rows from the current poses in its relax pass
+    /// (`update_rhs_wo_bias`) and Box2D v3 measures the current separation in every pass
+    /// (`b2SolveContact`). With contacts carried through the frame, that is the next
+    /// substep's start separation: the relax sweep sets up the next substep's soft rows on the
+    /// lanes as it goes (the update `contacts_per_frame` makes otherwise makes in its own
+    /// pass). Needs `feedback = "soft"`.
+    Poses,
+}
+
 /// Which colours a coloured sweep (`rigid_order = "colored"`) gives the manifolds of a body with
 /// a fixed body or the world (a static pair), and so where they come in each sweep. The
 /// manifolds of two movable bodies take the lowest colour neither body has yet in every rule;
@@ -198,6 +219,12 @@ pub struct PgsConfig {
     /// 4,095-box pyramid its largest penetration over 20 frames is 18.0 mm, against 21.5 with
     /// `lowest` and Rapier's 17.2).
     pub static_colors: StaticColors,
+    /// Rigid bodies: where the relax sweeps measure a contact's separation
+    /// ([`RelaxSeparation`]: `linearised` or `poses`) (default: `linearised`; `poses` in
+    /// `tgs-soft` and `soft-step`, as Rapier 0.36 and Box2D v3 measure it). With `poses` the
+    /// stopping test after the last iteration a step allows is made from the relax sweep's
+    /// separations (when the violation is not reported), not in a pass of its own.
+    pub relax_separation: RelaxSeparation,
     /// Soft joints (equality rows): stiffness frequency (Hz) (default: 60); capped at half the
     /// (sub)step rate (Box2D v3: twice the capped contact frequency); rigid joints only with
     /// `cap_rigid_joint_hertz`.
@@ -306,6 +333,7 @@ impl Default for PgsConfig {
             friction_cone: FrictionCone::Disk,
             friction_pass: FrictionPass::Both,
             static_colors: StaticColors::Lowest,
+            relax_separation: RelaxSeparation::Linearised,
             joint_hertz: 60.0,
             cap_rigid_joint_hertz: true,
             joint_damping_ratio: 2.0,
@@ -414,6 +442,7 @@ fn pgs_presets() -> Vec<(&'static str, &'static str, PgsConfig)> {
                 max_frame_turn: std::f64::consts::FRAC_PI_4,
                 rigid_order: Order::Colored,
                 static_colors: StaticColors::AfterFirst,
+                relax_separation: RelaxSeparation::Poses,
                 rotation: Rotation::Implicit,
                 ..pgs
             },
@@ -477,6 +506,7 @@ fn tgs_soft() -> PgsConfig {
         rotation: Rotation::Explicit,
         rigid_order: Order::Colored,
         static_colors: StaticColors::Last,
+        relax_separation: RelaxSeparation::Poses,
         max_speed: 400.0,
         max_frame_turn: std::f64::consts::FRAC_PI_4,
         contacts_per_frame: true,
@@ -553,6 +583,12 @@ impl PgsConfig {
         }
         if !matches!(self.rigid_order, Order::Natural | Order::Colored) {
             return Err(ConfigError::new("rigid_order", "the rigid rows go in the `natural` or the `colored` order"));
+        }
+        if self.relax_separation == RelaxSeparation::Poses && self.feedback != Feedback::Soft {
+            return Err(ConfigError::new(
+                "relax_separation",
+                "measuring the relax sweeps' separations at the poses needs feedback = \"soft\"",
+            ));
         }
         if self.contacts_per_frame && (self.feedback != Feedback::Soft || self.position_iterations > 0) {
             return Err(ConfigError::new(

@@ -20,8 +20,8 @@
 //! (`tests/colored.rs`).
 
 use super::lanes::on_lanes;
-use super::lanes::{Batch, BatchState};
-use super::sweep::{joint_stats, Visit, LANES};
+use super::lanes::{Batch, BatchCarried, BatchState};
+use super::sweep::{joint_stats, AtPoses, Visit, LANES};
 use super::velocities::{BodyVel, Direct, InPlace, Local, Shared, SharedVel, Store};
 use super::*;
 use crate::pgs::joints::Velocities;
@@ -134,7 +134,8 @@ impl<'a> ColorPass<'a> {
 
 /// One chunk of a large colour in a parallel pass: its first place in `order`, its manifolds
 /// and their points, and its batches and their states.
-type Chunk<'a> = (usize, (&'a mut [Manifold], &'a mut [Point]), (&'a [Batch], &'a mut [BatchState]));
+type Chunk<'a> =
+    (usize, (&'a mut [Manifold], &'a mut [Point]), (&'a [Batch], &'a mut [BatchState], &'a [BatchCarried]));
 
 /// Adds one chunk's statistics to `acc`.
 fn add(acc: &mut SweepStats, s: SweepStats) {
@@ -217,13 +218,14 @@ impl RigidSi {
     ) -> SweepStats {
         let mut visit = Visit::new((&self.inv_m, &self.inv_i), omega, pass, friction, self.cone, &self.couplings);
         visit.joint_lanes = self.lanes;
+        visit.at_poses = AtPoses::in_pass(pass, &self.poses, self.relax_at_poses);
         let what = ColorPass::new(visit, kind);
         let mut acc = (0.0_f64, 0.0, 0usize, 0.0);
         let mut vel = Direct { st, inv_m: &self.inv_m };
         for span in &self.colors[spans.0..spans.1] {
             let rows = (&mut self.joints[..], &mut self.manifolds[..], &mut self.points[..]);
             let (b0, b1) = span.batches;
-            let batches = (&self.batches[b0..b1], &mut self.batch_state[b0..b1]);
+            let batches = (&self.batches[b0..b1], &mut self.batch_state[b0..b1], &self.batch_carried[b0..b1]);
             direct_span(span, &self.order, batches, rows, &mut vel, what, &mut acc, large(span));
         }
         acc
@@ -241,6 +243,7 @@ impl RigidSi {
     ) -> SweepStats {
         let mut visit = Visit::new((&self.inv_m, &self.inv_i), omega, pass, friction, self.cone, &self.couplings);
         visit.joint_lanes = self.lanes;
+        visit.at_poses = AtPoses::in_pass(pass, &self.poses, self.relax_at_poses);
         let what = ColorPass::new(visit, kind);
         let spans = &self.colors[spans.0..spans.1];
         let inv_m = &self.inv_m;
@@ -256,7 +259,7 @@ impl RigidSi {
                     let mut vel = Direct { st: &mut *st, inv_m };
                     let rows = (&mut self.joints[..], &mut self.manifolds[..], &mut self.points[..]);
                     let (b0, b1) = span.batches;
-                    let batches = (&self.batches[b0..b1], &mut self.batch_state[b0..b1]);
+                    let batches = (&self.batches[b0..b1], &mut self.batch_state[b0..b1], &self.batch_carried[b0..b1]);
                     direct_span(span, &self.order, batches, rows, &mut vel, what, &mut acc, false);
                     continue;
                 }
@@ -294,7 +297,7 @@ impl RigidSi {
                 let (p0, p1) = (manifolds[0].start, manifolds[manifolds.len() - 1].end);
                 let (b0, b1) = span.batches;
                 let mut rest = (manifolds, &mut self.points[p0..p1]);
-                let mut lanes = (&self.batches[b0..b1], &mut self.batch_state[b0..b1]);
+                let mut lanes = (&self.batches[b0..b1], &mut self.batch_state[b0..b1], &self.batch_carried[b0..b1]);
                 let mut chunks = Vec::with_capacity((i1 - i0).div_ceil(CHUNK));
                 let mut o = span.m.0;
                 while !rest.0.is_empty() {
@@ -305,27 +308,28 @@ impl RigidSi {
                     let k = lanes.0.iter().take_while(|b| b.span().0 < o + n).count();
                     let (bh, bt) = lanes.0.split_at(k);
                     let (sh, stail) = std::mem::take(&mut lanes.1).split_at_mut(k);
-                    chunks.push((o, (mh, ph), (bh, sh)));
-                    (rest, lanes) = ((mt, pt), (bt, stail));
+                    let (ch, ctail) = lanes.2.split_at(k);
+                    chunks.push((o, (mh, ph), (bh, sh, ch)));
+                    (rest, lanes) = ((mt, pt), (bt, stail, ctail));
                     o += n;
                 }
                 let shared: &[SharedVel] = st;
                 // One chunk: a batch's manifolds on the lanes, on the shared velocities in
                 // place; each other manifold on its bodies' velocities copied in and stored back.
-                let chunk = |(o, (ms, ps), (bs, ss)): Chunk| {
+                let chunk = |(o, (ms, ps), (bs, ss, cs)): Chunk| {
                     let mut stats = (0.0_f64, 0.0, 0usize, 0.0);
                     let first = ms[0].start;
-                    let mut batches = bs.iter().zip(ss.iter_mut()).peekable();
+                    let mut batches = bs.iter().zip(ss.iter_mut().zip(cs)).peekable();
                     let mut j = 0;
                     while j < ms.len() {
-                        if let Some((batch, state)) = batches.next_if(|(b, _)| b.span().0 == o + j) {
+                        if let Some((batch, (state, carried))) = batches.next_if(|(b, _)| b.span().0 == o + j) {
                             let mut store = Shared(shared);
                             let mut vel = Direct { st: &mut store, inv_m };
                             match what {
                                 ColorPass::Sweep(visit) => {
                                     // (Batches in a large colour are built from the contacts,
                                     // whose soft rows always have a mass scale.)
-                                    let done = visit.manifolds_lanes(&mut vel, batch, state, &mut stats);
+                                    let done = visit.manifolds_lanes(&mut vel, batch, (state, carried), &mut stats);
                                     assert!(done, "a batch of a large colour has soft rows with mass scales");
                                 }
                                 ColorPass::Warm(visit, scale) => visit.warm_lanes(&mut vel, batch, state, scale),
@@ -458,7 +462,7 @@ fn joints_in_turn<V: Velocities + ?Sized>(
 fn direct_span<S: ?Sized + Store>(
     span: &ColorSpan,
     order: &[usize],
-    (batches, states): (&[Batch], &mut [BatchState]),
+    (batches, states, carried): (&[Batch], &mut [BatchState], &[BatchCarried]),
     (joints, manifolds, points): (&mut [JointRows], &mut [Manifold], &mut [Point]),
     vel: &mut Direct<S>,
     what: ColorPass,
@@ -485,7 +489,7 @@ fn direct_span<S: ?Sized + Store>(
         return;
     }
     let mut o = span.m.0;
-    let mut batches = batches.iter().zip(states.iter_mut()).peekable();
+    let mut batches = batches.iter().zip(states.iter_mut().zip(carried)).peekable();
     while o < span.m.1 {
         // A colour's manifolds share no movable body: a sweep visits a batch's two on the
         // lanes, in any colour. Manifolds outside the batches go up to `LANES` together only in
@@ -500,10 +504,10 @@ fn direct_span<S: ?Sized + Store>(
         }
         let before = batches.peek().map_or(usize::MAX, |(b, _)| b.span().0 - o);
         let stats = if chunked { &mut part } else { &mut *acc };
-        if let (true, 0, Some((batch, state))) = (sweep, before, batches.peek_mut()) {
+        if let (true, 0, Some((batch, (state, carried)))) = (sweep, before, batches.peek_mut()) {
             let ColorPass::Sweep(visit) = what else { unreachable!("batches only in sweeps") };
             debug_assert_eq!(batch.span().1, 2, "batches of two");
-            if !visit.manifolds_lanes(vel, batch, state, stats) {
+            if !visit.manifolds_lanes(vel, batch, (&mut **state, *carried), stats) {
                 // (A soft row without mass scale goes interleaved, on the rows, which hand
                 // their state over and take it back: the same numbers.)
                 RigidSi::store_batch(batch, state, points, manifolds);
@@ -513,7 +517,7 @@ fn direct_span<S: ?Sized + Store>(
                 RigidSi::reload_batch(batch, state, points, manifolds);
             }
             batches.next();
-        } else if let (ColorPass::Warm(visit, scale), false, 0, Some((batch, state))) =
+        } else if let (ColorPass::Warm(visit, scale), false, 0, Some((batch, (state, _)))) =
             (what, span.overflow, before, batches.peek_mut())
         {
             visit.warm_lanes(vel, batch, state, scale);

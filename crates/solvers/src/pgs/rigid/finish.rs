@@ -4,11 +4,54 @@
 use super::*;
 
 impl RigidSi {
+    /// The relax sweeps at the poses set up (`relax_separation = "poses"`), the positions moved:
+    /// the poses, the relax biases `max(s/h, 0)` of the points outside the batches at them
+    /// (the batches' are measured as the sweeps visit them, [`sweep::AtPoses`]) and their
+    /// largest penetration; and, when the frame's contacts carry on to a next substep, which
+    /// starts at these poses, its soft rows (set up on the batches by the sweeps, which
+    /// [`RigidSi::advance_batches`] then leaves).
+    fn relax_at(&mut self, st: &[RigidState], cfg: &PgsConfig, h: f64) {
+        fill(&mut self.poses, st.len(), par_min() / 4, |k| (st[k].x, st[k].q));
+        let carries_on = cfg.contacts_per_frame && !self.last_substep && !self.batches.is_empty() && !cfg.block;
+        #[cfg(test)]
+        let carries_on = carries_on && !self.ahead_off;
+        let ahead = carries_on.then(|| {
+            let between_bodies = soft(cfg.soft_hertz(h).0, cfg.contact_damping_ratio, h);
+            let against_fixed = soft(cfg.static_soft_hertz(h), cfg.contact_damping_ratio, h);
+            ((between_bodies, against_fixed), cfg.max_push)
+        });
+        self.relax_at_poses = Some((h, ahead));
+        self.batches_ahead = ahead.is_some();
+        #[cfg(test)]
+        {
+            self.ahead_count += usize::from(ahead.is_some());
+        }
+        // (Every point outside the batches, a sleeping island's too.)
+        let (poses, carried) = (&self.poses, &self.carried);
+        let loose = if self.all_batched() { 0 } else { self.points.len() };
+        let rows = self.points[..loose].par_iter_mut().zip(carried.par_iter().zip(self.batched.par_iter()));
+        let worst = rows.with_min_len(par_min()).map(|(p, (more, &batched))| {
+            if batched {
+                return 0.0;
+            }
+            let ((xa, qa), b) = (poses[p.a], p.b.map(|k| poses[k]));
+            let moved_a = xa + qa.transform_vector(&more.la) - more.p0;
+            let moved_b = b.map_or(Vec3::zeros(), |(xb, qb)| xb + qb.transform_vector(&more.lb) - more.p0);
+            let s = more.s0 + p.n.dot(&(moved_a - moved_b));
+            p.relax_bias = (s / h).max(0.0);
+            -s
+        });
+        // (The largest of maxima: the same number in any grouping.)
+        self.end_worst = worst.reduce(|| 0.0, f64::max);
+    }
+
     /// Steps 6–7, sleeping, and the bookkeeping for the next warm start.
     pub(in crate::pgs) fn finish(&mut self, scene: &Scene, st: &mut [RigidState], cfg: &PgsConfig, h: f64) {
         // (Every awake point's `relax_bias` is still fresh from the last stopping test when all the
         // manifolds are awake and every group was measured after its last sweep.)
-        let fresh = self.order.len() == self.manifolds.len() && self.fresh_end.iter().all(|&f| f);
+        // (Relax sweeps at the poses measure their own: after the positions move, below.)
+        let at_poses = cfg.relax_separation == RelaxSeparation::Poses && cfg.relax_iterations > 0;
+        let fresh = at_poses || self.order.len() == self.manifolds.len() && self.fresh_end.iter().all(|&f| f);
         let mut points = std::mem::take(&mut self.points);
         if !fresh && !self.all_batched() {
             let (this, st): (&Self, &[RigidState]) = (self, st);
@@ -55,11 +98,18 @@ impl RigidSi {
         for _ in 0..cfg.position_iterations {
             self.position_pass(scene, st, cfg, h);
         }
+        if at_poses {
+            self.relax_at(st, cfg, h);
+        }
         let friction = cfg.friction_pass.sweeps(cfg.relax_iterations).1;
         for _ in 0..cfg.relax_iterations {
             for g in 0..self.groups.len() {
                 self.sweep(g, st, cfg.omega, Pass::Relax, friction);
             }
+        }
+        if at_poses {
+            self.relax_at_poses = None;
+            self.end_worst = self.batch_state.iter().map(|s| s.end_worst).fold(self.end_worst, f64::max);
         }
         // Each awake joint's impulses, by joint index (a sleeping joint keeps its own).
         let (slot, joints) = (&self.joint_slot, &self.joints);
@@ -219,6 +269,41 @@ impl RigidSi {
                 s.v = Vec3::zeros();
                 s.w = Vec3::zeros();
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The next substep's rows that a relax sweep at the poses sets up on the batches as it
+    /// visits them (`relax_separation = "poses"`) are those [`RigidSi::advance_batches`] makes
+    /// in its own pass at the next substep's start: the same states bit for bit, on the pyramid
+    /// (pairs in 2 × 2 blocks, `tgs-soft`) and with the points one after the other
+    /// (`soft-step`), whose relax sweeps run at the poses in every substep but the last.
+    #[test]
+    fn rows_set_up_ahead_are_those_of_the_next_substep() {
+        let scene = solverlab_scenes::resolve("rigid-pyramid", &["base=8".to_string()]).unwrap();
+        for preset in ["tgs-soft", "soft-step"] {
+            let cfg = crate::pgs::config::preset_config(preset);
+            assert_eq!(cfg.relax_separation, RelaxSeparation::Poses, "{preset}");
+            let run = |ahead: bool| {
+                let mut solver = crate::PgsSolver::new(cfg.clone(), preset).unwrap();
+                solver.rigid.ahead_off = !ahead;
+                let mut sim =
+                    solverlab_core::sim::Simulation::new(&scene, &mut solver, scene.dt, cfg.substeps).unwrap();
+                for _ in 0..40 {
+                    sim.step_frame(&mut solverlab_core::NullObserver).unwrap();
+                }
+                let states = format!("{:?}", sim.state.rigid);
+                drop(sim);
+                (states, solver.rigid.ahead_count)
+            };
+            let (ahead, advanced) = (run(true), run(false));
+            // (Three substeps of each of the 40 frames carry on to a next one.)
+            assert_eq!((ahead.1, advanced.1), (120, 0), "{preset}: relax sweeps that set up the next substep");
+            assert!(ahead.0 == advanced.0, "{preset}: the states part");
         }
     }
 }

@@ -68,8 +68,11 @@
 //!    `max_speed` and `max_frame_turn` (Rapier's) act on the velocities.
 //!    With `position_iterations`, positions are then corrected by nonlinear Gauss-Seidel
 //!    sweeps over the joints and the contacts (Box2D v2.4's position solver).
-//! 8. `relax_iterations` unbiased sweeps (speculative bias only, from the separation the
-//!    integrated velocities reach: `s + h·v_n`) and one restitution pass (points that approached
+//! 8. `relax_iterations` unbiased sweeps (speculative bias only, `max(s/h, 0)`, from the
+//!    separation the integrated velocities reach, `s + h·v_n`; with `relax_separation =
+//!    "poses"`, from the separation at the bodies' moved poses, measured as the sweep visits the
+//!    point, which with contacts carried through the frame also sets up the next substep's rows)
+//!    and one restitution pass (points that approached
 //!    faster than `restitution_threshold` and pushed: `v_n → −e·v_n₀`) change velocities only.
 //! 9. Sleeping (`sleep_time > 0`): an island whose bodies all stay under `sleep_speed` and
 //!    `sleep_spin` for `sleep_time` seconds sleeps, velocities zeroed; its contacts keep their
@@ -105,7 +108,7 @@ mod warm_map;
 use rayon::prelude::*;
 
 use super::rows::{soft, Pass};
-use super::{Feedback, FrictionCone, PgsConfig, Rotation, StaticColors};
+use super::{Feedback, FrictionCone, PgsConfig, RelaxSeparation, Rotation, StaticColors};
 use blocks::pseudo_inverse;
 use warm_map::{matched_impulse, WarmMap, WarmPair};
 
@@ -390,6 +393,17 @@ pub(super) struct RigidSi {
     pub(super) last_substep: bool,
     /// The frame's length (s): the step times its substeps (set by the caller each step).
     pub(super) frame_h: f64,
+    /// The bodies' poses after the positions moved, for a relax sweep that measures its
+    /// separations there (`relax_separation = "poses"`), kept for their memory; and, during
+    /// that sweep, its step and the next substep's soft rows (see [`sweep::AtPoses`]).
+    poses: Vec<lanes::Pose>,
+    relax_at_poses: Option<(f64, Option<(lanes::Softness, f64)>)>,
+    /// Whether the batches already hold this substep's start separations and soft rows, set
+    /// up by the last substep's relax sweep (then [`RigidSi::advance_batches`] leaves them).
+    batches_ahead: bool,
+    /// The largest penetration at the poses the last relax sweep measured (m): its batched
+    /// points' (each batch's [`lanes::BatchState::end_worst`]) and the others'.
+    end_worst: f64,
     /// The bodies' velocities during a coloured pass (see [`velocities::BodyVel`]), kept for
     /// their memory.
     compact: Vec<velocities::BodyVel>,
@@ -419,6 +433,13 @@ pub(super) struct RigidSi {
     /// Tests: build the batches from the rows only.
     #[cfg(test)]
     lane_build_off: bool,
+    /// Tests: leave the next substep's rows to [`RigidSi::advance_batches`] (no relax sweep at
+    /// the poses sets them up).
+    #[cfg(test)]
+    ahead_off: bool,
+    /// Tests: how many relax sweeps set up the next substep's rows.
+    #[cfg(test)]
+    ahead_count: usize,
 }
 
 /// Which velocities an impulse reads and changes: the bodies' own, or the pseudo velocities of

@@ -99,6 +99,8 @@ impl RigidSi {
     ) {
         self.carried_for = frame_substeps;
         self.forces_h = None;
+        // (The rows are set up anew.)
+        self.batches_ahead = false;
         self.lanes = cfg.lanes;
         self.active.clear();
         self.active.extend((0..scene.joints.len()).map(|j| scene.joint_active(j, time)));

@@ -85,6 +85,34 @@ pub(super) struct Visit<'a> {
     /// Whether a coloured pass visits its ball joints two at a time on the lanes
     /// ([`Visit::joints_lanes`], with `lanes`; set by the coloured passes).
     pub(super) joint_lanes: bool,
+    /// A relax pass that measures its batches' separations at the bodies' poses
+    /// (`relax_separation = "poses"`; set by the coloured passes).
+    pub(super) at_poses: Option<AtPoses<'a>>,
+}
+
+/// What a relax pass at the poses (`relax_separation = "poses"`) reads: the bodies' poses after
+/// the positions moved, the step `h` of the relax biases `max(s/h, 0)`, and, when the frame's
+/// contacts carry on to a next substep, its soft rows' `(softness, max_push)`, set up on the
+/// batches as they are visited (the next substep starts at these poses).
+#[derive(Clone, Copy)]
+pub(super) struct AtPoses<'a> {
+    pub(super) poses: &'a [super::lanes::Pose],
+    pub(super) h: f64,
+    pub(super) ahead: Option<(super::lanes::Softness, f64)>,
+}
+
+impl<'a> AtPoses<'a> {
+    /// A relax pass's, with `relax` the step and the next substep's rows
+    /// ([`RigidSi::finish`]'s, while its relax sweeps run at the poses `poses`); none in a
+    /// biased pass.
+    pub(super) fn in_pass(
+        pass: Pass,
+        poses: &'a [super::lanes::Pose],
+        relax: Option<(f64, Option<(super::lanes::Softness, f64)>)>,
+    ) -> Option<Self> {
+        let (h, ahead) = relax.filter(|_| pass == Pass::Relax)?;
+        Some(AtPoses { poses, h, ahead })
+    }
 }
 
 impl<'a> Visit<'a> {
@@ -99,7 +127,19 @@ impl<'a> Visit<'a> {
         cone: FrictionCone,
         couplings: &'a [Coupling],
     ) -> Self {
-        Visit { inv_m, inv_i, omega, inv_omega: 1.0 / omega, pass, friction, cone, couplings, joint_lanes: false }
+        let at_poses = None;
+        Visit {
+            inv_m,
+            inv_i,
+            omega,
+            inv_omega: 1.0 / omega,
+            pass,
+            friction,
+            cone,
+            couplings,
+            joint_lanes: false,
+            at_poses,
+        }
     }
 
     /// Whether this visit computes the contact rows' residuals for its statistics
@@ -451,14 +491,10 @@ impl RigidSi {
         (max, sum2, count, dl2)
     }
 
-    /// The common violation of group `g` if the step ended now (m): the joints' linearised
-    /// errors and the contacts' linearised penetration, when it is at most `bound`; otherwise a
-    /// number above `bound` (the contacts' term is always computed in full, as [`RigidSi::finish`]
-    /// reuses it; the joints stop at the first one above `bound`). It is also kept as the
-    /// group's last violation.
-    pub(in crate::pgs) fn violation(&mut self, g: usize, st: &[RigidState], h: f64, bound: f64) -> f64 {
+    /// The joints' part of [`RigidSi::violation`] (m): their largest linearised error if the step
+    /// ended now, up to the first above `bound`.
+    pub(in crate::pgs) fn joint_violation(&mut self, g: usize, st: &[RigidState], h: f64, bound: f64) -> f64 {
         let group = self.groups[g];
-        let (first, last) = group.m;
         let mut vp = std::mem::take(&mut self.vp);
         let mut wp = std::mem::take(&mut self.wp);
         let pseudo = Pseudo(&mut vp, &mut wp);
@@ -470,7 +506,18 @@ impl RigidSi {
             }
         }
         (self.vp, self.wp) = (vp, wp);
-        let v = joints.max(0.0);
+        joints.max(0.0)
+    }
+
+    /// The common violation of group `g` if the step ended now (m): the joints' linearised
+    /// errors and the contacts' linearised penetration, when it is at most `bound`; otherwise a
+    /// number above `bound` (the contacts' term is always computed in full, as [`RigidSi::finish`]
+    /// reuses it; the joints stop at the first one above `bound`). It is also kept as the
+    /// group's last violation.
+    pub(in crate::pgs) fn violation(&mut self, g: usize, st: &[RigidState], h: f64, bound: f64) -> f64 {
+        let group = self.groups[g];
+        let (first, last) = group.m;
+        let v = self.joint_violation(g, st, h, bound);
         // (The largest of the manifolds' worst points: the same number in any grouping.) On the
         // calling thread each point keeps the relax bias of its end separation `s_end`, which
         // is then fresh for [`RigidSi::finish`] until the group's next sweep; in parallel tasks
@@ -550,6 +597,12 @@ impl RigidSi {
         // (Zero pseudo velocities add nothing: the same number without them.)
         let rel = if self.pseudo { real + self.vrel(st, p, Velocity::Pseudo) } else { real };
         p.s + h * p.n.dot(&rel)
+    }
+
+    /// The largest penetration the last relax sweeps at the poses measured (m;
+    /// `relax_separation = "poses"`).
+    pub(in crate::pgs) fn end_worst(&self) -> f64 {
+        self.end_worst
     }
 
     /// The largest last violation over the groups (m).

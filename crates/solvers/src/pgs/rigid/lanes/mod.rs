@@ -61,7 +61,7 @@ mod sweep;
 mod warm;
 
 pub(super) use joints::{builds_on_lanes, on_lanes, rebuild_ball_lanes, solve_ball_lanes};
-pub(super) use state::{BatchCarried, BatchState};
+pub(super) use state::{BatchCarried, BatchState, Pose, Softness};
 
 use simd::{Fw, Mask, Vw};
 

@@ -8,7 +8,9 @@
 //! ([`RigidSi::load_batches`]); one built from the contacts makes them itself (`build`).
 //! Every pass of the frame then works on the lanes alone: a later substep's contact updates
 //! ([`RigidSi::advance_batches`]), the warm start, the sweeps, and the end separations of the
-//! stopping test and the relax pass ([`RigidSi::end_batches`]). The step's kept impulses (and
+//! stopping test and the relax pass ([`RigidSi::end_batches`]; with `relax_separation =
+//! "poses"` the relax sweep measures its own at the poses and sets up the next substep's rows,
+//! [`SidePoses`], [`soft_rows`]). The step's kept impulses (and
 //! so the forces) take the batched points' impulses from the batches
 //! ([`RigidSi::batch_impulses_into`]) and the manifolds get their friction back
 //! ([`RigidSi::store_batch_friction`]); the points get their state back
@@ -48,6 +50,9 @@ pub(in crate::pgs::rigid) struct BatchState {
     pub(super) lt1: Fw,
     pub(super) lt2: Fw,
     pub(super) l_twist: Fw,
+    /// The largest penetration of the batch's points at the poses its last relax sweep
+    /// measured them at (m; `relax_separation = "poses"`).
+    pub(in crate::pgs::rigid) end_worst: f64,
 }
 
 /// What the passes between the sweeps read of one pair of points of each lane ([`Carried`]
@@ -177,14 +182,90 @@ impl BatchCarried {
     }
 }
 
-/// The positions and orientations of the bodies on one side of `batch`'s lanes: body `a`'s
-/// with `a_side`, else body `b`'s (the world's at the origin, unturned).
+/// A body's position and orientation.
+pub(in crate::pgs::rigid) type Pose = (Vec3, nalgebra::UnitQuaternion<f64>);
+
+/// The positions and orientations of the bodies on both sides of a batch's lanes (the world's
+/// at the origin, unturned), and the lanes that have a body `b`.
+pub(super) struct SidePoses {
+    xa: Vw,
+    qa: Qw,
+    xb: Vw,
+    qb: Qw,
+    with_b: Mw,
+}
+
+impl SidePoses {
+    /// The poses of `batch`'s bodies, body `k`'s being `pose(k)`.
+    #[inline(always)]
+    pub(super) fn of(pose: impl Fn(usize) -> Pose, batch: &Batch) -> Self {
+        let side = |a_side: bool| {
+            let body = |l: usize| if a_side { Some(batch.a[l]) } else { batch.b[l] };
+            let x = Vw::from_fn(|l| body(l).map_or(Vec3::zeros(), |k| pose(k).0));
+            let q = Qw::from_fn(|l| body(l).map_or(nalgebra::UnitQuaternion::identity(), |k| pose(k).1));
+            (x, q)
+        };
+        let ((xa, qa), (xb, qb)) = (side(true), side(false));
+        SidePoses { xa, qa, xb, qb, with_b: Mw::of(std::array::from_fn(|l| batch.b[l].is_some())) }
+    }
+
+    /// The separations of pair slot `unit` (carrying `c`) at these poses: each point's
+    /// separation at the frame's start moved on by how far the bodies carried its two ends,
+    /// `s = s₀ + n·(Δp_a − Δp_b)` ([`RigidSi::advance`]'s, lane by lane).
+    #[inline(always)]
+    pub(super) fn separations(&self, unit: &UnitLanes, c: &PairCarried) -> [Fw; 2] {
+        let z = Fw::splat(0.0);
+        let zero = Vw { x: z, y: z, z };
+        std::array::from_fn(|j| {
+            let n = if j == 0 { &unit.np } else { &unit.nq };
+            let moved_a = (self.xa + self.qa.transform(&c.la[j])) - c.p0[j];
+            let moved_b = ((self.xb + self.qb.transform(&c.lb[j])) - c.p0[j]).select(self.with_b, zero);
+            c.s0[j] + n.dot(&(moved_a - moved_b))
+        })
+    }
+}
+
+/// The soft rows' coefficients `(bias rate, mass scale, impulse scale)` of each lane of
+/// `batch`: against a fixed body or the world the second of `softness` (`static_contact_hertz`,
+/// as in `prepare`).
 #[inline(always)]
-fn poses(st: &[RigidState], batch: &Batch, a_side: bool) -> (Vw, Qw) {
-    let body = |l: usize| if a_side { Some(batch.a[l]) } else { batch.b[l] };
-    let x = Vw::from_fn(|l| body(l).map_or(Vec3::zeros(), |k| st[k].x));
-    let q = Qw::from_fn(|l| body(l).map_or(nalgebra::UnitQuaternion::identity(), |k| st[k].q));
-    (x, q)
+pub(super) fn soft_coefficients(batch: &Batch, (between, against_fixed): Softness) -> (Fw, Fw, Fw) {
+    let fixed: Mask = std::array::from_fn(|l| !(batch.ma[l] && batch.mb[l]));
+    let coefficient =
+        |g: fn(&(f64, f64, f64)) -> f64| Fw::from_fn(|l| if fixed[l] { g(&against_fixed) } else { g(&between) });
+    (coefficient(|c| c.0), coefficient(|c| c.1), coefficient(|c| c.2))
+}
+
+/// Pair slot `u` of `batch` (its state `s`) set up for a biased pass at separations `sep`:
+/// the separations, the bias (`s/h` ahead of contact, else the soft rate's, pushing at most
+/// `−push`), the mass and impulse scales, `1/(m·s)` and the block's solve, with the
+/// coefficients of [`soft_coefficients`] and `hw` the step.
+#[inline(always)]
+pub(super) fn soft_rows(
+    batch: &Batch,
+    u: usize,
+    s: &mut PairState,
+    sep: [Fw; 2],
+    (rate, soft_mass, soft_impulse): (Fw, Fw, Fw),
+    (hw, push): (Fw, Fw),
+) {
+    let (z, one) = (Fw::splat(0.0), Fw::splat(1.0));
+    let unit = &batch.unit[u];
+    for (j, sep) in sep.into_iter().enumerate() {
+        let ahead = sep.gt(z);
+        s.s[j] = sep;
+        s.bias[j] = (sep / hw).select(ahead, (rate * sep).max(push));
+        s.mass_scale[j] = one.select(ahead, soft_mass);
+        s.impulse_scale[j] = z.select(ahead, soft_impulse);
+        // (The rows' effective masses are the frame's: only the mass scale changed. A scale of
+        // 1, `1/(mn·1)`, is the unscaled `1/mn`.)
+        let mn = if j == 0 { unit.mn_p } else { unit.mn_q };
+        let unit_scale = s.mass_scale[j].eq(one);
+        s.inv_mn[0][j] = s.inv_mn[1][j].select(unit_scale, inverse_lanes(mn * s.mass_scale[j]));
+    }
+    if batch.paired {
+        s.solve = PairSolve::new(unit, Some(s.mass_scale));
+    }
 }
 
 impl RigidSi {
@@ -295,46 +376,23 @@ impl RigidSi {
         &mut self,
         st: &[RigidState],
         h: f64,
-        (between, against_fixed): Softness,
+        softness: Softness,
         max_push: f64,
         last: bool,
     ) {
-        let (z, one) = (Fw::splat(0.0), Fw::splat(1.0));
         let (hw, push) = (Fw::splat(h), Fw::splat(-max_push));
-        let rows = self.batches.par_iter().zip(self.batch_state.par_iter_mut()).zip(self.batch_carried.par_iter());
-        rows.with_min_len(par_min() / 4).for_each(|((batch, state), carried)| {
-            let ((xa, qa), (xb, qb)) = (poses(st, batch, true), poses(st, batch, false));
-            let with_b = Mw::of(std::array::from_fn(|l| batch.b[l].is_some()));
-            // Against a fixed body or the world: `static_contact_hertz`, as in `prepare`.
-            let fixed: Mask = std::array::from_fn(|l| !(batch.ma[l] && batch.mb[l]));
-            let coefficient = |g: fn(&(f64, f64, f64)) -> f64| {
-                Fw::from_fn(|l| if fixed[l] { g(&against_fixed) } else { g(&between) })
-            };
-            let (rate, soft_mass, soft_impulse) = (coefficient(|c| c.0), coefficient(|c| c.1), coefficient(|c| c.2));
-            for u in 0..batch.units {
-                let (c, s, unit) = (&carried.unit[u], &mut state.unit[u], &batch.unit[u]);
-                for j in 0..2 {
-                    let n = if j == 0 { &unit.np } else { &unit.nq };
-                    let moved_a = (xa + qa.transform(&c.la[j])) - c.p0[j];
-                    let zero = Vw { x: z, y: z, z };
-                    let moved_b = ((xb + qb.transform(&c.lb[j])) - c.p0[j]).select(with_b, zero);
-                    let sep = c.s0[j] + n.dot(&(moved_a - moved_b));
-                    let ahead = sep.gt(z);
-                    s.s[j] = sep;
-                    s.bias[j] = (sep / hw).select(ahead, (rate * sep).max(push));
-                    s.mass_scale[j] = one.select(ahead, soft_mass);
-                    s.impulse_scale[j] = z.select(ahead, soft_impulse);
-                    // (The rows' effective masses are the frame's: only the mass scale
-                    // changed. A scale of 1, `1/(mn·1)`, is the unscaled `1/mn`.)
-                    let mn = if j == 0 { unit.mn_p } else { unit.mn_q };
-                    let unit_scale = s.mass_scale[j].eq(one);
-                    s.inv_mn[0][j] = s.inv_mn[1][j].select(unit_scale, inverse_lanes(mn * s.mass_scale[j]));
+        // (A relax sweep at the poses set them up already: `relax_separation = "poses"`.)
+        if !std::mem::take(&mut self.batches_ahead) {
+            let rows = self.batches.par_iter().zip(self.batch_state.par_iter_mut()).zip(self.batch_carried.par_iter());
+            rows.with_min_len(par_min() / 4).for_each(|((batch, state), carried)| {
+                let sides = SidePoses::of(|k| (st[k].x, st[k].q), batch);
+                let coefficients = soft_coefficients(batch, softness);
+                for u in 0..batch.units {
+                    let sep = sides.separations(&batch.unit[u], &carried.unit[u]);
+                    soft_rows(batch, u, &mut state.unit[u], sep, coefficients, (hw, push));
                 }
-                if batch.paired {
-                    s.solve = PairSolve::new(unit, Some(s.mass_scale));
-                }
-            }
-        });
+            });
+        }
         if last {
             self.batch_separations();
         }

@@ -3,8 +3,9 @@
 //! bodies' velocities in lanes.
 
 use super::simd::Mw;
-use super::state::PairState;
+use super::state::{soft_coefficients, soft_rows, PairState, SidePoses};
 use super::*;
+use crate::pgs::rigid::sweep::AtPoses;
 
 /// The bodies' velocities on the lanes.
 struct Bodies {
@@ -59,15 +60,17 @@ impl Bodies {
 }
 
 impl Visit<'_> {
-    /// [`Visit::manifolds_interleaved`] on the lanes of `batch`, whose rows' state is `state`:
-    /// `true` when done, `false` (nothing touched) when a soft row of a block pair has no mass
-    /// scale in this pass (its block divides by it; points one after the other never return
-    /// `false`).
+    /// [`Visit::manifolds_interleaved`] on the lanes of `batch`, whose rows' state is `state`
+    /// and whose points carry `carried`: `true` when done, `false` (nothing touched) when a
+    /// soft row of a block pair has no mass scale in this pass (its block divides by it; points
+    /// one after the other never return `false`). A relax pass at the poses
+    /// ([`Visit::at_poses`]) first measures each pair's separations there, its relax biases and
+    /// the batch's [`BatchState::end_worst`] from them, and sets up the next substep's rows.
     pub(in crate::pgs::rigid) fn manifolds_lanes<S: ?Sized + Store>(
         &self,
         vel: &mut Direct<S>,
         batch: &Batch,
-        state: &mut BatchState,
+        (state, carried): (&mut BatchState, &BatchCarried),
         acc: &mut SweepStats,
     ) -> bool {
         let n = batch.n;
@@ -79,6 +82,9 @@ impl Visit<'_> {
                     return false;
                 }
             }
+        }
+        if let Some(at) = self.at_poses.filter(|_| pass == 1) {
+            Self::relax_at_poses(at, batch, state, carried);
         }
         let mut bodies = Bodies::load(vel, batch);
         let (omega, inv_omega) = (Fw::splat(self.omega), Fw::splat(self.inv_omega));
@@ -178,6 +184,34 @@ impl Visit<'_> {
             *dl2 += rows[l].1;
         }
         true
+    }
+
+    /// A relax pass's separations of `batch`'s points at the poses `at` (see
+    /// [`Visit::manifolds_lanes`]): per pair slot, the relax biases `max(s/h, 0)` and, with
+    /// `at.ahead`, the next substep's rows at `s` ([`soft_rows`], as
+    /// [`RigidSi::advance_batches`] sets them up); the largest penetration of the points the
+    /// batch holds into [`BatchState::end_worst`].
+    #[inline(always)]
+    fn relax_at_poses(at: AtPoses, batch: &Batch, state: &mut BatchState, carried: &BatchCarried) {
+        let sides = SidePoses::of(|k| at.poses[k], batch);
+        let (z, hw) = (Fw::splat(0.0), Fw::splat(at.h));
+        let mut worst = 0.0_f64;
+        for u in 0..batch.units {
+            let sep = sides.separations(&batch.unit[u], &carried.unit[u]);
+            let st = &mut state.unit[u];
+            st.relax_bias = sep.map(|s| (s / hw).max(z));
+            if let Some((softness, max_push)) = at.ahead {
+                let coefficients = soft_coefficients(batch, softness);
+                soft_rows(batch, u, st, sep, coefficients, (hw, Fw::splat(-max_push)));
+            }
+            for s in sep {
+                let s = s.lanes();
+                for l in (0..W).filter(|&l| batch.has[u][l]) {
+                    worst = worst.max(-s[l]);
+                }
+            }
+        }
+        state.end_worst = worst;
     }
 
     /// The two normal rows of `unit` one after the other (as [`Visit::normal_row`], lane by
