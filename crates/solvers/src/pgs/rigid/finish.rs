@@ -5,8 +5,8 @@ use super::*;
 
 impl RigidSi {
     /// The relax sweeps at the poses set up (`relax_separation = "poses"`), the positions moved:
-    /// the poses, the relax biases `max(s/h, 0)` of the points outside the batches at them
-    /// (the batches' are measured as the sweeps visit them, [`sweep::AtPoses`]) and their
+    /// the poses, the relax biases `max(s/h, 0)` of the awake points outside the batches at
+    /// them (the batches' are measured as the sweeps visit them, [`sweep::AtPoses`]) and their
     /// largest penetration; and, when the frame's contacts carry on to a next substep, which
     /// starts at these poses, its soft rows (set up on the batches by the sweeps, which
     /// [`RigidSi::advance_batches`] then leaves).
@@ -26,23 +26,37 @@ impl RigidSi {
         {
             self.ahead_count += usize::from(ahead.is_some());
         }
-        // (Every point outside the batches, a sleeping island's too.)
         let (poses, carried) = (&self.poses, &self.carried);
-        let loose = if self.all_batched() { 0 } else { self.points.len() };
-        let rows = self.points[..loose].par_iter_mut().zip(carried.par_iter().zip(self.batched.par_iter()));
-        let worst = rows.with_min_len(par_min()).map(|(p, (more, &batched))| {
-            if batched {
-                return 0.0;
-            }
+        let at_poses = |p: &mut Point, more: &Carried| {
             let ((xa, qa), b) = (poses[p.a], p.b.map(|k| poses[k]));
             let moved_a = xa + qa.transform_vector(&more.la) - more.p0;
             let moved_b = b.map_or(Vec3::zeros(), |(xb, qb)| xb + qb.transform_vector(&more.lb) - more.p0);
             let s = more.s0 + p.n.dot(&(moved_a - moved_b));
             p.relax_bias = (s / h).max(0.0);
             -s
-        });
-        // (The largest of maxima: the same number in any grouping.)
-        self.end_worst = worst.reduce(|| 0.0, f64::max);
+        };
+        // The awake points outside the batches: every point on all threads when every one is
+        // awake and none batched, else those of the awake manifolds left out of the batches
+        // (few, with batches) on this one. (The largest of maxima: the same number in any
+        // grouping.)
+        self.end_worst = if self.batched_points == 0 && self.order.len() == self.manifolds.len() {
+            let rows = self.points.par_iter_mut().zip(carried.par_iter()).with_min_len(par_min());
+            rows.map(|(p, more)| at_poses(p, more)).reduce(|| 0.0, f64::max)
+        } else if self.all_batched() {
+            0.0
+        } else {
+            let mut worst = 0.0_f64;
+            for &i in &self.order {
+                let (start, end) = (self.manifolds[i].start, self.manifolds[i].end);
+                if self.batched[start] {
+                    continue;
+                }
+                for k in start..end {
+                    worst = worst.max(at_poses(&mut self.points[k], &carried[k]));
+                }
+            }
+            worst
+        };
     }
 
     /// Steps 6–7, sleeping, and the bookkeeping for the next warm start.

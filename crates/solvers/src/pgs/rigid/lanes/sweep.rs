@@ -195,23 +195,20 @@ impl Visit<'_> {
     fn relax_at_poses(at: AtPoses, batch: &Batch, state: &mut BatchState, carried: &BatchCarried) {
         let sides = SidePoses::of(|k| at.poses[k], batch);
         let (z, hw) = (Fw::splat(0.0), Fw::splat(at.h));
-        let mut worst = 0.0_f64;
+        let coefficients = at.ahead.map(|(softness, max_push)| (soft_coefficients(batch, softness), max_push));
+        let mut worst = z;
         for u in 0..batch.units {
             let sep = sides.separations(&batch.unit[u], &carried.unit[u]);
             let st = &mut state.unit[u];
             st.relax_bias = sep.map(|s| (s / hw).max(z));
-            if let Some((softness, max_push)) = at.ahead {
-                let coefficients = soft_coefficients(batch, softness);
+            if let Some((coefficients, max_push)) = coefficients {
                 soft_rows(batch, u, st, sep, coefficients, (hw, Fw::splat(-max_push)));
             }
-            for s in sep {
-                let s = s.lanes();
-                for l in (0..W).filter(|&l| batch.has[u][l]) {
-                    worst = worst.max(-s[l]);
-                }
-            }
+            // (A lane without the pair repeats its first pair: its separations count again.)
+            let has = Mw::of(batch.has[u]);
+            worst = worst.max((-sep[0]).select(has, z)).max((-sep[1]).select(has, z));
         }
-        state.end_worst = worst;
+        state.end_worst = worst.lanes().into_iter().fold(0.0, f64::max);
     }
 
     /// The two normal rows of `unit` one after the other (as [`Visit::normal_row`], lane by
