@@ -51,8 +51,8 @@ impl RigidSi {
                 if self.batched[start] {
                     continue;
                 }
-                for k in start..end {
-                    worst = worst.max(at_poses(&mut self.points[k], &carried[k]));
+                for (p, more) in self.points[start..end].iter_mut().zip(&carried[start..end]) {
+                    worst = worst.max(at_poses(p, more));
                 }
             }
             worst
