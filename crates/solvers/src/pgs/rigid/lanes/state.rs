@@ -236,10 +236,13 @@ pub(super) fn soft_coefficients(batch: &Batch, (between, against_fixed): Softnes
     (coefficient(|c| c.0), coefficient(|c| c.1), coefficient(|c| c.2))
 }
 
-/// Pair slot `u` of `batch` (its state `s`) set up for a biased pass at separations `sep`:
-/// the separations, the bias (`s/h` ahead of contact, else the soft rate's, pushing at most
-/// `−push`), the mass and impulse scales, `1/(m·s)` and the block's solve, with the
-/// coefficients of [`soft_coefficients`] and `hw` the step.
+/// Pair slot `u` of `batch` (its state `s`, set up at the frame's start or at an earlier
+/// substep) set up for a biased pass at separations `sep`: the separations, the bias (`s/h`
+/// ahead of contact, else the soft rate's, pushing at most `−push`), the mass and impulse
+/// scales, and, where a mass scale changed, `1/(m·s)` and the block's solve (which depend on
+/// the frame's rows and the mass scales alone: the same numbers, without their divisions when
+/// no point crossed into or out of contact), with the coefficients of [`soft_coefficients`]
+/// and `hw` the step.
 #[inline(always)]
 pub(super) fn soft_rows(
     batch: &Batch,
@@ -251,19 +254,25 @@ pub(super) fn soft_rows(
 ) {
     let (z, one) = (Fw::splat(0.0), Fw::splat(1.0));
     let unit = &batch.unit[u];
+    let mut changed = false;
     for (j, sep) in sep.into_iter().enumerate() {
         let ahead = sep.gt(z);
         s.s[j] = sep;
         s.bias[j] = (sep / hw).select(ahead, (rate * sep).max(push));
-        s.mass_scale[j] = one.select(ahead, soft_mass);
+        let scale = one.select(ahead, soft_mass);
         s.impulse_scale[j] = z.select(ahead, soft_impulse);
+        if scale.eq(s.mass_scale[j]).flags().iter().all(|&same| same) {
+            continue;
+        }
+        changed = true;
+        s.mass_scale[j] = scale;
         // (The rows' effective masses are the frame's: only the mass scale changed. A scale of
         // 1, `1/(mn·1)`, is the unscaled `1/mn`.)
         let mn = if j == 0 { unit.mn_p } else { unit.mn_q };
-        let unit_scale = s.mass_scale[j].eq(one);
-        s.inv_mn[0][j] = s.inv_mn[1][j].select(unit_scale, inverse_lanes(mn * s.mass_scale[j]));
+        let unit_scale = scale.eq(one);
+        s.inv_mn[0][j] = s.inv_mn[1][j].select(unit_scale, inverse_lanes(mn * scale));
     }
-    if batch.paired {
+    if batch.paired && changed {
         s.solve = PairSolve::new(unit, Some(s.mass_scale));
     }
 }
