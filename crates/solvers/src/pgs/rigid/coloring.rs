@@ -35,9 +35,7 @@ pub(super) fn sort_contacts_by_color<'k>(
     diagonals: bool,
     rule: StaticColors,
 ) -> &'k [(usize, usize)] {
-    let SortScratch {
-        used, segments, seconds, source, runs, found, run_colors, runs_given, placed, sorted_fresh, ..
-    } = keep;
+    let SortScratch { used, segments, seconds, runs, found, run_colors, runs_given, placed, sorted_fresh, .. } = keep;
     // Each part's pairs' runs, the parts on all threads when there are several (the scan
     // reads every contact; on one thread it was 1.3 % of the 4,095-box pyramid's two-thread
     // frame), then their colours in order.
@@ -103,18 +101,46 @@ pub(super) fn sort_contacts_by_color<'k>(
         }
     };
     fill(seconds, segments.len(), par_min() / 4, |k| second(&segments[k]));
-    // Where each sorted contact comes from (its part and place there), then the copy on all
-    // threads.
-    source.clear();
+    // Each run's place in the sorted list, then the copy run by run (one copy of a run's
+    // contacts, not one call a contact), its second point swapped in; on all threads, in
+    // pieces of whole runs, for many contacts.
     runs.clear();
-    for (seg, &far) in segments.iter().zip(seconds.iter()) {
-        let (s, e) = (seg.start, seg.end);
-        let at = source.len();
-        source.extend(((s as u32)..(e as u32)).map(|k| (seg.part, k)));
-        source.swap(at + 1.min(e - s - 1), at + far.min(e - s - 1));
-        runs.push((at, source.len()));
+    let mut total = 0;
+    for seg in segments.iter() {
+        runs.push((total, total + seg.end - seg.start));
+        total += seg.end - seg.start;
     }
-    fill(out, source.len(), par_min(), |k| parts[source[k].0 as usize][source[k].1 as usize]);
+    match parts.iter().find_map(|p| p.first()) {
+        Some(&any) => out.resize(total, any),
+        None => out.clear(),
+    }
+    let copy = |(segs, fars, dest): (&[Segment], &[usize], &mut [RigidContact])| {
+        let mut at = 0;
+        for (seg, &far) in segs.iter().zip(fars) {
+            let n = seg.end - seg.start;
+            let run = &mut dest[at..at + n];
+            run.copy_from_slice(&parts[seg.part as usize][seg.start..seg.end]);
+            run.swap(1.min(n - 1), far.min(n - 1));
+            at += n;
+        }
+    };
+    if total < par_min() {
+        copy((&segments[..], &seconds[..], &mut out[..]));
+    } else {
+        let mut pieces = Vec::with_capacity(2 * total / par_min() + 1);
+        let (mut rest, mut k) = (&mut out[..], 0);
+        while k < segments.len() {
+            let (first, mut n) = (k, 0);
+            while k < segments.len() && n < par_min() / 4 {
+                n += segments[k].end - segments[k].start;
+                k += 1;
+            }
+            let (head, tail) = std::mem::take(&mut rest).split_at_mut(n);
+            pieces.push((&segments[first..k], &seconds[first..k], head));
+            rest = tail;
+        }
+        pieces.into_par_iter().for_each(copy);
+    }
     // The segments hold the manifolds' colours, for `RigidSi::color_groups`.
     *sorted_fresh = true;
     runs
@@ -214,8 +240,6 @@ pub(super) struct SortScratch {
     segments: Vec<Segment>,
     /// Per run, the point that comes second.
     seconds: Vec<usize>,
-    /// Where each sorted contact comes from: its part and its place there.
-    source: Vec<(u32, u32)>,
     /// The manifolds' runs in the new order.
     runs: Vec<(usize, usize)>,
     /// [`RigidSi::color_groups`]'s joints' or manifolds' colours with their indices.
