@@ -118,9 +118,13 @@ pub(super) fn sort_contacts_by_color<'k>(
         let mut at = 0;
         for (seg, &far) in segs.iter().zip(fars) {
             let n = seg.end - seg.start;
-            let run = &mut dest[at..at + n];
-            run.copy_from_slice(&parts[seg.part as usize][seg.start..seg.end]);
-            run.swap(1.min(n - 1), far.min(n - 1));
+            let (run, from) = (&mut dest[at..at + n], &parts[seg.part as usize][seg.start..seg.end]);
+            run.copy_from_slice(from);
+            // (The second and the farthest point trade places, read from the source: two
+            // copies, where a swap in place made three.)
+            if far < n && far != 1 {
+                (run[1], run[far]) = (from[far], from[1]);
+            }
             at += n;
         }
     };
