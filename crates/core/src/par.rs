@@ -11,6 +11,10 @@
 
 use std::cell::Cell;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+/// How long a thread held by [`keep_awake`] spins finding no work before it lets go.
+const LET_GO: Duration = Duration::from_millis(2);
 
 thread_local! {
     /// Whether this thread is inside [`keep_awake`].
@@ -43,9 +47,22 @@ pub fn keep_awake<R>(f: impl FnOnce() -> R) -> R {
             if ctx.index() == me {
                 return;
             }
+            // (A thread may take this job while it waits inside another, a piece of the
+            // stretch's own work whose end the calling thread is waiting for: spinning until
+            // the stretch ends would never let that piece finish. So the job lets go once it
+            // has found nothing to do for `LET_GO`, far longer than the serial stretches
+            // between a frame's parallel passes.)
+            let mut idle = 0_u32;
+            let mut since = None;
             while !stop.load(Ordering::Acquire) {
-                if rayon::yield_now() != Some(rayon::Yield::Executed) {
-                    std::hint::spin_loop();
+                if rayon::yield_now() == Some(rayon::Yield::Executed) {
+                    (idle, since) = (0, None);
+                    continue;
+                }
+                std::hint::spin_loop();
+                idle += 1;
+                if idle.is_multiple_of(256) && since.get_or_insert_with(Instant::now).elapsed() > LET_GO {
+                    return;
                 }
             }
         });
@@ -92,6 +109,42 @@ mod tests {
         let v = pool.install(|| keep_awake(|| keep_awake(|| (0..1000u64).into_par_iter().sum::<u64>())));
         assert_eq!(v, 499_500);
         assert_eq!(keep_awake(|| 7), 7);
+    }
+
+    /// A thread that takes its spinning job while it waits inside a piece of work the stretch
+    /// is waiting for lets go, so that the piece finishes: here the piece waits for any other
+    /// job with `yield_now`, which runs the spinning job inside it (this hung, the stretch
+    /// waiting for the piece and the piece inside a job that spun until the stretch's end).
+    #[test]
+    fn a_thread_held_inside_a_piece_of_the_stretch_lets_go() {
+        use std::sync::atomic::AtomicBool;
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let pool = pool(2);
+            let (started, done) = (AtomicBool::new(false), AtomicBool::new(false));
+            pool.install(|| {
+                rayon::join(
+                    || {
+                        while !started.load(Ordering::Acquire) {
+                            std::hint::spin_loop();
+                        }
+                        keep_awake(|| {
+                            while !done.load(Ordering::Acquire) {
+                                std::hint::spin_loop();
+                            }
+                        })
+                    },
+                    || {
+                        started.store(true, Ordering::Release);
+                        while rayon::yield_now() != Some(rayon::Yield::Executed) {}
+                        done.store(true, Ordering::Release);
+                    },
+                )
+            });
+            tx.send(()).unwrap();
+        });
+        let finished = rx.recv_timeout(std::time::Duration::from_secs(20));
+        assert!(finished.is_ok(), "the stretch and the piece wait on each other");
     }
 
     /// A panic in the stretch reaches the caller and lets the spinning thread go.
