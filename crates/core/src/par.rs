@@ -11,10 +11,10 @@
 
 use std::cell::Cell;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{Duration, Instant};
 
-/// How long a thread held by [`keep_awake`] spins finding no work before it lets go.
-const LET_GO: Duration = Duration::from_millis(2);
+/// How many rounds in a row a thread held by [`keep_awake`] finds no work before it lets go
+/// (each round a look for work and a spin hint: some milliseconds in all).
+const LET_GO: u32 = 50_000;
 
 thread_local! {
     /// Whether this thread is inside [`keep_awake`].
@@ -50,18 +50,19 @@ pub fn keep_awake<R>(f: impl FnOnce() -> R) -> R {
             // (A thread may take this job while it waits inside another, a piece of the
             // stretch's own work whose end the calling thread is waiting for: spinning until
             // the stretch ends would never let that piece finish. So the job lets go once it
-            // has found nothing to do for `LET_GO`, far longer than the serial stretches
-            // between a frame's parallel passes.)
+            // has looked for work `LET_GO` times in a row and found none, some milliseconds,
+            // far longer than the serial stretches between a frame's parallel passes. Rounds,
+            // not time: a thread the host holds off its core a while must not take that for
+            // idleness.)
             let mut idle = 0_u32;
-            let mut since = None;
             while !stop.load(Ordering::Acquire) {
                 if rayon::yield_now() == Some(rayon::Yield::Executed) {
-                    (idle, since) = (0, None);
+                    idle = 0;
                     continue;
                 }
                 std::hint::spin_loop();
                 idle += 1;
-                if idle.is_multiple_of(256) && since.get_or_insert_with(Instant::now).elapsed() > LET_GO {
+                if idle >= LET_GO {
                     return;
                 }
             }

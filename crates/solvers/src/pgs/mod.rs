@@ -396,7 +396,7 @@ impl PgsSolver {
         self.rigid.finish(scene, st, cfg, h);
         if let (Some(joints), Some(t)) = (deferred, tolerance) {
             let met = (0..groups).all(|g| self.rigid.group_done(g));
-            info.converged = met || joints.max(self.rigid.end_worst()) <= t;
+            info.converged = met || (joints <= t && !self.rigid.end_penetration_above(t));
         }
         info
     }

@@ -123,7 +123,11 @@ impl RigidSi {
         }
         if at_poses {
             self.relax_at_poses = None;
-            self.end_worst = self.batch_state.iter().map(|s| s.end_worst).fold(self.end_worst, f64::max);
+            // (The batches' own are read when asked for, `end_penetration_above`, unless the
+            // restitution pass below hands the batches' state over and takes it back.)
+            if self.bouncy {
+                self.end_worst = self.batch_state.iter().map(|s| s.end_worst).fold(self.end_worst, f64::max);
+            }
         }
         // Each awake joint's impulses, by joint index (a sleeping joint keeps its own).
         let (slot, joints) = (&self.joint_slot, &self.joints);

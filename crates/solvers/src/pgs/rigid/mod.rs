@@ -401,8 +401,9 @@ pub(super) struct RigidSi {
     /// Whether the batches already hold this substep's start separations and soft rows, set
     /// up by the last substep's relax sweep (then [`RigidSi::advance_batches`] leaves them).
     batches_ahead: bool,
-    /// The largest penetration at the poses the last relax sweep measured (m): its batched
-    /// points' (each batch's [`lanes::BatchState::end_worst`]) and the others'.
+    /// The largest penetration at the poses the last relax sweep measured (m) of the points
+    /// outside the batches (each batch keeps its own, [`lanes::BatchState::end_worst`]; with
+    /// a restitution pass, theirs too).
     end_worst: f64,
     /// The bodies' velocities during a coloured pass (see [`velocities::BodyVel`]), kept for
     /// their memory.

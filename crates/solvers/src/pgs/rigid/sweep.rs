@@ -599,10 +599,11 @@ impl RigidSi {
         p.s + h * p.n.dot(&rel)
     }
 
-    /// The largest penetration the last relax sweeps at the poses measured (m;
-    /// `relax_separation = "poses"`).
-    pub(in crate::pgs) fn end_worst(&self) -> f64 {
-        self.end_worst
+    /// Whether the last relax sweeps at the poses (`relax_separation = "poses"`) measured a
+    /// penetration above `bound` (m): the points' outside the batches, then the batches' up to
+    /// the first above it.
+    pub(in crate::pgs) fn end_penetration_above(&self, bound: f64) -> bool {
+        self.end_worst > bound || self.batch_state.iter().any(|s| s.end_worst > bound)
     }
 
     /// The largest last violation over the groups (m).
