@@ -6,8 +6,9 @@
 //! asleep, so that on two threads much of the frame went to waking it (a `perf` profile of the
 //! 4,095-box pyramid under coloured `tgs-soft`: the calling thread in the kernel's wake-up, the
 //! worker in the scheduler). [`keep_awake`] runs a stretch of work with the pool's other
-//! threads each holding a job that takes every piece of parallel work offered, and spins, never
-//! sleeping, in between, as engines' solvers keep their workers spinning through a step.
+//! threads each holding a job that takes every piece of parallel work offered, and spins rather
+//! than sleeps in between, as engines' solvers keep their workers spinning through a step; a
+//! held thread lets go once it has found no work for some milliseconds (see [`keep_awake`]).
 
 use std::cell::Cell;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -22,7 +23,8 @@ thread_local! {
 }
 
 /// Runs `f` on the calling thread with the pool's other threads spinning for work until it
-/// returns. Only for a stretch that is the only work on its pool (the calling thread one of the
+/// returns, or until a thread has looked for work `LET_GO` times in a row and found none (it
+/// then goes back to the pool's own waiting). Only for a stretch that is the only work on its pool (the calling thread one of the
 /// pool's, nothing else running in it): another stretch would find its threads held. On one
 /// thread, from a thread outside any pool, or inside another `keep_awake`, it only runs `f`.
 pub fn keep_awake<R>(f: impl FnOnce() -> R) -> R {
@@ -118,7 +120,6 @@ mod tests {
     /// waiting for the piece and the piece inside a job that spun until the stretch's end).
     #[test]
     fn a_thread_held_inside_a_piece_of_the_stretch_lets_go() {
-        use std::sync::atomic::AtomicBool;
         let (tx, rx) = std::sync::mpsc::channel();
         std::thread::spawn(move || {
             let pool = pool(2);

@@ -50,10 +50,7 @@ impl RigidSi {
             if batched {
                 return;
             }
-            let st = st_read;
-            let moved_a = st[p.a].x + st[p.a].q.transform_vector(&more.la) - more.p0;
-            let moved_b = p.b.map_or(Vec3::zeros(), |k| st[k].x + st[k].q.transform_vector(&more.lb) - more.p0);
-            p.s = more.s0 + p.n.dot(&(moved_a - moved_b));
+            p.s = more.separation(p, |k| (st_read[k].x, st_read[k].q));
             if last {
                 c.point.separation = p.s;
             }

@@ -28,10 +28,7 @@ impl RigidSi {
         }
         let (poses, carried) = (&self.poses, &self.carried);
         let at_poses = |p: &mut Point, more: &Carried| {
-            let ((xa, qa), b) = (poses[p.a], p.b.map(|k| poses[k]));
-            let moved_a = xa + qa.transform_vector(&more.la) - more.p0;
-            let moved_b = b.map_or(Vec3::zeros(), |(xb, qb)| xb + qb.transform_vector(&more.lb) - more.p0);
-            let s = more.s0 + p.n.dot(&(moved_a - moved_b));
+            let s = more.separation(p, |k| poses[k]);
             p.relax_bias = (s / h).max(0.0);
             -s
         };

@@ -189,6 +189,22 @@ struct Carried {
     lb: Vec3,
 }
 
+impl Carried {
+    /// Point `p`'s separation at the bodies' poses `pose(k)`: its separation at the frame's
+    /// start moved on by how far the bodies carried its two ends, `s = s₀ + n·(Δp_a − Δp_b)`
+    /// (the lanes' [`lanes`] `SidePoses::separations`, operation for operation).
+    #[inline(always)]
+    fn separation(&self, p: &Point, pose: impl Fn(usize) -> lanes::Pose) -> f64 {
+        let (xa, qa) = pose(p.a);
+        let moved_a = xa + qa.transform_vector(&self.la) - self.p0;
+        let moved_b = p.b.map_or(Vec3::zeros(), |k| {
+            let (xb, qb) = pose(k);
+            xb + qb.transform_vector(&self.lb) - self.p0
+        });
+        self.s0 + p.n.dot(&(moved_a - moved_b))
+    }
+}
+
 impl Point {
     /// Sets [`Point::inv_mn`] from `mn` and `mass_scale`.
     fn set_inv_mn(&mut self) {

@@ -379,8 +379,8 @@ impl RigidSi {
     /// [`RigidSi::advance`]'s contact update on the batches' lanes: each point's separation
     /// `s = s₀ + n·(Δp_a − Δp_b)` moved on by how far the bodies carried its two ends, its
     /// bias, mass and impulse scales from it (soft rows: `softness`, against a fixed body or the
-    /// world the second), and `1/(m·s)`; with `contacts` (the frame's last substep), each
-    /// contact's separation too.
+    /// world the second), and `1/(m·s)` (unless the last relax sweep at the poses set them up
+    /// already); with `last` (the frame's last substep), each contact's separation too.
     pub(in crate::pgs::rigid) fn advance_batches(
         &mut self,
         st: &[RigidState],
