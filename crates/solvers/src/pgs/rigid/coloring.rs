@@ -35,7 +35,10 @@ pub(super) fn sort_contacts_by_color<'k>(
     diagonals: bool,
     rule: StaticColors,
 ) -> &'k [(usize, usize)] {
-    let SortScratch { used, segments, seconds, runs, found, run_colors, runs_given, placed, sorted_fresh, .. } = keep;
+    keep.calls += 1;
+    let SortScratch {
+        used, segments, seconds, runs, found, run_colors, runs_given, placed, sorted_fresh, same, ..
+    } = keep;
     // Each part's pairs' runs, the parts on all threads when there are several (the scan
     // reads every contact; on one thread it was 1.3 % of the 4,095-box pyramid's two-thread
     // frame), then their colours in order.
@@ -68,7 +71,8 @@ pub(super) fn sort_contacts_by_color<'k>(
     // was).
     let count: usize = found.iter().map(Vec::len).sum();
     let given = || found.iter().flatten().map(|run| (run.a, run.b));
-    if runs_given.len() != count || !given().eq(runs_given.iter().copied()) {
+    *same = runs_given.len() == count && given().eq(runs_given.iter().copied());
+    if !*same {
         used.clear();
         used.resize(scene.rigid.len(), 0);
         run_colors.clear();
@@ -261,6 +265,11 @@ pub(super) struct SortScratch {
     /// (empty when the manifolds are in the narrow phase's order), for the warm-start map
     /// (`RigidSi::finish`).
     pub(super) placed: Vec<u32>,
+    /// How many sorts by colour ran, and whether the last found the same pairs in the same
+    /// order as the one before it (and so took its colours again): the manifolds are then
+    /// those of the last sort, one for one ([`WarmMap::ready`]).
+    pub(super) calls: u64,
+    pub(super) same: bool,
     /// The joint order the last colouring of every joint was given, the order it made, and
     /// its count per colour ([`RigidSi::color_groups`]; forgotten by [`SortScratch::forget`]).
     joints_given: Vec<usize>,

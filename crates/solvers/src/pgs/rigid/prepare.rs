@@ -154,6 +154,8 @@ impl RigidSi {
             }
             &natural[..]
         };
+        // The last step's impulses, read by manifold or by pair (see `WarmMap::ready`).
+        self.warm.ready(n, sort.calls, cfg.rigid_order == Order::Colored && sort.same, runs.len());
         self.bouncy = contacts.par_iter().with_min_len(par_min()).any(|c| c.restitution > 0.0);
         let between_bodies = soft(cfg.soft_hertz(h).0, cfg.contact_damping_ratio, h);
         let against_fixed = soft(cfg.static_soft_hertz(h), cfg.contact_damping_ratio, h);
@@ -350,7 +352,7 @@ impl RigidSi {
                 return;
             }
             let c = &contacts[m.start];
-            let Some((previous, friction, twist)) = warm.get(&(c.a, c.b)) else { return };
+            let Some((previous, friction, twist)) = warm.get_at(m.index, &(c.a, c.b)) else { return };
             for (c, p) in contacts[m.start..m.end].iter().zip(points.iter_mut()) {
                 if let Some(ln) = matched_impulse(previous, c, radius2) {
                     p.ln = ln * ws;
@@ -537,7 +539,7 @@ impl RigidSi {
                 continue;
             }
             let c = &self.contacts[m.start];
-            let Some((previous, friction, twist)) = warm.get(&(c.a, c.b)) else { continue };
+            let Some((previous, friction, twist)) = warm.get_at(m.index, &(c.a, c.b)) else { continue };
             for k in m.start..m.end {
                 if let Some(ln) = matched_impulse(previous, &self.contacts[k], radius2) {
                     let p = &mut self.points[k];

@@ -62,6 +62,21 @@ pub(super) struct WarmMap {
     /// body's next free place.
     placed: Vec<WarmPair>,
     next: Vec<usize>,
+    /// Whether `pairs` are in the order of the manifolds of the step that kept them (the
+    /// sort by colour's order), unsorted: a step whose sort by colour finds the same pairs in
+    /// the same order reads pair `r` of its manifold `r` ([`WarmMap::get_at`]) without a sort
+    /// or a search, and any other step sorts them first ([`WarmMap::ready`]). `narrow` is then
+    /// each pair's place in that order by its place in the narrow phase's order (the sort by
+    /// colour's `placed`), and `stamp` the sort by colour that made the order.
+    by_run: bool,
+    narrow: Vec<u32>,
+    stamp: u64,
+    /// Tests: keep no pairs by manifold; and how many steps read them by manifold, and how
+    /// many put them back and sorted them.
+    #[cfg(test)]
+    pub(super) by_run_off: bool,
+    #[cfg(test)]
+    pub(super) counts: (usize, usize),
 }
 
 /// Bodies per task of [`WarmMap::sort`]'s sorts within bodies.
@@ -72,6 +87,59 @@ impl WarmMap {
         self.pairs.clear();
         self.points.clear();
         self.first.clear();
+        self.by_run = false;
+    }
+
+    /// Takes `pairs` as they are, in the order of the step's manifolds (the sort by colour
+    /// `stamp` made it from the narrow phase's order, its placement `narrow`), for
+    /// [`WarmMap::ready`] and [`WarmMap::get_at`]; the points are kept by contact as always.
+    pub(super) fn keep_by_run(&mut self, narrow: &[u32], stamp: u64) {
+        self.by_run = true;
+        self.narrow.clear();
+        self.narrow.extend_from_slice(narrow);
+        self.stamp = stamp;
+        self.first.clear();
+    }
+
+    /// Makes the map ready for this step's lookups: pairs kept in the order of the last
+    /// step's manifolds stay so when this step's sort by colour (`stamp`, and `same`: whether
+    /// it found the same pairs in the same order as the sort before it) found them again,
+    /// `runs` manifolds; otherwise they are put back in the narrow phase's order (grouped by
+    /// first body) and sorted by key ([`WarmMap::sort`]).
+    pub(super) fn ready(&mut self, bodies: usize, stamp: u64, same: bool, runs: usize) {
+        if !self.by_run {
+            return;
+        }
+        if same && stamp == self.stamp + 1 && runs == self.pairs.len() {
+            self.stamp = stamp;
+            #[cfg(test)]
+            {
+                self.counts.0 += 1;
+            }
+            return;
+        }
+        #[cfg(test)]
+        {
+            self.counts.1 += 1;
+        }
+        self.by_run = false;
+        let (pairs, narrow) = (&self.pairs, &self.narrow);
+        if narrow.len() == pairs.len() {
+            super::fill(&mut self.placed, pairs.len(), super::par_min() / 4, |i| pairs[narrow[i] as usize]);
+            std::mem::swap(&mut self.pairs, &mut self.placed);
+        }
+        self.sort(bodies);
+    }
+
+    /// [`WarmMap::get`] for the pair `key` of this step's manifold `r`: with the pairs in the
+    /// order of the manifolds ([`WarmMap::ready`]), pair `r`, which is `key`'s.
+    #[inline]
+    pub(super) fn get_at(&self, r: usize, key: &(usize, Other)) -> Option<(&[WarmPoint], Vec3, f64)> {
+        if !self.by_run {
+            return self.get(key);
+        }
+        let p = self.pairs.get(r).filter(|p| p.key == *key)?;
+        Some((&self.points[p.points.0..p.points.1], p.friction, p.twist))
     }
 
     /// Sorts the pairs by key (their first body `key.0 < bodies`) and sets [`WarmMap::first`],

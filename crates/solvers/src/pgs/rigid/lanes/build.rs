@@ -388,7 +388,9 @@ impl RigidSi {
         // on the lanes), while the contacts are at hand.
         let (ws, radius2) = warm;
         for l in (0..W).filter(|_| ws != 0.0) {
-            let Some((previous, friction, twist)) = self.warm.get(&(first[l].a, first[l].b)) else { continue };
+            let Some((previous, friction, twist)) = self.warm.get_at(o + l, &(first[l].a, first[l].b)) else {
+                continue;
+            };
             for j in 0..len[l] {
                 if let Some(ln) = matched_impulse(previous, &contacts[pair[l].0 + j], radius2) {
                     let slot = &mut state.unit[j / 2].ln[j % 2];
