@@ -57,7 +57,7 @@ use crate::Vec3;
 pub use collide::{ContactPoint, Pose};
 pub use contact::{
     collider_support, join_parts, max_penetration, rigid_contacts, rigid_contacts_parts, rigid_contacts_recycled,
-    rigid_contacts_with, shape_contacts, ContactCache, ContactForce, ContactScratch, Other, RigidContact,
+    rigid_contacts_with, shape_contacts, ContactCache, ContactForce, ContactScratch, Other, PairRun, RigidContact,
 };
 pub use frame::JointFrame;
 pub use joint::{joined, Joint, JointForce, JointKind};

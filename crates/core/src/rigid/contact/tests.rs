@@ -81,6 +81,21 @@ fn the_parts_are_the_list_found_on_one_thread() {
         let concatenated: Vec<RigidContact> = several.parts[..n].concat();
         assert!(concatenated.len() > 640, "the heap touches: {} contacts", concatenated.len());
         assert_eq!(concatenated, single.parts[0]);
+        // Each part's recorded runs are its pairs' runs: they cover the part in order, each
+        // one pair's, the next another's.
+        for (part, runs) in
+            several.parts[..n].iter().chain(&single.parts[..1]).zip(several.runs[..n].iter().chain(&single.runs[..1]))
+        {
+            let mut at = 0;
+            for (k, r) in runs.iter().enumerate() {
+                assert!(r.start == at && r.end > r.start, "runs cover the part in order");
+                assert!(part[r.start..r.end].iter().all(|c| (c.a, c.b) == (r.a, r.b)), "one pair's run");
+                assert!(runs.get(k + 1).is_none_or(|q| (q.a, q.b) != (r.a, r.b)), "a pair's run is whole");
+                at = r.end;
+            }
+            assert_eq!(at, part.len(), "runs cover the part");
+        }
+        assert!(single.runs[0].len() > 640, "the heap's pairs: {}", single.runs[0].len());
         let mut joined = vec![concatenated[3]; 5];
         two.install(|| join_parts(&mut several.parts[..n], &mut joined));
         assert_eq!(joined, single.parts[0]);

@@ -26,35 +26,45 @@ pub(super) const COLORS: usize = 64;
 /// second (found on all threads for many contacts).
 ///
 /// The lists it works in are kept in `keep` (and the runs returned are its `runs`), so that a
-/// step allocates nothing here.
+/// step allocates nothing here. `pair_runs`, if given, are the parts' pairs' runs as the narrow
+/// phase recorded them ([`solverlab_core::rigid::PairRun`]); else the parts are scanned for
+/// them.
+#[allow(clippy::too_many_arguments)]
 pub(super) fn sort_contacts_by_color<'k>(
     scene: &Scene,
     parts: &[Vec<RigidContact>],
+    pair_runs: Option<&[Vec<solverlab_core::rigid::PairRun>]>,
     out: &mut Vec<RigidContact>,
     keep: &'k mut SortScratch,
     diagonals: bool,
     rule: StaticColors,
 ) -> &'k [(usize, usize)] {
     keep.calls += 1;
-    let SortScratch {
-        used, segments, seconds, runs, found, run_colors, runs_given, placed, sorted_fresh, same, ..
-    } = keep;
+    let SortScratch { used, segments, runs, found, run_colors, runs_given, placed, sorted_fresh, same, .. } = keep;
     // Each part's pairs' runs, the parts on all threads when there are several (the scan
     // reads every contact; on one thread it was 1.3 % of the 4,095-box pyramid's two-thread
     // frame), then their colours in order.
     found.resize_with(parts.len().max(found.len()), Vec::new);
+    let body = |b: Other| match b {
+        Other::Body(k) => Some(k),
+        Other::Collider(_) => None,
+    };
     let scan = |(part, (contacts, runs)): (usize, (&Vec<RigidContact>, &mut Vec<Run>))| {
         runs.clear();
+        if let Some(given) = pair_runs {
+            runs.extend(given[part].iter().map(|r| Run {
+                a: r.a,
+                b: body(r.b),
+                seg: Segment { color: 0, part: part as u32, start: r.start, end: r.end },
+            }));
+            return;
+        }
         let mut start = 0;
         while start < contacts.len() {
             let (a, b) = (contacts[start].a, contacts[start].b);
             let end =
                 (start..contacts.len()).find(|&k| (contacts[k].a, contacts[k].b) != (a, b)).unwrap_or(contacts.len());
-            let b = match b {
-                Other::Body(k) => Some(k),
-                Other::Collider(_) => None,
-            };
-            runs.push(Run { a, b, seg: Segment { color: 0, part: part as u32, start, end } });
+            runs.push(Run { a, b: body(b), seg: Segment { color: 0, part: part as u32, start, end } });
             start = end;
         }
     };
@@ -104,10 +114,10 @@ pub(super) fn sort_contacts_by_color<'k>(
             1
         }
     };
-    fill(seconds, segments.len(), par_min() / 4, |k| second(&segments[k]));
     // Each run's place in the sorted list, then the copy run by run (one copy of a run's
-    // contacts, not one call a contact), its second point swapped in; on all threads, in
-    // pieces of whole runs, for many contacts.
+    // contacts, not one call a contact), its second point found and swapped in as the run is
+    // copied (found in a pass of its own, each run was read twice: 0.9 % of the 4,095-box
+    // pyramid's run); on all threads, in pieces of whole runs, for many contacts.
     runs.clear();
     let mut total = 0;
     for seg in segments.iter() {
@@ -118,10 +128,10 @@ pub(super) fn sort_contacts_by_color<'k>(
         Some(&any) => out.resize(total, any),
         None => out.clear(),
     }
-    let copy = |(segs, fars, dest): (&[Segment], &[usize], &mut [RigidContact])| {
+    let copy = |(segs, dest): (&[Segment], &mut [RigidContact])| {
         let mut at = 0;
-        for (seg, &far) in segs.iter().zip(fars) {
-            let n = seg.end - seg.start;
+        for seg in segs {
+            let (n, far) = (seg.end - seg.start, second(seg));
             let (run, from) = (&mut dest[at..at + n], &parts[seg.part as usize][seg.start..seg.end]);
             run.copy_from_slice(from);
             // (The second and the farthest point trade places, read from the source: two
@@ -133,7 +143,7 @@ pub(super) fn sort_contacts_by_color<'k>(
         }
     };
     if total < par_min() {
-        copy((&segments[..], &seconds[..], &mut out[..]));
+        copy((&segments[..], &mut out[..]));
     } else {
         let mut pieces = Vec::with_capacity(2 * total / par_min() + 1);
         let (mut rest, mut k) = (&mut out[..], 0);
@@ -144,7 +154,7 @@ pub(super) fn sort_contacts_by_color<'k>(
                 k += 1;
             }
             let (head, tail) = std::mem::take(&mut rest).split_at_mut(n);
-            pieces.push((&segments[first..k], &seconds[first..k], head));
+            pieces.push((&segments[first..k], head));
             rest = tail;
         }
         pieces.into_par_iter().for_each(copy);
@@ -246,8 +256,6 @@ pub(super) struct SortScratch {
     used: Vec<u64>,
     /// Per pair's run: its colour, part and place.
     segments: Vec<Segment>,
-    /// Per run, the point that comes second.
-    seconds: Vec<usize>,
     /// The manifolds' runs in the new order.
     runs: Vec<(usize, usize)>,
     /// [`RigidSi::color_groups`]'s joints' or manifolds' colours with their indices.
@@ -473,6 +481,7 @@ mod tests {
             let runs_one = sort_contacts_by_color(
                 &scene,
                 std::slice::from_ref(&all),
+                None,
                 &mut one,
                 &mut keep,
                 diagonals,
@@ -482,9 +491,27 @@ mod tests {
             // (Coloured afresh, not from the colours just made.)
             let mut keep = SortScratch::default();
             let runs_three =
-                sort_contacts_by_color(&scene, &parts, &mut three, &mut keep, diagonals, StaticColors::Lowest).to_vec();
+                sort_contacts_by_color(&scene, &parts, None, &mut three, &mut keep, diagonals, StaticColors::Lowest)
+                    .to_vec();
             assert_eq!(one, three);
             assert_eq!(runs_one, runs_three);
+            // The same from the narrow phase's parts with the runs it recorded.
+            let st = scene.initial_state(scene.dt).rigid;
+            let mut scratch = solverlab_core::rigid::ContactScratch::default();
+            let n = solverlab_core::rigid::rigid_contacts_parts(&scene, &st, 0.02, &mut scratch, None);
+            let (mut recorded, mut keep) = (Vec::new(), SortScratch::default());
+            let given = Some(&scratch.runs[..n]);
+            let runs_recorded = sort_contacts_by_color(
+                &scene,
+                &scratch.parts[..n],
+                given,
+                &mut recorded,
+                &mut keep,
+                diagonals,
+                StaticColors::Lowest,
+            )
+            .to_vec();
+            assert_eq!((recorded, runs_recorded), (one.clone(), runs_one.clone()), "from the recorded runs");
             assert_eq!(one.len(), all.len());
             assert!(runs_one.len() > 50, "the pyramid's manifolds: {}", runs_one.len());
             assert!(one != all, "the sort changed nothing");
@@ -500,7 +527,8 @@ mod tests {
         for rule in [StaticColors::Lowest, StaticColors::AfterFirst, StaticColors::Last] {
             let (mut out, mut keep) = (Vec::new(), SortScratch::default());
             let runs =
-                sort_contacts_by_color(&scene, std::slice::from_ref(&all), &mut out, &mut keep, true, rule).to_vec();
+                sort_contacts_by_color(&scene, std::slice::from_ref(&all), None, &mut out, &mut keep, true, rule)
+                    .to_vec();
             let fixed = |k: usize| scene.rigid[k].is_fixed();
             let is_static = |c: &RigidContact| {
                 fixed(c.a)
@@ -560,6 +588,7 @@ mod tests {
             let runs = sort_contacts_by_color(
                 &scene,
                 std::slice::from_ref(contacts),
+                None,
                 &mut out,
                 keep,
                 true,

@@ -126,6 +126,10 @@ impl RigidSi {
         let found = solverlab_core::rigid::rigid_contacts_parts(scene, st, margin, &mut self.contact_scratch, cache);
         cfg.speculative_margin.keep(&mut self.contact_scratch.parts[..found], &scene.rigid, st, base, time);
         let parts = &mut self.contact_scratch.parts[..found];
+        // (The narrow phase's record of the pairs' runs holds unless the margin's rule dropped
+        // contacts from the parts.)
+        let recorded_runs = (cfg.speculative_margin != crate::SpeculativeMargin::Relative)
+            .then_some(&self.contact_scratch.runs[..found]);
         // The manifolds: the runs of one pair's points (the same runs after any reordering
         // within them); with `block_pairs`, each ordered by its diagonals. (Coloured, the sort
         // by colour finds both as it gathers the parts into its order; otherwise the parts are
@@ -139,6 +143,7 @@ impl RigidSi {
             coloring::sort_contacts_by_color(
                 scene,
                 parts,
+                recorded_runs,
                 &mut contacts,
                 &mut sort,
                 cfg.block_pairs,
