@@ -298,6 +298,12 @@ impl RigidSi {
                 let (b0, b1) = span.batches;
                 let mut rest = (manifolds, &mut self.points[p0..p1]);
                 let mut lanes = (&self.batches[b0..b1], &mut self.batch_state[b0..b1], &self.batch_carried[b0..b1]);
+                debug_assert!(
+                    self.batch_at.len() == self.batches.len()
+                        && self.batch_at.iter().zip(&self.batches).all(|(&o, b)| o == b.span().0),
+                    "batch places"
+                );
+                let mut at = &self.batch_at[b0..b1];
                 let mut chunks = Vec::with_capacity((i1 - i0).div_ceil(CHUNK));
                 let mut o = span.m.0;
                 while !rest.0.is_empty() {
@@ -305,7 +311,8 @@ impl RigidSi {
                     let (mh, mt) = std::mem::take(&mut rest.0).split_at_mut(n);
                     let (ph, pt) = std::mem::take(&mut rest.1).split_at_mut(mh[mh.len() - 1].end - mh[0].start);
                     // (A chunk's batches: those whose place is among its manifolds.)
-                    let k = lanes.0.iter().take_while(|b| b.span().0 < o + n).count();
+                    let k = at.iter().take_while(|&&b| b < o + n).count();
+                    at = &at[k..];
                     let (bh, bt) = lanes.0.split_at(k);
                     let (sh, stail) = std::mem::take(&mut lanes.1).split_at_mut(k);
                     let (ch, ctail) = lanes.2.split_at(k);

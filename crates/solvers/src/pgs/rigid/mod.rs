@@ -431,6 +431,11 @@ pub(super) struct RigidSi {
     /// their rows change through a frame, and what the passes between the sweeps read of their
     /// points.
     batches: Vec<lanes::Batch>,
+    /// Each batch's first place in `order` (its [`lanes::Batch::span`]'s), apart from the
+    /// batches: a pass that cuts a colour into chunks finds each chunk's batches here without
+    /// reading a cache line of every batch on the calling thread (1.2–1.4 % of the 4,095-box
+    /// pyramid's two-thread frame, each pass).
+    batch_at: Vec<usize>,
     batch_state: Vec<lanes::BatchState>,
     batch_carried: Vec<lanes::BatchCarried>,
     /// Per point, whether its manifold is in a batch, which then holds what the point changes

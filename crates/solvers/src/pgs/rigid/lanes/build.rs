@@ -240,10 +240,12 @@ impl RigidSi {
         (self.manifolds, self.batched) = (manifolds, marks);
         // (A place not built is rare: its batch goes, the later ones move up.)
         let mut count = 0;
+        self.batch_at.clear();
         for i in 0..places.len() {
             if !built[i] {
                 continue;
             }
+            self.batch_at.push(places[i].0);
             if count != i {
                 batches.swap(count, i);
                 states.swap(count, i);

@@ -299,7 +299,7 @@ impl RigidSi {
             let mut k = 0;
             for span in self.colors.iter_mut() {
                 let first = k;
-                while self.batches.get(k).is_some_and(|b| span.m.0 <= b.o && b.o < span.m.1) {
+                while self.batch_at.get(k).is_some_and(|&o| span.m.0 <= o && o < span.m.1) {
                     k += 1;
                 }
                 span.batches = (first, k);
@@ -334,6 +334,8 @@ impl RigidSi {
             span.batches = (first, count);
         }
         batches.truncate(count);
+        self.batch_at.clear();
+        self.batch_at.extend(batches.iter().map(|b| b.o));
         self.batched.clear();
         self.batched.resize(self.points.len(), false);
         self.batched_points = 0;

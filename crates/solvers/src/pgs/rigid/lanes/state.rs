@@ -333,8 +333,8 @@ impl RigidSi {
             }
         };
         // On all threads, in pieces of consecutive batches, where each batch's manifolds follow
-        // one another and the batches' follow theirs (as the batches built from the contacts'
-        // runs do); else on the calling thread. (0.7 % of the 4,095-box pyramid's two-thread
+        // one another and the batches' follow theirs (the batches built from the contacts'
+        // runs); else on the calling thread. (0.7 % of the 4,095-box pyramid's two-thread
         // frame on the calling thread.)
         let (batches, states) = (&self.batches[..], &self.batch_state[..]);
         let step = (par_min() / 8).max(1);
@@ -342,7 +342,9 @@ impl RigidSi {
             let own = |b: &Batch| (0..b.n).all(|l| b.manifold[l] == b.manifold[0] + l);
             batches.iter().all(own) && batches.windows(2).all(|w| w[0].manifold[0] + w[0].n <= w[1].manifold[0])
         };
-        if batches.len() <= step || !consecutive() {
+        let follow = self.from_contacts;
+        debug_assert!(!follow || consecutive(), "the batches built from the contacts follow one another");
+        if batches.len() <= step || !follow {
             write(batches, states, &mut self.manifolds, 0);
             return;
         }
@@ -376,8 +378,8 @@ impl RigidSi {
             }
         };
         // On all threads, in pieces of consecutive batches, where the batches' points follow
-        // one another (as the batches built from the contacts' runs do), each piece writing
-        // its own points (on one thread, or else, one piece). (On the calling thread, 1.6 % of
+        // one another (the batches built from the contacts' runs), each piece writing its own
+        // points; else on the calling thread. (On the calling thread, 1.6 % of
         // the 4,095-box pyramid's two-thread frame.)
         let (batches, states) = (&self.batches[..], &self.batch_state[..]);
         let span = |b: &Batch| (b.start[0], b.start[b.n - 1] + b.len[b.n - 1]);
@@ -386,7 +388,11 @@ impl RigidSi {
             let lanes_follow = |b: &Batch| (1..b.n).all(|l| b.start[l] == b.start[l - 1] + b.len[l - 1]);
             batches.iter().all(lanes_follow) && batches.windows(2).all(|w| span(&w[0]).1 <= span(&w[1]).0)
         };
-        if batches.len() <= step || !consecutive() {
+        // (The batches built from the contacts' runs are so by construction; checking cost a
+        // serial pass over the batches.)
+        let follow = self.from_contacts;
+        debug_assert!(!follow || consecutive(), "the batches built from the contacts follow one another");
+        if batches.len() <= step || !follow {
             write(batches, states, warm, 0);
             return;
         }
