@@ -280,6 +280,42 @@ pub(super) fn soft_rows(
     }
 }
 
+/// `write` over the batches built from the contacts' runs and their states, with the items
+/// (points, contacts or manifolds, by index) they write: on all threads in pieces of
+/// consecutive batches, each piece given its own items `items[start..end]` (with `start`, the
+/// index of its first; the batches' items follow one another, `span` giving each batch's
+/// range), the pieces found from their first and last batches only; else (few batches, or
+/// batches built otherwise, `follow` false) all on the calling thread.
+fn for_batch_pieces<T: Send>(
+    (batches, states): (&[Batch], &[BatchState]),
+    items: &mut [T],
+    follow: bool,
+    span: impl Fn(&Batch) -> (usize, usize),
+    write: impl Fn(&[Batch], &[BatchState], &mut [T], usize) + Sync,
+) {
+    let step = (par_min() / 8).max(1);
+    if batches.len() <= step || !follow {
+        write(batches, states, items, 0);
+        return;
+    }
+    let mut pieces = Vec::with_capacity(batches.len() / step + 1);
+    let (mut rest, mut at) = (items, 0);
+    for (bs, ss) in batches.chunks(step).zip(states.chunks(step)) {
+        let (start, end) = (span(&bs[0]).0, span(&bs[bs.len() - 1]).1);
+        let (_, tail) = std::mem::take(&mut rest).split_at_mut(start - at);
+        let (own, tail) = tail.split_at_mut(end - start);
+        pieces.push((bs, ss, own, start));
+        (rest, at) = (tail, end);
+    }
+    pieces.into_par_iter().for_each(|(bs, ss, own, start)| write(bs, ss, own, start));
+}
+
+/// A batch's points, `start[0]..` its last lane's end (they follow one another when built from
+/// the contacts' runs).
+fn point_span(b: &Batch) -> (usize, usize) {
+    (b.start[0], b.start[b.n - 1] + b.len[b.n - 1])
+}
+
 impl RigidSi {
     /// Hands each batch its rows' state and carried fields from its points and manifolds
     /// (see this module's doc); the batches were just built.
@@ -337,28 +373,14 @@ impl RigidSi {
         // runs); else on the calling thread. (0.7 % of the 4,095-box pyramid's two-thread
         // frame on the calling thread.)
         let (batches, states) = (&self.batches[..], &self.batch_state[..]);
-        let step = (par_min() / 8).max(1);
         let consecutive = || {
             let own = |b: &Batch| (0..b.n).all(|l| b.manifold[l] == b.manifold[0] + l);
             batches.iter().all(own) && batches.windows(2).all(|w| w[0].manifold[0] + w[0].n <= w[1].manifold[0])
         };
         let follow = self.from_contacts;
         debug_assert!(!follow || consecutive(), "the batches built from the contacts follow one another");
-        if batches.len() <= step || !follow {
-            write(batches, states, &mut self.manifolds, 0);
-            return;
-        }
-        let mut pieces = Vec::with_capacity(batches.len() / step + 1);
-        let (mut rest, mut at) = (&mut self.manifolds[..], 0);
-        for (bs, ss) in batches.chunks(step).zip(states.chunks(step)) {
-            let last = &bs[bs.len() - 1];
-            let (start, end) = (bs[0].manifold[0], last.manifold[0] + last.n);
-            let (_, tail) = std::mem::take(&mut rest).split_at_mut(start - at);
-            let (own, tail) = tail.split_at_mut(end - start);
-            pieces.push((bs, ss, own, start));
-            (rest, at) = (tail, end);
-        }
-        pieces.into_par_iter().for_each(|(bs, ss, own, start)| write(bs, ss, own, start));
+        let span = |b: &Batch| (b.manifold[0], b.manifold[0] + b.n);
+        for_batch_pieces((batches, states), &mut self.manifolds, follow, span, write);
     }
 
     /// The batched points' normal impulses into the kept impulses `warm` (by contact, as
@@ -382,30 +404,15 @@ impl RigidSi {
         // points; else on the calling thread. (On the calling thread, 1.6 % of
         // the 4,095-box pyramid's two-thread frame.)
         let (batches, states) = (&self.batches[..], &self.batch_state[..]);
-        let span = |b: &Batch| (b.start[0], b.start[b.n - 1] + b.len[b.n - 1]);
-        let step = (par_min() / 8).max(1);
         let consecutive = || {
             let lanes_follow = |b: &Batch| (1..b.n).all(|l| b.start[l] == b.start[l - 1] + b.len[l - 1]);
-            batches.iter().all(lanes_follow) && batches.windows(2).all(|w| span(&w[0]).1 <= span(&w[1]).0)
+            batches.iter().all(lanes_follow) && batches.windows(2).all(|w| point_span(&w[0]).1 <= point_span(&w[1]).0)
         };
         // (The batches built from the contacts' runs are so by construction; checking cost a
         // serial pass over the batches.)
         let follow = self.from_contacts;
         debug_assert!(!follow || consecutive(), "the batches built from the contacts follow one another");
-        if batches.len() <= step || !follow {
-            write(batches, states, warm, 0);
-            return;
-        }
-        let mut pieces = Vec::with_capacity(batches.len() / step + 1);
-        let (mut rest, mut at) = (warm, 0);
-        for (bs, ss) in batches.chunks(step).zip(states.chunks(step)) {
-            let (start, end) = (span(&bs[0]).0, span(&bs[bs.len() - 1]).1);
-            let (_, tail) = std::mem::take(&mut rest).split_at_mut(start - at);
-            let (own, tail) = tail.split_at_mut(end - start);
-            pieces.push((bs, ss, own, start));
-            (rest, at) = (tail, end);
-        }
-        pieces.into_par_iter().for_each(|(bs, ss, own, start)| write(bs, ss, own, start));
+        for_batch_pieces((batches, states), warm, follow, point_span, write);
     }
 
     /// Whether every point is batched (the passes over the points alone then have nothing to
@@ -473,42 +480,26 @@ impl RigidSi {
     }
 
     /// Each batched contact's separation from its batch's state (the frame's last substep):
-    /// on all threads from 1,024 batches when the batches' points lie one batch after the
-    /// other (as built from the contacts), each batch's contacts split apart first; else on
-    /// the calling thread.
+    /// on all threads, in pieces of consecutive batches, where the batches' points follow one
+    /// another (the batches built from the contacts' runs), each piece's contacts split apart
+    /// first; else on the calling thread. (The pieces are found from their first and last
+    /// batches: a check and a split of every batch on the calling thread were 0.7 % of the
+    /// 4,095-box pyramid's two-thread frame.)
     fn batch_separations(&mut self) {
-        let write = |batch: &Batch, state: &BatchState, contacts: &mut [RigidContact], first: usize| {
-            for u in 0..batch.units {
-                for j in 0..2 {
-                    let sep = state.unit[u].s[j];
-                    for l in (0..W).filter(|&l| batch.holds(l, u)) {
-                        contacts[batch.point(l, u, j) - first].point.separation = sep.lane(l);
+        let write = |batches: &[Batch], states: &[BatchState], contacts: &mut [RigidContact], first: usize| {
+            for (batch, state) in batches.iter().zip(states) {
+                for u in 0..batch.units {
+                    for j in 0..2 {
+                        let sep = state.unit[u].s[j];
+                        for l in (0..W).filter(|&l| batch.holds(l, u)) {
+                            contacts[batch.point(l, u, j) - first].point.separation = sep.lane(l);
+                        }
                     }
                 }
             }
         };
-        let range = |b: &Batch| {
-            let first = (0..b.n).map(|l| b.start[l]).min().unwrap_or(0);
-            (first, (0..b.n).map(|l| b.start[l] + b.len[l]).max().unwrap_or(first))
-        };
-        let min = par_min() / 4;
-        let apart = || self.batches.windows(2).all(|w| range(&w[0]).1 <= range(&w[1]).0);
-        if self.batches.len() < min || !apart() {
-            for (batch, state) in self.batches.iter().zip(&self.batch_state) {
-                write(batch, state, &mut self.contacts, 0);
-            }
-            return;
-        }
-        let mut slices = Vec::with_capacity(self.batches.len());
-        let (mut rest, mut at) = (&mut self.contacts[..], 0);
-        for batch in &self.batches {
-            let (first, end) = range(batch);
-            let (own, others) = std::mem::take(&mut rest)[first - at..].split_at_mut(end - first);
-            slices.push((own, first));
-            (rest, at) = (others, end);
-        }
-        let rows = self.batches.par_iter().zip(self.batch_state.par_iter()).zip(slices.par_iter_mut());
-        rows.with_min_len(min).for_each(|((batch, state), (contacts, first))| write(batch, state, contacts, *first));
+        let (batches, states) = (&self.batches[..], &self.batch_state[..]);
+        for_batch_pieces((batches, states), &mut self.contacts, self.from_contacts, point_span, write);
     }
 
     /// The separation each batched point reaches at the end of the step at the current
