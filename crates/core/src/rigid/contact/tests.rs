@@ -145,3 +145,30 @@ fn recycled_contacts_follow_the_bodies_until_they_drift_too_far() {
     }
     assert_eq!(recycled(&scene, &states, &mut cache), fresh(&scene, &states));
 }
+
+/// The pairs a joint joins find no contacts, and a scratch kept from a call with a joint to one
+/// without (or the other way round) finds what a fresh one finds: the joined pairs are made
+/// again when the joints' pairs change.
+#[test]
+fn joined_pairs_follow_the_joints_of_each_call() {
+    let (free, states) = two_boxes();
+    let mut joined = free.clone();
+    joined.joints.push(crate::rigid::Joint {
+        kind: crate::rigid::JointKind::Ball,
+        a: 0,
+        b: Some(1),
+        anchor: Vec3::zeros(),
+        anchor_b: None,
+        compliance: 0.0,
+    });
+    let found = |scene: &crate::Scene, scratch: &mut ContactScratch| {
+        let n = rigid_contacts_parts(scene, &states, 0.02, scratch, None);
+        scratch.parts[..n].concat()
+    };
+    assert!(!fresh(&free, &states).is_empty(), "the free boxes touch");
+    assert!(fresh(&joined, &states).is_empty(), "the joined boxes find no contact");
+    let mut scratch = ContactScratch::default();
+    for scene in [&free, &joined, &joined, &free, &joined] {
+        assert_eq!(found(scene, &mut scratch), fresh(scene, &states));
+    }
+}
