@@ -298,11 +298,6 @@ impl RigidSi {
                 let (b0, b1) = span.batches;
                 let mut rest = (manifolds, &mut self.points[p0..p1]);
                 let mut lanes = (&self.batches[b0..b1], &mut self.batch_state[b0..b1], &self.batch_carried[b0..b1]);
-                debug_assert!(
-                    self.batch_at.len() == self.batches.len()
-                        && self.batch_at.iter().zip(&self.batches).all(|(&o, b)| o == b.span().0),
-                    "batch places"
-                );
                 let mut at = &self.batch_at[b0..b1];
                 let mut chunks = Vec::with_capacity((i1 - i0).div_ceil(CHUNK));
                 let mut o = span.m.0;

@@ -192,12 +192,14 @@ impl RigidSi {
         // the pairs: 1.3 % of the 4,095-box pyramid's run.) Any other step's are in the narrow
         // phase's order, grouped by first body, for `WarmMap::sort`.
         let placed = &self.sort_scratch.placed;
-        let by_place = placed.len() == manifolds.len();
+        let coloured = placed.len() == manifolds.len();
+        let by_run = coloured;
+        // (Tests: a coloured step's pairs in the narrow phase's order, sorted, as before.)
         #[cfg(test)]
-        let by_place = by_place && !self.warm.by_run_off;
-        let narrow = |r: usize| if by_place || placed.len() != manifolds.len() { r } else { placed[r] as usize };
+        let by_run = by_run && !self.warm.by_run_off;
+        let in_narrow_order = coloured && !by_run;
         fill(&mut pairs, manifolds.len(), min, |r| {
-            let m = &manifolds[narrow(r)];
+            let m = &manifolds[if in_narrow_order { placed[r] as usize } else { r }];
             let c = &contacts[m.start];
             let friction = m.t1 * m.lt1 + m.t2 * m.lt2;
             WarmPair { key: (c.a, c.b), points: (m.start, m.end), friction, twist: m.l_twist }
@@ -208,7 +210,7 @@ impl RigidSi {
         });
         self.batch_impulses_into(&mut warm);
         (self.warm.pairs, self.warm.points) = (pairs, warm);
-        if by_place {
+        if by_run {
             self.warm.keep_by_run(&self.sort_scratch.placed, self.sort_scratch.calls);
         } else {
             self.warm.sort(st.len());

@@ -65,11 +65,11 @@ pub(super) struct WarmMap {
     /// Whether `pairs` are in the order of the manifolds of the step that kept them (the
     /// sort by colour's order), unsorted: a step whose sort by colour finds the same pairs in
     /// the same order reads pair `r` of its manifold `r` ([`WarmMap::get_at`]) without a sort
-    /// or a search, and any other step sorts them first ([`WarmMap::ready`]). `narrow` is then
+    /// or a search, and any other step sorts them first ([`WarmMap::ready`]). `placement` is then
     /// each pair's place in that order by its place in the narrow phase's order (the sort by
     /// colour's `placed`), and `stamp` the sort by colour that made the order.
     by_run: bool,
-    narrow: Vec<u32>,
+    placement: Vec<u32>,
     stamp: u64,
     /// Tests: keep no pairs by manifold; and how many steps read them by manifold, and how
     /// many put them back and sorted them.
@@ -91,12 +91,12 @@ impl WarmMap {
     }
 
     /// Takes `pairs` as they are, in the order of the step's manifolds (the sort by colour
-    /// `stamp` made it from the narrow phase's order, its placement `narrow`), for
+    /// `stamp` made it from the narrow phase's order, `placement` its placement), for
     /// [`WarmMap::ready`] and [`WarmMap::get_at`]; the points are kept by contact as always.
-    pub(super) fn keep_by_run(&mut self, narrow: &[u32], stamp: u64) {
+    pub(super) fn keep_by_run(&mut self, placement: &[u32], stamp: u64) {
         self.by_run = true;
-        self.narrow.clear();
-        self.narrow.extend_from_slice(narrow);
+        self.placement.clear();
+        self.placement.extend_from_slice(placement);
         self.stamp = stamp;
         self.first.clear();
     }
@@ -123,9 +123,9 @@ impl WarmMap {
             self.counts.1 += 1;
         }
         self.by_run = false;
-        let (pairs, narrow) = (&self.pairs, &self.narrow);
-        if narrow.len() == pairs.len() {
-            super::fill(&mut self.placed, pairs.len(), super::par_min() / 4, |i| pairs[narrow[i] as usize]);
+        let (pairs, placement) = (&self.pairs, &self.placement);
+        if placement.len() == pairs.len() {
+            super::fill(&mut self.placed, pairs.len(), super::par_min() / 4, |i| pairs[placement[i] as usize]);
             std::mem::swap(&mut self.pairs, &mut self.placed);
         }
         self.sort(bodies);

@@ -305,6 +305,7 @@ impl RigidSi {
                 span.batches = (first, k);
             }
             debug_assert_eq!(k, self.batches.len(), "every batch inside a colour");
+            debug_assert!(self.batch_at.iter().zip(&self.batches).all(|(&o, b)| o == b.o), "each batch's place");
             return;
         }
         // (The last build's batches are written over in place, and the list cut to the count.)
