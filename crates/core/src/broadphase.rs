@@ -24,11 +24,26 @@ pub fn pairs(
     margin: f64,
     skip: impl Fn(usize, usize) -> bool + Sync,
 ) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    pairs_into(x, radius, margin, skip, &mut out);
+    out
+}
+
+/// [`pairs`] into `out` (its old contents dropped), whose memory is reused: a list kept from
+/// call to call is not allocated, touched and copied anew each time.
+pub fn pairs_into(
+    x: &[Vec3],
+    radius: &[f64],
+    margin: f64,
+    skip: impl Fn(usize, usize) -> bool + Sync,
+    out: &mut Vec<(usize, usize)>,
+) {
     use rayon::prelude::*;
     let balls: Vec<usize> = (0..x.len()).filter(|&i| radius[i] > 0.0).collect();
     let r_max = balls.iter().map(|&i| radius[i]).fold(0.0, f64::max);
     if balls.len() < 2 {
-        return Vec::new();
+        out.clear();
+        return;
     }
     let cell = 2.0 * r_max + margin.max(0.0);
     let key = |p: &Vec3| pack([coord(p.x, cell), coord(p.y, cell), coord(p.z, cell)]);
@@ -50,12 +65,16 @@ pub fn pairs(
         cells.push((first, end));
         first = end;
     }
-    // A run of cells, its cursors starting where the first cell's runs start.
-    let run = |cells: &[(usize, usize)], out: &mut Vec<(usize, usize)>| {
+    // A run of cells, its cursors starting where the first cell's runs start: each particle
+    // `i`'s pairs `(i, j)`, `j > i`, found together and sorted by `j` (a few each) into `out`,
+    // and each particle with pairs as `(i, start, end)` of `out` into `groups`.
+    let run = |cells: &[(usize, usize)], out: &mut Vec<(usize, usize)>, groups: &mut Vec<(usize, u32, u32)>| {
         let mut cursor = [usize::MAX; 9];
+        let mut runs = [(0, 0); 9];
         for &(first, end) in cells {
             let [cx, cy, cz] = unpack(binned[first].0);
-            for (slot, cursor) in cursor.iter_mut().enumerate() {
+            for (slot, (cursor, run)) in cursor.iter_mut().zip(runs.iter_mut()).enumerate() {
+                *run = (0, 0);
                 // (A neighbour outside the clamped range holds no particle.)
                 let (dx, dy) = ((slot / 3) as u64, (slot % 3) as u64);
                 let (nx, ny) = ((cx + dx).wrapping_sub(1), (cy + dy).wrapping_sub(1));
@@ -72,11 +91,16 @@ pub fn pairs(
                     at += 1;
                 }
                 *cursor = at;
-                for &(k, j) in &binned[at..] {
-                    if k > hi {
-                        break;
-                    }
-                    for &(_, i) in &binned[first..end] {
+                let mut to = at;
+                while to < binned.len() && binned[to].0 <= hi {
+                    to += 1;
+                }
+                *run = (at, to);
+            }
+            for &(_, i) in &binned[first..end] {
+                let start = out.len();
+                for &(a, b) in &runs {
+                    for &(_, j) in &binned[a..b] {
                         if j <= i {
                             continue;
                         }
@@ -86,62 +110,72 @@ pub fn pairs(
                         }
                     }
                 }
+                if out.len() > start {
+                    out[start..].sort_unstable_by_key(|&(_, j)| j);
+                    groups.push((i, start as u32, out.len() as u32));
+                }
             }
         }
     };
-    let mut out = Vec::new();
-    if parallel {
-        // Runs of cells on all threads, each run's pairs sorted there. A pair `(i, j)` comes
-        // from the run that holds `i`'s cell, so each `i`'s pairs lie in one run's list, in
-        // order: the lists' pieces are then gathered by `i` (the same list as the sort below;
-        // the sort of all the pairs on the calling thread was 1 % of the 4,095-box pyramid's
-        // two-thread frame).
-        let parts: Vec<Vec<(usize, usize)>> = cells
+    // Runs of cells, on all threads or on the calling one. A pair `(i, j)` comes from the run
+    // that holds `i`'s cell, all of `i`'s pairs together and in order, so the runs' groups are
+    // gathered by `i` into the sorted list: no sort of the pairs (a comparison sort of the
+    // 12,000 pairs of the 4,095-box pyramid was a third of the grid's time on one thread, and
+    // the sorts of each run's pairs kept two threads from going faster than one).
+    type Part = (Vec<(usize, usize)>, Vec<(usize, u32, u32)>);
+    let parts: Vec<Part> = if parallel {
+        cells
             .par_chunks(CELLS_PER_TASK)
             .map(|chunk| {
-                let mut part = Vec::new();
-                run(chunk, &mut part);
-                part.sort_unstable();
+                let mut part = (Vec::new(), Vec::new());
+                run(chunk, &mut part.0, &mut part.1);
                 part
             })
-            .collect();
-        // Per `i`, its pairs' part and range there.
-        let mut at = vec![(0u32, 0u32, 0u32); x.len()];
-        for (p, part) in parts.iter().enumerate() {
-            let mut k = 0;
-            while k < part.len() {
-                let i = part[k].0;
-                let end = k + part[k..].iter().take_while(|q| q.0 == i).count();
-                at[i] = (p as u32, k as u32, end as u32);
-                k = end;
-            }
-        }
-        // The gather in tasks of `GATHER_FIRSTS` first indices, each into its own slice of the
-        // list (where each task's pairs start is summed first).
-        let mut starts = Vec::with_capacity(at.len().div_ceil(GATHER_FIRSTS) + 1);
-        let mut total = 0;
-        for (k, &(_, lo, hi)) in at.iter().enumerate() {
-            if k % GATHER_FIRSTS == 0 {
-                starts.push(total);
-            }
-            total += (hi - lo) as usize;
-        }
-        starts.push(total);
-        out.resize(total, (0, 0));
-        let slices = consecutive_slices(&mut out, starts.windows(2).map(|w| w[1] - w[0]));
-        slices.into_par_iter().zip(at.par_chunks(GATHER_FIRSTS)).for_each(|(to, firsts)| {
-            let mut k = 0;
-            for &(p, lo, hi) in firsts {
-                let piece = &parts[p as usize][lo as usize..hi as usize];
-                to[k..k + piece.len()].copy_from_slice(piece);
-                k += piece.len();
-            }
-        });
+            .collect()
     } else {
-        run(&cells, &mut out);
-        out = sorted_pairs(out.iter(), x.len());
+        let mut part = (Vec::new(), Vec::new());
+        run(&cells, &mut part.0, &mut part.1);
+        vec![part]
+    };
+    // Per `i`, its pairs' part and range there.
+    let mut at = vec![(0u32, 0u32, 0u32); x.len()];
+    for (p, (_, groups)) in parts.iter().enumerate() {
+        for &(i, lo, hi) in groups {
+            at[i] = (p as u32, lo, hi);
+        }
     }
-    out
+    let piece = |&(p, lo, hi): &(u32, u32, u32)| &parts[p as usize].0[lo as usize..hi as usize];
+    if !parallel {
+        out.clear();
+        out.reserve(parts[0].0.len());
+        for a in &at {
+            out.extend_from_slice(piece(a));
+        }
+        return;
+    }
+    // The gather in tasks of `GATHER_FIRSTS` first indices, each into its own slice of the
+    // list (where each task's pairs start is summed first).
+    let mut starts = Vec::with_capacity(at.len().div_ceil(GATHER_FIRSTS) + 1);
+    let mut total = 0;
+    for (k, &(_, lo, hi)) in at.iter().enumerate() {
+        if k % GATHER_FIRSTS == 0 {
+            starts.push(total);
+        }
+        total += (hi - lo) as usize;
+    }
+    starts.push(total);
+    // (Every place is written over below: a list kept from the last call keeps its length, so
+    // that only the change in count is written here.)
+    out.resize(total, (0, 0));
+    let slices = consecutive_slices(out, starts.windows(2).map(|w| w[1] - w[0]));
+    slices.into_par_iter().zip(at.par_chunks(GATHER_FIRSTS)).for_each(|(to, firsts)| {
+        let mut k = 0;
+        for a in firsts {
+            let piece = piece(a);
+            to[k..k + piece.len()].copy_from_slice(piece);
+            k += piece.len();
+        }
+    });
 }
 
 /// Bits of each cell coordinate in a packed cell key ([`pack`]).
@@ -170,16 +204,6 @@ fn pack([x, y, z]: [u64; 3]) -> u64 {
 /// The coordinates of a cell key ([`pack`]).
 fn unpack(key: u64) -> [u64; 3] {
     [key >> (2 * COORD_BITS), (key >> COORD_BITS) & COORD_MAX, key & COORD_MAX]
-}
-
-/// The pairs `(i, j)`, `i < n`, in order (as `sort_unstable` orders them), by
-/// [`sort_by_first_index`] (the calling thread's path of [`pairs`]): a comparison sort of the
-/// 12,000 pairs of the 4,095-box pyramid took about a third of the grid's time (some 0.6 of
-/// 1.8 ms a call).
-fn sorted_pairs<'a>(pairs: impl Iterator<Item = &'a (usize, usize)> + Clone, n: usize) -> Vec<(usize, usize)> {
-    let (mut start, mut next, mut out) = (Vec::new(), Vec::new(), Vec::new());
-    sort_by_first_index(pairs, n, |&(i, _)| i, |&p| p, (&mut start, &mut next), &mut out);
-    out
 }
 
 /// `items`, each with a first index `first(item) < n`, sorted into `out` by `key` (whose order
@@ -261,11 +285,11 @@ pub fn sphere_pairs(x: &[Vec3], radius: &[f64], margin: f64) -> Vec<(usize, usiz
 /// [`sphere_pairs`] into `out` (cleared first), whose memory is reused (the grid's path, above
 /// [`ALL_PAIRS_BODIES`], still builds its own lists each call).
 pub fn sphere_pairs_into(x: &[Vec3], radius: &[f64], margin: f64, out: &mut Vec<(usize, usize)>) {
-    out.clear();
     if x.len() <= ALL_PAIRS_BODIES {
+        out.clear();
         all_pairs(x, radius, margin, out);
     } else {
-        out.extend(sphere_pairs_grid(x, radius, margin));
+        sphere_pairs_grid_into(x, radius, margin, out);
     }
 }
 
@@ -354,11 +378,18 @@ pub fn sphere_pairs_kept(x: &[Vec3], radius: &[f64], margin: f64, kept: &mut Kep
         let reach = radius[i] + radius[j] + margin;
         (x[i] - x[j]).norm_squared() <= reach * reach
     };
-    out.clear();
     if parallel {
-        // (A parallel extension keeps the order.)
-        out.par_extend(kept.pairs.par_iter().with_min_len(PARALLEL_BALLS).copied().filter(touch));
+        // Each task's pieces filtered into its own list, then copied into place on all threads
+        // (the same order; a parallel extension of the filter gathered its pieces on the calling
+        // thread and took longer on two threads than on one).
+        let parts: Vec<Vec<(usize, usize)>> =
+            kept.pairs.par_chunks(PARALLEL_BALLS).map(|c| c.iter().copied().filter(touch).collect()).collect();
+        // (Every place is written over below.)
+        out.resize(parts.iter().map(Vec::len).sum(), (0, 0));
+        let slices = consecutive_slices(out, parts.iter().map(Vec::len));
+        slices.into_par_iter().zip(&parts).for_each(|(to, from)| to.copy_from_slice(from));
     } else {
+        out.clear();
         out.extend(kept.pairs.iter().copied().filter(touch));
     }
 }
@@ -370,13 +401,21 @@ pub const ALL_PAIRS_BODIES: usize = 128;
 
 /// [`sphere_pairs`] on the grid at any count (the tests compare it with the all-pairs loop).
 pub fn sphere_pairs_grid(x: &[Vec3], radius: &[f64], margin: f64) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    sphere_pairs_grid_into(x, radius, margin, &mut out);
+    out
+}
+
+/// [`sphere_pairs_grid`] into `out` (its old contents dropped), whose memory is reused.
+fn sphere_pairs_grid_into(x: &[Vec3], radius: &[f64], margin: f64, out: &mut Vec<(usize, usize)>) {
     let n = x.len();
     if n < 2 {
-        return Vec::new();
+        out.clear();
+        return;
     }
+    // (The median by selection, not a sort of all the radii.)
     let mut sorted: Vec<f64> = radius.to_vec();
-    sorted.sort_unstable_by(f64::total_cmp);
-    let limit = 4.0 * sorted[n / 2];
+    let limit = 4.0 * *sorted.select_nth_unstable_by(n / 2, f64::total_cmp).1;
     let large: Vec<usize> = (0..n).filter(|&i| radius[i] > limit || radius[i].is_nan()).collect();
     let small_radius: Vec<f64> = (0..n).map(|i| if radius[i] <= limit { radius[i] } else { 0.0 }).collect();
     // The grid keeps pairs strictly below its reach; a slightly wider reach, then the exact
@@ -387,7 +426,7 @@ pub fn sphere_pairs_grid(x: &[Vec3], radius: &[f64], margin: f64) -> Vec<(usize,
         (x[i] - x[j]).norm_squared() <= reach * reach
     };
     // (The exact test as `pairs`' filter: the same pairs as filtering its list, on all threads.)
-    let mut out: Vec<(usize, usize)> = pairs(x, &small_radius, wide, |i, j| !touch(i, j));
+    pairs_into(x, &small_radius, wide, |i, j| !touch(i, j), out);
     for &l in &large {
         for k in 0..n {
             // A pair of two large spheres is found once, from the lower index.
@@ -399,7 +438,6 @@ pub fn sphere_pairs_grid(x: &[Vec3], radius: &[f64], margin: f64) -> Vec<(usize,
     if !large.is_empty() {
         out.sort_unstable();
     }
-    out
 }
 
 /// The all-pairs loop of [`sphere_pairs`] (its path for few spheres, and its reference in the
