@@ -22,6 +22,21 @@
 //! Writes `results/rigid_threads/threads.csv` (every run, with the status its `meta.json` gives:
 //! `ok`, or `torn` for a run in which a joint opened past half its length and that ran on), `table.md`
 //! (the status of each scene and solver beside its times) and `meta.json`.
+//!
+//! ```sh
+//! cargo run --release -p solverlab-benches --bin rigid_threads -- --lockstep [--only KEY,…]
+//! ```
+//!
+//! `--lockstep` pairs the two thread counts frame by frame instead: on a shared host whose speed
+//! drifts from second to second, two runs one after the other meet different spells of it (on
+//! one host the rounds' ratios of the 4,095-box pyramid ran from 1.55 to 1.84 within minutes).
+//! For each scene and solver, two threads of this process each hold their own pool (1 and 2
+//! threads), their own solver and their own `Simulation` stepped as `simulate` steps it (its
+//! workers kept awake through each frame), and take turns, one frame each, so that a frame on
+//! one thread and the same frame on two run within milliseconds of each other. A frame's time
+//! is its `solve_seconds + integrate_seconds`; the speedup is the median over the frames after
+//! the first [`SKIP`] of the frame's 1-thread time over its 2-thread time. The two simulations
+//! must end in the same state. Writes `lockstep.csv` (every frame) and `lockstep.md`.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -80,20 +95,26 @@ enum Mode {
     Measure(usize, Vec<String>),
     /// A child run: scene key, preset, output folder.
     Child(String, String, PathBuf),
+    /// The frame-by-frame pairing (`--lockstep`): the scene keys (all when empty).
+    Lockstep(Vec<String>),
 }
 
 fn mode() -> Result<Mode, String> {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let usage = || format!("usage: rigid_threads [--rounds N] [--only KEY,…]; got `{}`", args.join(" "));
+    let usage = || format!("usage: rigid_threads [--rounds N | --lockstep] [--only KEY,…]; got `{}`", args.join(" "));
     if args.first().map(String::as_str) == Some("--child") {
         return match &args[1..] {
             [scene, preset, out] => Ok(Mode::Child(scene.clone(), preset.clone(), PathBuf::from(out))),
             _ => Err(usage()),
         };
     }
-    let (mut rounds, mut only) = (3usize, Vec::new());
-    let mut it = args.iter();
+    let (mut rounds, mut only, mut lockstep) = (3usize, Vec::new(), false);
+    let mut it = args.iter().peekable();
     while let Some(flag) = it.next() {
+        if flag == "--lockstep" {
+            lockstep = true;
+            continue;
+        }
         match (flag.as_str(), it.next()) {
             ("--rounds", Some(n)) => {
                 rounds = n
@@ -114,7 +135,7 @@ fn mode() -> Result<Mode, String> {
             _ => return Err(usage()),
         }
     }
-    Ok(Mode::Measure(rounds, only))
+    Ok(if lockstep { Mode::Lockstep(only) } else { Mode::Measure(rounds, only) })
 }
 
 fn scene(key: &str) -> Result<&'static ThreadScene, String> {
@@ -162,6 +183,25 @@ fn run(key: &str, preset: &str, threads: usize, dir: &Path) -> Result<(f64, Stri
     Ok(((means[0] + means[1]) * 1e3, field("final_state_hash"), field("status")))
 }
 
+/// The checkout's commit, for the metadata.
+fn head_commit() -> String {
+    std::process::Command::new("git")
+        .args(["rev-parse", "HEAD"])
+        .output()
+        .ok()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .unwrap_or_default()
+}
+
+/// Today's date, for the metadata.
+fn today() -> String {
+    let days = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| (d.as_secs() / 86_400) as i64)
+        .unwrap_or(0);
+    solverlab_cli::date(days)
+}
+
 fn median(xs: &[f64]) -> f64 {
     let mut s = xs.to_vec();
     s.sort_by(f64::total_cmp);
@@ -173,9 +213,171 @@ fn median(xs: &[f64]) -> f64 {
     }
 }
 
+/// Frames a simulation of [`lockstep`] steps in a turn: the first of each is left out of the
+/// speedup, since it starts on caches that hold the other simulation (on the 4,095-box pyramid,
+/// whose rows take some 20 MB, turns of one frame each made two threads only 1.3 times as fast
+/// as one).
+const BLOCK: u64 = 5;
+
+/// What a stepping thread of [`lockstep`] is told.
+enum Turn {
+    /// Step one frame and send back its time (ms).
+    Frame,
+    /// Send back the final state hash and stop.
+    Done,
+}
+
+/// A stepping thread's ends: where its turns go, and where its answers come back (a frame's time
+/// in ms, or the final state hash's bits).
+type Stepper = (std::sync::mpsc::Sender<Turn>, std::sync::mpsc::Receiver<Result<f64, String>>);
+
+/// A thread that owns a pool of `threads` threads (itself one of them), a solver and a
+/// `Simulation` of scene `s` under `preset`, and steps a frame at each [`Turn::Frame`].
+fn stepper(s: &'static ThreadScene, preset: &'static str, threads: usize) -> Result<Stepper, String> {
+    let (turn_tx, turn_rx) = std::sync::mpsc::channel::<Turn>();
+    let (out_tx, out_rx) = std::sync::mpsc::channel::<Result<f64, String>>();
+    std::thread::spawn(move || {
+        let send = |r: Result<f64, String>| {
+            let _ = out_tx.send(r);
+        };
+        let pool = match rayon::ThreadPoolBuilder::new().num_threads(threads).use_current_thread().build() {
+            Ok(p) => p,
+            Err(e) => return send(Err(format!("a pool of {threads} threads: {e}"))),
+        };
+        debug_assert_eq!(pool.current_num_threads(), threads);
+        let made = (|| {
+            let sets: Vec<String> = s.sets.iter().map(|x| x.to_string()).collect();
+            let scene = solverlab_scenes::resolve(s.builtin, &sets).map_err(|e| e.to_string())?;
+            let table: toml::Table = toml::from_str(&format!("solver = {preset}"))
+                .map_err(|e| e.to_string())
+                .and_then(|mut t: toml::Table| match t.remove("solver") {
+                    Some(toml::Value::Table(t)) => Ok(t),
+                    _ => Err(format!("`{preset}` is not a solver table")),
+                })?;
+            let config = Registry::builtin().parse(&table).map_err(|e| e.to_string())?;
+            Ok::<_, String>((scene, config))
+        })();
+        let (scene, config) = match made {
+            Ok(m) => m,
+            Err(e) => return send(Err(format!("{} under {}: {e}", s.key, label(preset)))),
+        };
+        let mut solver = match config.build(&label(preset)) {
+            Ok(b) => b,
+            Err(e) => return send(Err(e.to_string())),
+        };
+        let substeps = config.default_substeps();
+        let mut sim = match solverlab_core::sim::Simulation::new(&scene, solver.as_mut(), scene.dt, substeps) {
+            Ok(sim) => sim,
+            Err(e) => return send(Err(e.to_string())),
+        };
+        // (As `simulate` runs alone: the pool's other threads held through each frame.)
+        sim.keep_workers_awake(true);
+        send(Ok(0.0));
+        while let Ok(turn) = turn_rx.recv() {
+            match turn {
+                Turn::Frame => {
+                    // (This thread is one of the pool's, `use_current_thread`: its work runs there.)
+                    let r = sim.step_frame(&mut solverlab_core::NullObserver);
+                    // (A torn joint grid runs on, as in `simulate`: a tear is no error here.)
+                    send(r.map(|r| (r.solve_seconds + r.integrate_seconds) * 1e3).map_err(|e| e.to_string()));
+                }
+                // (The hash's bits carried in an f64, compared bit for bit.)
+                Turn::Done => return send(Ok(f64::from_bits(solverlab_core::hash::state_hash(&sim.state)))),
+            }
+        }
+    });
+    out_rx.recv().map_err(|e| e.to_string())??;
+    Ok((turn_tx, out_rx))
+}
+
+/// `--lockstep` (see the crate docs): the two thread counts stepped in turns, frame by frame.
+fn lockstep(only: &[String]) -> Result<(), String> {
+    let t0 = Instant::now();
+    let scenes: Vec<&'static ThreadScene> =
+        SCENES.iter().filter(|s| only.is_empty() || only.iter().any(|k| k == s.key)).collect();
+    let mut rows = String::from("scene,solver,frame,ms_1_thread,ms_2_threads\n");
+    let mut table = String::from(
+        "| scene | solver | frames | 1 thread | 2 threads | speedup | frames' speedups (quartiles) | final state hash |\n|---|---|---:|---:|---:|---:|---|---|\n",
+    );
+    for s in &scenes {
+        for preset in PRESETS.iter().filter(|p| p.contains("colored")) {
+            let name = label(preset);
+            let one = stepper(s, preset, 1)?;
+            let two = stepper(s, preset, 2)?;
+            let step = |(tx, rx): &Stepper, turn: Turn| {
+                tx.send(turn).map_err(|e| e.to_string())?;
+                rx.recv().map_err(|e| e.to_string())?
+            };
+            let (mut ones, mut twos, mut ratios) = (Vec::new(), Vec::new(), Vec::new());
+            let mut frame = 0;
+            while frame < s.frames {
+                // A block of frames each; which count goes first alternates, so that neither
+                // always follows the other.
+                let n = BLOCK.min(s.frames - frame);
+                let block = |who: &_| (0..n).map(|_| step(who, Turn::Frame)).collect::<Result<Vec<f64>, String>>();
+                let (a, b) = if (frame / BLOCK).is_multiple_of(2) {
+                    let a = block(&one)?;
+                    (a, block(&two)?)
+                } else {
+                    let b = block(&two)?;
+                    (block(&one)?, b)
+                };
+                for (k, (a, b)) in a.into_iter().zip(b).enumerate() {
+                    frame += 1;
+                    rows += &format!("{},{name},{frame},{},{}\n", s.key, num(a), num(b));
+                    // (A block's first frame finds the caches holding the other simulation.)
+                    if frame > SKIP && k > 0 {
+                        ones.push(a);
+                        twos.push(b);
+                        ratios.push(a / b);
+                    }
+                }
+            }
+            let (h1, h2) = (step(&one, Turn::Done)?, step(&two, Turn::Done)?);
+            if h1.to_bits() != h2.to_bits() {
+                return Err(format!("{} under {name}: 1 and 2 threads ended in different states", s.key));
+            }
+            let mut sorted = ratios.clone();
+            sorted.sort_by(f64::total_cmp);
+            let q = |f: f64| sorted.get(((sorted.len() - 1) as f64 * f).round() as usize).copied().unwrap_or(f64::NAN);
+            let line = format!(
+                "| {} | {name} | {} | {:.3} ms | {:.3} ms | **{:.2}×** | {:.2}, {:.2}, {:.2} | {:016x} |\n",
+                s.key,
+                s.frames,
+                median(&ones),
+                median(&twos),
+                median(&ratios),
+                q(0.25),
+                q(0.5),
+                q(0.75),
+                h1.to_bits()
+            );
+            eprint!("{line}");
+            table += &line;
+        }
+    }
+    let out = Path::new("results/rigid_threads");
+    std::fs::create_dir_all(out).map_err(|e| format!("{}: {e}", out.display()))?;
+    let write = |name: &str, text: &str| write_atomic(&out.join(name), text).map_err(|e| format!("{name}: {e}"));
+    write("lockstep.csv", &rows)?;
+    write("lockstep.md", &table)?;
+    let meta = format!(
+        "{{\n  \"experiment\": \"rigid_threads --lockstep\",\n  \"command\": \"cargo run --release -p solverlab-benches --bin rigid_threads -- --lockstep\",\n  \"date\": \"{}\",\n  \"commit\": \"{}\",\n  \"block_frames\": {BLOCK},\n  \"skip_frames\": {SKIP},\n  \"cores\": {},\n  \"seconds\": {:.1},\n  \"speedup\": \"median over the frames after the first {SKIP}, each block's first left out, of the frame's 1-thread time over its 2-thread time (solve_seconds + integrate_seconds)\"\n}}\n",
+        today(),
+        head_commit(),
+        std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
+        t0.elapsed().as_secs_f64()
+    );
+    write("lockstep.json", &meta)?;
+    print!("{table}");
+    eprintln!("wrote {}/lockstep.csv, lockstep.md and lockstep.json", out.display());
+    Ok(())
+}
+
 fn main() -> Result<(), String> {
     let (rounds, only) = match mode()? {
         Mode::Child(key, preset, out) => return child(&key, &preset, &out),
+        Mode::Lockstep(only) => return lockstep(&only),
         Mode::Measure(rounds, only) => (rounds, only),
     };
     let t0 = Instant::now();
@@ -229,19 +431,10 @@ fn main() -> Result<(), String> {
     let write = |name: &str, text: &str| write_atomic(&out.join(name), text).map_err(|e| format!("{name}: {e}"));
     write("threads.csv", &rows)?;
     write("table.md", &table)?;
-    let commit = std::process::Command::new("git")
-        .args(["rev-parse", "HEAD"])
-        .output()
-        .ok()
-        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
-        .unwrap_or_default();
-    let days = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| (d.as_secs() / 86_400) as i64)
-        .unwrap_or(0);
+    let commit = head_commit();
     let meta = format!(
         "{{\n  \"experiment\": \"rigid_threads\",\n  \"command\": \"cargo run --release -p solverlab-benches --bin rigid_threads -- --rounds {rounds}\",\n  \"date\": \"{}\",\n  \"commit\": \"{commit}\",\n  \"rounds\": {rounds},\n  \"skip_frames\": {SKIP},\n  \"cores\": {},\n  \"seconds\": {:.1},\n  \"time\": \"mean solve_seconds + integrate_seconds per frame after the first frames, median over rounds; each run a `simulate` child process with RAYON_NUM_THREADS=1 or 2\",\n  \"speedup\": \"median over rounds of the round's 1-thread time over its 2-thread time\"\n}}\n",
-        solverlab_cli::date(days),
+        today(),
         std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
         t0.elapsed().as_secs_f64()
     );
