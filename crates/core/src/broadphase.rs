@@ -556,6 +556,38 @@ mod tests {
         }
     }
 
+    /// A list kept from call to call (`pairs_into`, `sphere_pairs_into`) holds exactly the
+    /// pairs of a fresh one, whether it held more pairs, fewer or none before: on one thread and
+    /// on two (where the gather writes over a list that keeps its length).
+    #[test]
+    fn a_kept_list_gets_the_pairs_of_a_fresh_one() {
+        let mut rng = Rng::new(23);
+        for threads in [1, 2] {
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+            let (mut kept, mut kept_spheres) = (Vec::new(), Vec::new());
+            // (Dense, sparse, dense again: the list grows, shrinks and grows.)
+            for (call, spread) in [1.2, 4.0, 1.0, 6.0].into_iter().enumerate() {
+                let n = 1_500;
+                let x: Vec<Vec3> = (0..n)
+                    .map(|_| Vec3::new(rng.next_f64() - 0.5, rng.next_f64() - 0.5, rng.next_f64() - 0.5) * spread)
+                    .collect();
+                let radius: Vec<f64> =
+                    (0..n).map(|k| if k == 11 { 0.6 } else { 0.03 + 0.03 * rng.next_f64() }).collect();
+                pool.install(|| {
+                    pairs_into(&x, &radius, 0.01, |_, _| false, &mut kept);
+                    sphere_pairs_into(&x, &radius, 0.01, &mut kept_spheres);
+                });
+                assert_eq!(kept, pairs_brute_force(&x, &radius, 0.01), "{threads} thread(s), call {call}");
+                assert_eq!(
+                    kept_spheres,
+                    sphere_pairs_brute_force(&x, &radius, 0.01),
+                    "{threads} thread(s), call {call}"
+                );
+                assert!(!kept.is_empty(), "call {call}: no pairs to compare");
+            }
+        }
+    }
+
     /// Property: bounding spheres of mixed sizes (a few up to 100 times the others, as a slab
     /// or a heavy box among small bodies; some exactly touching) give exactly the all-pairs
     /// loop's pairs.
