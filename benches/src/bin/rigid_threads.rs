@@ -43,7 +43,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use solverlab_benches::product::{run_child, step_means};
-use solverlab_cli::{num, write_atomic, CliError, Simulate};
+use solverlab_cli::{num, parse_solver, write_atomic, CliError, Simulate};
 use solverlab_solvers::Registry;
 
 /// One scene: its key, the builtin and its parameters, and the frames per run.
@@ -221,23 +221,33 @@ const BLOCK: u64 = 5;
 
 /// What a stepping thread of [`lockstep`] is told.
 enum Turn {
-    /// Step one frame and send back its time (ms).
+    /// Step one frame and send back [`Answer::Frame`].
     Frame,
-    /// Send back the final state hash and stop.
+    /// Send back [`Answer::Done`] and stop.
     Done,
 }
 
-/// A stepping thread's ends: where its turns go, and where its answers come back (a frame's time
-/// in ms, or the final state hash's bits).
-type Stepper = (std::sync::mpsc::Sender<Turn>, std::sync::mpsc::Receiver<Result<f64, String>>);
+/// What a stepping thread of [`lockstep`] answers.
+enum Answer {
+    /// It is ready to step.
+    Ready,
+    /// A frame's `solve_seconds + integrate_seconds` (ms), and whether it tore (as `simulate`
+    /// judges a tear: the run goes on and ends `torn`).
+    Frame(f64, bool),
+    /// The final state hash.
+    Done(u64),
+}
+
+/// A stepping thread's ends: where its turns go, and where its answers come back.
+type Stepper = (std::sync::mpsc::Sender<Turn>, std::sync::mpsc::Receiver<Result<Answer, String>>);
 
 /// A thread that owns a pool of `threads` threads (itself one of them), a solver and a
 /// `Simulation` of scene `s` under `preset`, and steps a frame at each [`Turn::Frame`].
 fn stepper(s: &'static ThreadScene, preset: &'static str, threads: usize) -> Result<Stepper, String> {
     let (turn_tx, turn_rx) = std::sync::mpsc::channel::<Turn>();
-    let (out_tx, out_rx) = std::sync::mpsc::channel::<Result<f64, String>>();
+    let (out_tx, out_rx) = std::sync::mpsc::channel::<Result<Answer, String>>();
     std::thread::spawn(move || {
-        let send = |r: Result<f64, String>| {
+        let send = |r: Result<Answer, String>| {
             let _ = out_tx.send(r);
         };
         let pool = match rayon::ThreadPoolBuilder::new().num_threads(threads).use_current_thread().build() {
@@ -248,13 +258,8 @@ fn stepper(s: &'static ThreadScene, preset: &'static str, threads: usize) -> Res
         let made = (|| {
             let sets: Vec<String> = s.sets.iter().map(|x| x.to_string()).collect();
             let scene = solverlab_scenes::resolve(s.builtin, &sets).map_err(|e| e.to_string())?;
-            let table: toml::Table = toml::from_str(&format!("solver = {preset}"))
-                .map_err(|e| e.to_string())
-                .and_then(|mut t: toml::Table| match t.remove("solver") {
-                    Some(toml::Value::Table(t)) => Ok(t),
-                    _ => Err(format!("`{preset}` is not a solver table")),
-                })?;
-            let config = Registry::builtin().parse(&table).map_err(|e| e.to_string())?;
+            // (The solver as `simulate`'s `--solver` reads it.)
+            let (_, config) = parse_solver(preset, &Registry::builtin()).map_err(|e| e.message().to_string())?;
             Ok::<_, String>((scene, config))
         })();
         let (scene, config) = match made {
@@ -272,41 +277,53 @@ fn stepper(s: &'static ThreadScene, preset: &'static str, threads: usize) -> Res
         };
         // (As `simulate` runs alone: the pool's other threads held through each frame.)
         sim.keep_workers_awake(true);
-        send(Ok(0.0));
+        send(Ok(Answer::Ready));
         while let Ok(turn) = turn_rx.recv() {
             match turn {
                 Turn::Frame => {
                     // (This thread is one of the pool's, `use_current_thread`: its work runs there.)
                     let r = sim.step_frame(&mut solverlab_core::NullObserver);
                     // (A torn joint grid runs on, as in `simulate`: a tear is no error here.)
-                    send(r.map(|r| (r.solve_seconds + r.integrate_seconds) * 1e3).map_err(|e| e.to_string()));
+                    send(
+                        r.map(|r| {
+                            Answer::Frame((r.solve_seconds + r.integrate_seconds) * 1e3, sim.tear(&r.metrics).is_some())
+                        })
+                        .map_err(|e| e.to_string()),
+                    );
                 }
-                // (The hash's bits carried in an f64, compared bit for bit.)
-                Turn::Done => return send(Ok(f64::from_bits(solverlab_core::hash::state_hash(&sim.state)))),
+                Turn::Done => return send(Ok(Answer::Done(solverlab_core::hash::state_hash(&sim.state)))),
             }
         }
     });
-    out_rx.recv().map_err(|e| e.to_string())??;
-    Ok((turn_tx, out_rx))
+    match out_rx.recv().map_err(|e| e.to_string())?? {
+        Answer::Ready => Ok((turn_tx, out_rx)),
+        _ => Err("a stepping thread answered out of turn".into()),
+    }
 }
 
 /// `--lockstep` (see the crate docs): the two thread counts stepped in turns, frame by frame.
 fn lockstep(only: &[String]) -> Result<(), String> {
     let t0 = Instant::now();
-    let scenes: Vec<&'static ThreadScene> =
-        SCENES.iter().filter(|s| only.is_empty() || only.iter().any(|k| k == s.key)).collect();
     let mut rows = String::from("scene,solver,frame,ms_1_thread,ms_2_threads\n");
     let mut table = String::from(
-        "| scene | solver | frames | 1 thread | 2 threads | speedup | frames' speedups (quartiles) | final state hash |\n|---|---|---:|---:|---:|---:|---|---|\n",
+        "| scene | solver | frames | status | 1 thread | 2 threads | speedup | frames' speedups (quartiles) | final state hash |\n|---|---|---:|---|---:|---:|---:|---|---|\n",
     );
-    for s in &scenes {
+    for s in chosen(only) {
         for preset in PRESETS.iter().filter(|p| p.contains("colored")) {
             let name = label(preset);
             let one = stepper(s, preset, 1)?;
             let two = stepper(s, preset, 2)?;
-            let step = |(tx, rx): &Stepper, turn: Turn| {
+            let ask = |(tx, rx): &Stepper, turn: Turn| {
                 tx.send(turn).map_err(|e| e.to_string())?;
                 rx.recv().map_err(|e| e.to_string())?
+            };
+            let mut torn = false;
+            let mut step = |who: &Stepper| match ask(who, Turn::Frame)? {
+                Answer::Frame(ms, tore) => {
+                    torn |= tore;
+                    Ok(ms)
+                }
+                _ => Err(format!("{} under {name}: a stepping thread answered out of turn", s.key)),
             };
             let (mut ones, mut twos, mut ratios) = (Vec::new(), Vec::new(), Vec::new());
             let mut frame = 0;
@@ -314,7 +331,7 @@ fn lockstep(only: &[String]) -> Result<(), String> {
                 // A block of frames each; which count goes first alternates, so that neither
                 // always follows the other.
                 let n = BLOCK.min(s.frames - frame);
-                let block = |who: &_| (0..n).map(|_| step(who, Turn::Frame)).collect::<Result<Vec<f64>, String>>();
+                let mut block = |who: &Stepper| (0..n).map(|_| step(who)).collect::<Result<Vec<f64>, String>>();
                 let (a, b) = if (frame / BLOCK).is_multiple_of(2) {
                     let a = block(&one)?;
                     (a, block(&two)?)
@@ -333,44 +350,85 @@ fn lockstep(only: &[String]) -> Result<(), String> {
                     }
                 }
             }
-            let (h1, h2) = (step(&one, Turn::Done)?, step(&two, Turn::Done)?);
-            if h1.to_bits() != h2.to_bits() {
-                return Err(format!("{} under {name}: 1 and 2 threads ended in different states", s.key));
-            }
+            let hash = match (ask(&one, Turn::Done)?, ask(&two, Turn::Done)?) {
+                (Answer::Done(a), Answer::Done(b)) if a == b => a,
+                (Answer::Done(_), Answer::Done(_)) => {
+                    return Err(format!("{} under {name}: 1 and 2 threads ended in different states", s.key))
+                }
+                _ => return Err(format!("{} under {name}: a stepping thread answered out of turn", s.key)),
+            };
             let mut sorted = ratios.clone();
             sorted.sort_by(f64::total_cmp);
             let q = |f: f64| sorted.get(((sorted.len() - 1) as f64 * f).round() as usize).copied().unwrap_or(f64::NAN);
             let line = format!(
-                "| {} | {name} | {} | {:.3} ms | {:.3} ms | **{:.2}×** | {:.2}, {:.2}, {:.2} | {:016x} |\n",
+                "| {} | {name} | {} | {} | {:.3} ms | {:.3} ms | **{:.2}×** | {:.2}, {:.2}, {:.2} | {hash:016x} |\n",
                 s.key,
                 s.frames,
+                if torn { "torn" } else { "ok" },
                 median(&ones),
                 median(&twos),
                 median(&ratios),
                 q(0.25),
                 q(0.5),
-                q(0.75),
-                h1.to_bits()
+                q(0.75)
             );
             eprint!("{line}");
             table += &line;
         }
     }
+    let fields = [
+        ("block_frames", BLOCK.to_string()),
+        ("skip_frames", SKIP.to_string()),
+        ("speedup", format!("\"median over the frames after the first {SKIP}, each block's first left out, of the frame's 1-thread time over its 2-thread time (solve_seconds + integrate_seconds)\"")),
+    ];
+    let command = "cargo run --release -p solverlab-benches --bin rigid_threads -- --lockstep";
+    save(
+        &[("lockstep.csv", &rows), ("lockstep.md", &table)],
+        ("lockstep.json", "rigid_threads --lockstep", command),
+        &fields,
+        t0,
+    )?;
+    print!("{table}");
+    Ok(())
+}
+
+/// The scenes of `only` (every scene when it is empty).
+fn chosen(only: &[String]) -> Vec<&'static ThreadScene> {
+    SCENES.iter().filter(|s| only.is_empty() || only.iter().any(|k| k == s.key)).collect()
+}
+
+/// Writes `files` (name and text) into `results/rigid_threads/`, each atomically, then the
+/// metadata `meta` (file name, experiment, command): the date, the commit, the cores, the
+/// seconds since `t0` and `fields` (each value already JSON).
+fn save(
+    files: &[(&str, &str)],
+    meta: (&str, &str, &str),
+    fields: &[(&str, String)],
+    t0: Instant,
+) -> Result<(), String> {
     let out = Path::new("results/rigid_threads");
     std::fs::create_dir_all(out).map_err(|e| format!("{}: {e}", out.display()))?;
     let write = |name: &str, text: &str| write_atomic(&out.join(name), text).map_err(|e| format!("{name}: {e}"));
-    write("lockstep.csv", &rows)?;
-    write("lockstep.md", &table)?;
-    let meta = format!(
-        "{{\n  \"experiment\": \"rigid_threads --lockstep\",\n  \"command\": \"cargo run --release -p solverlab-benches --bin rigid_threads -- --lockstep\",\n  \"date\": \"{}\",\n  \"commit\": \"{}\",\n  \"block_frames\": {BLOCK},\n  \"skip_frames\": {SKIP},\n  \"cores\": {},\n  \"seconds\": {:.1},\n  \"speedup\": \"median over the frames after the first {SKIP}, each block's first left out, of the frame's 1-thread time over its 2-thread time (solve_seconds + integrate_seconds)\"\n}}\n",
+    for (name, text) in files {
+        write(name, text)?;
+    }
+    let (file, experiment, command) = meta;
+    let mut json = format!(
+        "{{\n  \"experiment\": \"{experiment}\",\n  \"command\": \"{command}\",\n  \"date\": \"{}\",\n  \"commit\": \"{}\",\n",
         today(),
-        head_commit(),
+        head_commit()
+    );
+    for (key, value) in fields {
+        json += &format!("  \"{key}\": {value},\n");
+    }
+    json += &format!(
+        "  \"cores\": {},\n  \"seconds\": {:.1}\n}}\n",
         std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
         t0.elapsed().as_secs_f64()
     );
-    write("lockstep.json", &meta)?;
-    print!("{table}");
-    eprintln!("wrote {}/lockstep.csv, lockstep.md and lockstep.json", out.display());
+    write(file, &json)?;
+    let names: Vec<&str> = files.iter().map(|f| f.0).chain([file]).collect();
+    eprintln!("wrote {} in {}", names.join(", "), out.display());
     Ok(())
 }
 
@@ -381,8 +439,7 @@ fn main() -> Result<(), String> {
         Mode::Measure(rounds, only) => (rounds, only),
     };
     let t0 = Instant::now();
-    let scenes: Vec<&ThreadScene> =
-        SCENES.iter().filter(|s| only.is_empty() || only.iter().any(|k| k == s.key)).collect();
+    let scenes = chosen(&only);
     let work = std::env::temp_dir().join(format!("solverlab-rigid-threads-{}", std::process::id()));
     let mut times: BTreeMap<(&str, &str, usize), Vec<f64>> = BTreeMap::new();
     let mut status: BTreeMap<(&str, &str), String> = BTreeMap::new();
@@ -426,20 +483,14 @@ fn main() -> Result<(), String> {
             );
         }
     }
-    let out = Path::new("results/rigid_threads");
-    std::fs::create_dir_all(out).map_err(|e| format!("{}: {e}", out.display()))?;
-    let write = |name: &str, text: &str| write_atomic(&out.join(name), text).map_err(|e| format!("{name}: {e}"));
-    write("threads.csv", &rows)?;
-    write("table.md", &table)?;
-    let commit = head_commit();
-    let meta = format!(
-        "{{\n  \"experiment\": \"rigid_threads\",\n  \"command\": \"cargo run --release -p solverlab-benches --bin rigid_threads -- --rounds {rounds}\",\n  \"date\": \"{}\",\n  \"commit\": \"{commit}\",\n  \"rounds\": {rounds},\n  \"skip_frames\": {SKIP},\n  \"cores\": {},\n  \"seconds\": {:.1},\n  \"time\": \"mean solve_seconds + integrate_seconds per frame after the first frames, median over rounds; each run a `simulate` child process with RAYON_NUM_THREADS=1 or 2\",\n  \"speedup\": \"median over rounds of the round's 1-thread time over its 2-thread time\"\n}}\n",
-        today(),
-        std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
-        t0.elapsed().as_secs_f64()
-    );
-    write("meta.json", &meta)?;
+    let fields = [
+        ("rounds", rounds.to_string()),
+        ("skip_frames", SKIP.to_string()),
+        ("time", "\"mean solve_seconds + integrate_seconds per frame after the first frames, median over rounds; each run a `simulate` child process with RAYON_NUM_THREADS=1 or 2\"".to_string()),
+        ("speedup", "\"median over rounds of the round's 1-thread time over its 2-thread time\"".to_string()),
+    ];
+    let command = format!("cargo run --release -p solverlab-benches --bin rigid_threads -- --rounds {rounds}");
+    save(&[("threads.csv", &rows), ("table.md", &table)], ("meta.json", "rigid_threads", &command), &fields, t0)?;
     print!("{table}");
-    eprintln!("wrote {}/threads.csv, table.md and meta.json", out.display());
     Ok(())
 }

@@ -60,8 +60,18 @@ pub enum CliError {
     Interrupted(String),
 }
 
-/// Parses `--solver` with the families of `registry`: an inline table, a file, or a preset name.
-fn parse_solver(arg: &str, registry: &Registry) -> Result<(String, SolverConfig), CliError> {
+impl CliError {
+    /// The message, whatever the kind.
+    pub fn message(&self) -> &str {
+        match self {
+            CliError::Input(m) | CliError::Diverged(m) | CliError::Io(m) | CliError::Interrupted(m) => m,
+        }
+    }
+}
+
+/// Parses `--solver` with the families of `registry`: an inline table, a file, or a preset name;
+/// its label and settings (also for tools that build a solver as `simulate` does).
+pub fn parse_solver(arg: &str, registry: &Registry) -> Result<(String, SolverConfig), CliError> {
     #[derive(serde::Deserialize)]
     struct Wrapper {
         solver: toml::Table,
