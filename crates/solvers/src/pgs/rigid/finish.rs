@@ -313,6 +313,28 @@ impl RigidSi {
 mod tests {
     use super::*;
 
+    /// `frames` frames of `scene` under `preset` with the solver first changed by `set`: the
+    /// bodies' final states (as text, compared bit for bit) and what `read` takes from the
+    /// solver.
+    fn run<T>(
+        scene: &solverlab_core::Scene,
+        preset: &str,
+        frames: usize,
+        set: impl FnOnce(&mut crate::PgsSolver),
+        read: impl FnOnce(&crate::PgsSolver) -> T,
+    ) -> (String, T) {
+        let cfg = crate::pgs::config::preset_config(preset);
+        let mut solver = crate::PgsSolver::new(cfg.clone(), preset).unwrap();
+        set(&mut solver);
+        let mut sim = solverlab_core::sim::Simulation::new(scene, &mut solver, scene.dt, cfg.substeps).unwrap();
+        for _ in 0..frames {
+            sim.step_frame(&mut solverlab_core::NullObserver).unwrap();
+        }
+        let states = format!("{:?}", sim.state.rigid);
+        drop(sim);
+        (states, read(&solver))
+    }
+
     /// The next substep's rows that a relax sweep at the poses sets up on the batches as it
     /// visits them (`relax_separation = "poses"`) are those [`RigidSi::advance_batches`] makes
     /// in its own pass at the next substep's start: the same states bit for bit, on the pyramid
@@ -324,18 +346,7 @@ mod tests {
         for preset in ["tgs-soft", "soft-step"] {
             let cfg = crate::pgs::config::preset_config(preset);
             assert_eq!(cfg.relax_separation, RelaxSeparation::Poses, "{preset}");
-            let run = |ahead: bool| {
-                let mut solver = crate::PgsSolver::new(cfg.clone(), preset).unwrap();
-                solver.rigid.ahead_off = !ahead;
-                let mut sim =
-                    solverlab_core::sim::Simulation::new(&scene, &mut solver, scene.dt, cfg.substeps).unwrap();
-                for _ in 0..40 {
-                    sim.step_frame(&mut solverlab_core::NullObserver).unwrap();
-                }
-                let states = format!("{:?}", sim.state.rigid);
-                drop(sim);
-                (states, solver.rigid.ahead_count)
-            };
+            let run = |ahead: bool| run(&scene, preset, 40, |s| s.rigid.ahead_off = !ahead, |s| s.rigid.ahead_count);
             let (ahead, advanced) = (run(true), run(false));
             // (Three substeps of each of the 40 frames carry on to a next one.)
             assert_eq!((ahead.1, advanced.1), (120, 0), "{preset}: relax sweeps that set up the next substep");
@@ -353,18 +364,8 @@ mod tests {
         for (name, set) in [("rigid-pyramid", "base=8"), ("rigid-stack", "gap=0.05")] {
             let scene = solverlab_scenes::resolve(name, &[set.to_string()]).unwrap();
             for preset in ["tgs-soft", "soft-step"] {
-                let cfg = crate::pgs::config::preset_config(preset);
                 let run = |by_run: bool| {
-                    let mut solver = crate::PgsSolver::new(cfg.clone(), preset).unwrap();
-                    solver.rigid.warm.by_run_off = !by_run;
-                    let mut sim =
-                        solverlab_core::sim::Simulation::new(&scene, &mut solver, scene.dt, cfg.substeps).unwrap();
-                    for _ in 0..60 {
-                        sim.step_frame(&mut solverlab_core::NullObserver).unwrap();
-                    }
-                    let states = format!("{:?}", sim.state.rigid);
-                    drop(sim);
-                    (states, solver.rigid.warm.counts)
+                    run(&scene, preset, 60, |s| s.rigid.warm.by_run_off = !by_run, |s| s.rigid.warm.counts)
                 };
                 let (by_run, by_pair) = (run(true), run(false));
                 assert_eq!(by_pair.1, (0, 0), "{name}, {preset}: nothing kept by manifold");
