@@ -126,6 +126,19 @@ impl Shape {
         }
     }
 
+    /// The distance from the centre to the farthest corner of the shape's bounding box in its
+    /// own frame (m): `|half|` for a box, `√3·r` for a sphere, `√(2r² + (h + r)²)` for a
+    /// capsule. Contact recycling ([`contact::ContactCache`]) turns a pair's relative turn
+    /// into a drift with it, as Rapier 0.36 does (its `max_extent`, from the colliders' local
+    /// bounding boxes), rather than with the tighter [`Shape::bounding_radius`].
+    pub fn box_corner_radius(&self) -> f64 {
+        match self {
+            Shape::Box { half } => half.norm(),
+            Shape::Sphere { radius } => radius * 3f64.sqrt(),
+            Shape::Capsule { radius, half_height } => (2.0 * radius * radius + (half_height + radius).powi(2)).sqrt(),
+        }
+    }
+
     /// The smallest half extent (m): how far the body may drift before a stack counts as fallen.
     pub fn smallest_extent(&self) -> f64 {
         match self {

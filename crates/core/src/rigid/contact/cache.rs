@@ -10,8 +10,10 @@ use crate::Vec3;
 /// A pair of bodies, or of a body and a world block or sphere, is recycled while both hold:
 /// * its relative pose (the second's pose in the first's frame) has drifted by at most
 ///   5 cm (Rapier 0.36's default) since its contacts were found: the translation's change plus the
-///   chord `2·r·sin(Δθ/2)` of its rotation's change, `r` the larger bounding radius; for a pair
-///   that had no contact point, at most the speculative margin it was found with, if less;
+///   chord `2·r·sin(Δθ/2)` of its rotation's change, `r` the larger distance from a body's
+///   centre to its local bounding box's farthest corner ([`crate::rigid::Shape::box_corner_radius`],
+///   Rapier's `max_extent`: `√3` times a sphere's radius); for a pair that had no contact point,
+///   at most the speculative margin it was found with, if less;
 /// * neither body has turned by more than about 11.5° since (`cos Δθ > 0.98`).
 ///
 /// A recycled pair keeps its points and their feature ids (their warm start), their normals
@@ -93,7 +95,8 @@ pub(super) struct KeptPair {
     /// Both bodies' orientations.
     pub(super) qa: UnitQuaternion<f64>,
     pub(super) qb: UnitQuaternion<f64>,
-    /// The larger bounding radius (m) and the largest drift for recycling (m).
+    /// The larger distance to a local bounding box's corner (m) and the largest drift for
+    /// recycling (m).
     pub(super) extent: f64,
     pub(super) max_drift: f64,
     /// Its points, `KeptBody::points[points.0..points.1]`.

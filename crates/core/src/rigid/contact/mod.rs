@@ -378,7 +378,7 @@ impl NarrowPhase<'_> {
                     q: pose.q.inverse() * pb.q,
                     qa: pose.q,
                     qb: pb.q,
-                    extent: ba.shape.bounding_radius().max(bb.bounding_radius()),
+                    extent: ba.shape.box_corner_radius().max(bb.box_corner_radius()),
                     max_drift: if points.is_empty() { RECYCLE_DISTANCE.min(margin) } else { RECYCLE_DISTANCE },
                     points: (start, fresh.points.len()),
                 });

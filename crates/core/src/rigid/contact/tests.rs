@@ -146,6 +146,31 @@ fn recycled_contacts_follow_the_bodies_until_they_drift_too_far() {
     assert_eq!(recycled(&scene, &states, &mut cache), fresh(&scene, &states));
 }
 
+/// A turn's drift is measured at the corner of a body's local bounding box, as Rapier's
+/// `max_extent` measures it: for 10 cm spheres, `√3` × 10 cm. The upper of two touching spheres
+/// turned by 10° (a chord of 3.02 cm at the corner, 1.74 cm on the sphere) keeps its point
+/// when moved 1.5 cm along the lower one (drift 4.52 cm), and is found anew when moved 2.5 cm
+/// (5.52 cm; 4.24 cm on the sphere).
+#[test]
+fn a_turned_spheres_drift_is_measured_at_its_bounding_boxs_corner() {
+    let mut scene = crate::Scene::new("spheres");
+    for y in [0.0, 0.199] {
+        scene.rigid.push(RigidBody::new(Shape::Sphere { radius: 0.1 }, 1.0, Vec3::new(0.0, y, 0.0)));
+    }
+    assert!((Shape::Sphere { radius: 0.1 }.box_corner_radius() - 0.1 * 3f64.sqrt()).abs() < 1e-15);
+    let mut states: Vec<RigidState> = scene.rigid.iter().map(|b| b.initial_state()).collect();
+    let mut cache = ContactCache::default();
+    assert_eq!(recycled(&scene, &states, &mut cache).len(), 1);
+    states[1].q = UnitQuaternion::from_euler_angles(0.0, 0.0, 10f64.to_radians());
+    states[1].x.x = 0.015;
+    let kept = recycled(&scene, &states, &mut cache);
+    assert!(kept.len() == 1 && kept[0].arms.is_some(), "recycled within the bound");
+    states[1].x.x = 0.025;
+    let found = recycled(&scene, &states, &mut cache);
+    assert!(found.len() == 1 && found[0].arms.is_none(), "found anew past it");
+    assert_eq!(found, fresh(&scene, &states));
+}
+
 /// The pairs a joint joins find no contacts, and a scratch kept from a call with a joint to one
 /// without (or the other way round) finds what a fresh one finds: the joined pairs are made
 /// again when the joints' pairs change.
