@@ -41,7 +41,7 @@ pub use output::{date, num, write_atomic};
 use solverlab_scenes::file::SceneFile;
 pub use solverlab_solvers::Registry;
 use solverlab_solvers::SolverConfig;
-pub use tables::{step_fields, STEP_COLUMNS};
+pub use tables::{body_rows, step_fields, BODY_COLUMNS, STEP_COLUMNS};
 
 /// Set by the Ctrl-C handler (or by a caller of the library, such as the Python package): every
 /// command stops at its next frame, solve, run, table or figure (see `interrupt.rs`).

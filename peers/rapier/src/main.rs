@@ -3,7 +3,7 @@
 //! ```text
 //! rapier-peer run (--scene NAME | --scene-file PATH) [--set KEY=VALUE]… [--rigid-spheres]
 //!                 [--halfspaces] [--mode matched|box2d|defaults|sleeping] [--fast-rotation]
-//!                 [--frames N] [--out DIR]
+//!                 [--frames N] [--bodies] [--out DIR]
 //! rapier-peer bench [--rounds N] [--scale F] [--only KEY,…] [--scaling] [--out DIR]
 //! rapier-peer threads [--rounds N] [--scale F] [--only KEY,…] [--out DIR]   (--features parallel)
 //! rapier-peer modes
@@ -11,7 +11,8 @@
 //! ```
 //!
 //! `run` writes `steps.csv` (solverlab's columns, those Rapier can fill) and `meta.json` into
-//! DIR (default `results/rapier_run`) and prints a summary. `bench` runs the benchmark
+//! DIR (default `results/rapier_run`) and prints a summary; with `--bodies`, also `bodies.csv`
+//! (solverlab's columns: every body's pose and velocity in the last frame). `bench` runs the benchmark
 //! ([`rapier_peer::bench`]) and writes `ratios.csv`, `runs.csv`, `timings.csv`, `table.md` and
 //! `meta.json` into DIR (default `../../results/rapier_peer`, the committed results when run
 //! from `peers/rapier`). `modes` prints Rapier's parameters in each mode. `run` and `bench` run on
@@ -36,7 +37,7 @@ use rapier_peer::world::{Mode, RapierRun, Walls};
 const USAGE: &str = "usage:
   rapier-peer run (--scene NAME | --scene-file PATH) [--set KEY=VALUE]... [--rigid-spheres]
                   [--halfspaces] [--mode matched|box2d|defaults|sleeping] [--fast-rotation]
-                  [--frames N] [--out DIR]
+                  [--frames N] [--bodies] [--out DIR]
   rapier-peer bench [--rounds N] [--scale F] [--only KEY,...] [--scaling] [--out DIR]
   rapier-peer threads [--rounds N] [--scale F] [--only KEY,...] [--out DIR]   (built with --features parallel)
   rapier-peer modes
@@ -127,6 +128,7 @@ fn run(mut a: Args) -> Result<(), String> {
         }
     };
     let frames: u64 = a.number("--frames", 120)?;
+    let bodies = a.switch("--bodies");
     let out = PathBuf::from(a.value("--out")?.unwrap_or_else(|| "results/rapier_run".into()));
     a.done()?;
     if frames == 0 {
@@ -173,7 +175,14 @@ fn run(mut a: Args) -> Result<(), String> {
         );
     }
     let text = serde_json::to_string_pretty(&meta).expect("JSON") + "\n";
-    write_files(&out, &[("steps.csv", &csv), ("meta.json", &text)])?;
+    let mut files = vec![("steps.csv", csv), ("meta.json", text)];
+    if bodies {
+        let rows = solverlab_cli::body_rows(&scene, done, &[], &world.state().rigid);
+        let table = std::iter::once(solverlab_cli::BODY_COLUMNS.map(String::from).to_vec()).chain(rows);
+        files.push(("bodies.csv", table.map(|r| line(&r)).collect()));
+    }
+    let files: Vec<(&str, &str)> = files.iter().map(|(n, t)| (*n, t.as_str())).collect();
+    write_files(&out, &files)?;
     println!(
         "rapier {} ({}) on {name}: {done} frames, {status}; {:.4} ms per frame; stood {}, max drift {:.4} m, \
          max penetration {:.5} m, max joint error {:.2e}, final support force {:.1} N",
@@ -189,7 +198,8 @@ fn run(mut a: Args) -> Result<(), String> {
     for n in &world.notes {
         println!("note: {n}");
     }
-    println!("wrote {}/steps.csv and meta.json", out.display());
+    let names: Vec<&str> = files.iter().map(|f| f.0).collect();
+    println!("wrote {} in {}", names.join(", "), out.display());
     Ok(())
 }
 
