@@ -270,7 +270,8 @@ pub struct PgsConfig {
     pub contacts_per_frame: bool,
     /// Rigid bodies: contact recycling, as Rapier 0.36 ships it (`contact_recycling`): a pair
     /// whose relative pose has drifted less than 5 cm since its contacts were found (translation
-    /// plus the rotation's chord at the larger bounding radius), with neither body turned by
+    /// plus the rotation's chord at the farther corner of the bodies' local bounding boxes,
+    /// `Shape::box_corner_radius`, as Rapier measures it), with neither body turned by
     /// more than about 11.5°, keeps its points, their normals and lever arms frozen in the world,
     /// each separation measured anew between the point's two ends as the bodies carry them;
     /// contacts with planes and box walls are found every frame
