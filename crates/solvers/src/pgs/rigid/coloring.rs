@@ -40,7 +40,20 @@ pub(super) fn sort_contacts_by_color<'k>(
     rule: StaticColors,
 ) -> &'k [(usize, usize)] {
     keep.calls += 1;
-    let SortScratch { used, segments, runs, found, run_colors, runs_given, placed, sorted_fresh, same, .. } = keep;
+    let SortScratch {
+        used,
+        segments,
+        runs,
+        found,
+        run_colors,
+        runs_given,
+        placed,
+        sorted_fresh,
+        same,
+        keep_colors,
+        kept,
+        ..
+    } = keep;
     // Each part's pairs' runs, the parts on all threads when there are several (the scan
     // reads every contact; on one thread it was 1.3 % of the 4,095-box pyramid's two-thread
     // frame), then their colours in order.
@@ -85,8 +98,12 @@ pub(super) fn sort_contacts_by_color<'k>(
     if !*same {
         used.clear();
         used.resize(scene.rigid.len(), 0);
-        run_colors.clear();
-        run_colors.extend(found.iter().flatten().map(|run| take_color(scene, used, run.a, run.b, rule) as u8));
+        if *keep_colors {
+            recolor_keeping(scene, rule, used, runs_given, run_colors, given(), kept);
+        } else {
+            run_colors.clear();
+            run_colors.extend(found.iter().flatten().map(|run| take_color(scene, used, run.a, run.b, rule) as u8));
+        }
         runs_given.clear();
         runs_given.extend(given());
     }
@@ -216,6 +233,59 @@ fn take_color(scene: &Scene, used: &mut [u64], a: usize, b: Option<usize>, rule:
     c
 }
 
+/// Colours the runs `pairs` (in order, sorted by their first body) keeping the colours of the
+/// last colouring (`last`, coloured `colors`, which is replaced by the new colours): each pair
+/// of `last` found again (the first of its equals not yet matched) keeps its colour if neither
+/// of its movable bodies has taken that colour in `used`; then the others are coloured greedily
+/// in order ([`take_color`]). `kept` is a working list. With `last` not sorted by its first
+/// body, or not as long as `colors`, every pair is coloured afresh.
+fn recolor_keeping(
+    scene: &Scene,
+    rule: StaticColors,
+    used: &mut [u64],
+    last: &[(usize, Option<usize>)],
+    colors: &mut Vec<u8>,
+    pairs: impl Iterator<Item = (usize, Option<usize>)> + Clone,
+    kept: &mut Vec<(u8, bool)>,
+) {
+    let movable = |k: usize| !scene.rigid[k].is_fixed();
+    let sorted = last.windows(2).all(|w| w[0].0 <= w[1].0);
+    // `kept[i]`: the last colouring's colour of `last[i]`, and whether a pair took it (none
+    // when the last colouring was forgotten, [`SortScratch::forget`]).
+    kept.clear();
+    if sorted && colors.len() == last.len() {
+        kept.extend(colors.iter().map(|&c| (c, false)));
+    }
+    colors.clear();
+    let mut from = 0;
+    for (a, b) in pairs.clone() {
+        // The first unmatched equal of (a, b) among `last`'s runs of body `a`.
+        while from < kept.len() && last[from].0 < a {
+            from += 1;
+        }
+        let found = (from..kept.len()).take_while(|&i| last[i].0 == a).find(|&i| last[i].1 == b && !kept[i].1);
+        let c = found.map(|i| (i, kept[i].0)).filter(|&(_, c)| {
+            let clash = |k: usize| movable(k) && used[k] & (1 << c) != 0;
+            (c as usize) < COLORS && !clash(a) && !b.is_some_and(clash)
+        });
+        colors.push(match c {
+            Some((i, c)) => {
+                kept[i].1 = true;
+                for k in std::iter::once(a).chain(b).filter(|&k| movable(k)) {
+                    used[k] |= 1 << c;
+                }
+                c
+            }
+            None => u8::MAX,
+        });
+    }
+    for ((a, b), c) in pairs.zip(colors.iter_mut()) {
+        if *c == u8::MAX {
+            *c = take_color(scene, used, a, b, rule) as u8;
+        }
+    }
+}
+
 /// Colours the rows `rows` (joints or manifolds, each with the bodies `bodies` gives) greedily
 /// in their order ([`take_color`]; `counted` is told each row's colour), reorders them by colour
 /// (stably, in the working list `keyed`), and then frees their bodies' colours in `used`.
@@ -266,6 +336,10 @@ pub(super) struct SortScratch {
     /// (forgotten by [`SortScratch::forget`]).
     run_colors: Vec<u8>,
     runs_given: Vec<(usize, Option<usize>)>,
+    /// Whether a colouring keeps the last one's colours (`PgsConfig::keep_colors`), and its
+    /// working list ([`recolor_keeping`]).
+    pub(super) keep_colors: bool,
+    kept: Vec<(u8, bool)>,
     /// Whether `segments` hold the colours of the last sort's manifolds (in the sorted order),
     /// which [`RigidSi::color_groups`] finds again, not yet taken by it.
     sorted_fresh: bool,
@@ -610,6 +684,39 @@ mod tests {
         keep.forget();
         assert!(keep.runs_given.is_empty(), "forgotten");
         assert_eq!(sorted(&mut keep, &all), made, "made again");
+    }
+
+    /// With `keep_colors`, a pair found again keeps its colour: the pyramid's pairs less its first
+    /// keep the colours they had (where colouring afresh moves them, above), and with the first
+    /// pair back, it alone is coloured anew. Every colouring is a colouring: no movable body
+    /// in two pairs of one colour.
+    #[test]
+    fn a_pair_found_again_keeps_its_colour() {
+        let (scene, all) = pyramid_contacts();
+        let first = (1..all.len()).find(|&k| (all[k].a, all[k].b) != (all[0].a, all[0].b)).unwrap();
+        let fewer = all[first..].to_vec();
+        let mut keep = SortScratch { keep_colors: true, ..SortScratch::default() };
+        let mut colours = |contacts: &Vec<RigidContact>| {
+            let mut out = Vec::new();
+            let parts = std::slice::from_ref(contacts);
+            sort_contacts_by_color(&scene, parts, None, &mut out, &mut keep, true, StaticColors::Last);
+            let valid = (0..keep.run_colors.len()).all(|i| {
+                (0..i).all(|j| {
+                    let ((a, b), (c, d)) = (keep.runs_given[i], keep.runs_given[j]);
+                    let shared =
+                        [Some(a), b].iter().flatten().any(|&k| !scene.rigid[k].is_fixed() && (k == c || d == Some(k)));
+                    !shared || keep.run_colors[i] != keep.run_colors[j] || keep.run_colors[i] as usize == COLORS
+                })
+            });
+            assert!(valid, "two pairs of one colour share a movable body");
+            keep.run_colors.clone()
+        };
+        let made = colours(&all);
+        assert!(made.iter().any(|&c| c > 2), "the pyramid's pairs in several colours");
+        let kept = colours(&fewer);
+        assert_eq!(kept, made[1..].to_vec(), "the pairs that stayed keep their colours");
+        let back = colours(&all);
+        assert_eq!(back[1..], made[1..], "and keep them when the first pair comes back");
     }
 
     /// A second step with the same joints takes the first step's joint colouring again: the

@@ -140,6 +140,7 @@ impl RigidSi {
         let mut sort = std::mem::take(&mut self.sort_scratch);
         let natural;
         let runs = if cfg.rigid_order == Order::Colored {
+            sort.keep_colors = cfg.keep_colors;
             coloring::sort_contacts_by_color(
                 scene,
                 parts,
