@@ -45,11 +45,11 @@ struct BodyLanes {
     qb: Qw,
 }
 
-/// `d₁·K·d₂` between two rows along `d1` and `d2` ([`JacobianRow::coupling`]).
+/// `d₁·K·d₂` between two rows of `bodies` along `d1` and `d2` ([`JacobianRow::coupling`]).
 #[inline(always)]
-fn coupling(r: &RowLanes, o: &RowLanes, d1: &Vw, d2: &Vw) -> Fw {
+fn coupling(bodies: &BodyLanes, r: &RowLanes, o: &RowLanes, d1: &Vw, d2: &Vw) -> Fw {
     let dd = d1.dot(d2);
-    r.ima * dd + r.ja.dot(&o.ga) + (r.imb * dd + r.jb.dot(&o.gb))
+    bodies.ima * dd + r.ja.dot(&o.ga) + (bodies.imb * dd + r.jb.dot(&o.gb))
 }
 
 /// The row along `d` at arms `ra`, `rb` ([`RigidSi::jacobian_row`]): body `b`'s parts zero
@@ -60,14 +60,7 @@ fn jacobian(bodies: &BodyLanes, ra: &Vw, rb: &Vw, d: &Vw) -> RowLanes {
     let zero = Vw { x: z, y: z, z };
     let ja = ra.cross(d);
     let jb = rb.cross(d).select(bodies.with_b, zero);
-    RowLanes {
-        ja,
-        ga: bodies.ia.apply(&ja),
-        jb,
-        gb: bodies.ib.apply(&jb).select(bodies.with_b, zero),
-        ima: bodies.ima,
-        imb: bodies.imb,
-    }
+    RowLanes { ja, ga: bodies.ia.apply(&ja), jb, gb: bodies.ib.apply(&jb).select(bodies.with_b, zero) }
 }
 
 /// `v / |v|` as nalgebra's `normalize` forms it: each component over `√(v·v)`.
@@ -125,13 +118,13 @@ impl RigidSi {
         let end_b = (bodies.xb + rb).select(bodies.with_b, point);
         let s0 = (s - n.dot(&((bodies.xa + ra) - end_b))).select(recycled, s);
         let ahead = s.gt(z);
-        let fixed = row.ima.eq(z).or(row.imb.eq(z));
+        let fixed = bodies.ima.eq(z).or(bodies.imb.eq(z));
         let pick = |g: fn(&(f64, f64, f64)) -> f64| Fw::splat(g(&against_fixed)).select(fixed, Fw::splat(g(&between)));
         let (rate, soft_mass, soft_impulse) = (pick(|c| c.0), pick(|c| c.1), pick(|c| c.2));
         let bias = (s / Fw::splat(h)).select(ahead, (rate * s).max(Fw::splat(-max_push)));
         let mass_scale = Fw::splat(1.0).select(ahead, soft_mass);
         let impulse_scale = z.select(ahead, soft_impulse);
-        let mn = inverse_lanes(coupling(&row, &row, &n, &n));
+        let mn = inverse_lanes(coupling(bodies, &row, &row, &n, &n));
         let inv_mn = [inverse_lanes(mn * mass_scale), inverse_lanes(mn)];
         let la = bodies.qa.inverse().transform(&ra);
         let lb = bodies.qb.inverse().transform(&rb).select(bodies.with_b, zero);
@@ -322,13 +315,13 @@ impl RigidSi {
                     return false;
                 }
                 (unit.k11, unit.k12, unit.k22) = (z, z, z);
-                (unit.relax, st_u.solve) = (PairSolve::default(), PairSolve::default());
+                st_u.solve = PairSolve::default();
                 continue;
             }
             // The pair's couplings and whether it is a block (`RigidSi::pair_couplings`).
-            let k12 = coupling(&unit.rp, &unit.rq, &unit.np, &unit.nq);
-            let k11 = coupling(&unit.rp, &unit.rp, &unit.np, &unit.np);
-            let k22 = coupling(&unit.rq, &unit.rq, &unit.nq, &unit.nq);
+            let k12 = coupling(&bodies, &unit.rp, &unit.rq, &unit.np, &unit.nq);
+            let k11 = coupling(&bodies, &unit.rp, &unit.rp, &unit.np, &unit.np);
+            let k22 = coupling(&bodies, &unit.rq, &unit.rq, &unit.nq, &unit.nq);
             let block =
                 unit.mn_p.gt(z).and(unit.mn_q.gt(z)).and((k11 * k22 - k12 * k12).gt(Fw::splat(0.01) * k11 * k22));
             let block = block.flags();
@@ -336,7 +329,6 @@ impl RigidSi {
                 return false;
             }
             (unit.k11, unit.k12, unit.k22) = (k11, k12, k22);
-            unit.relax = PairSolve::new(unit, None);
             st_u.solve = PairSolve::new(unit, Some(st_u.mass_scale));
         }
         // (The state of a pair slot no lane has, as loaded from the rows: none.)
@@ -356,9 +348,9 @@ impl RigidSi {
         let rb = (centre - bodies.xb).select(bodies.with_b, zero_v);
         let fr = &mut batch.friction;
         (fr.r1, fr.r2) = (jacobian(&bodies, &ra, &rb, &t1), jacobian(&bodies, &ra, &rb, &t2));
-        let k11 = coupling(&fr.r1, &fr.r1, &t1, &t1);
-        let k12 = coupling(&fr.r1, &fr.r2, &t1, &t2);
-        let k22 = coupling(&fr.r2, &fr.r2, &t2, &t2);
+        let k11 = coupling(&bodies, &fr.r1, &fr.r1, &t1, &t1);
+        let k12 = coupling(&bodies, &fr.r1, &fr.r2, &t1, &t2);
+        let k22 = coupling(&bodies, &fr.r2, &fr.r2, &t2, &t2);
         let det = k11 * k22 - k12 * k12;
         let invertible = det.gt(Fw::splat(1e-12) * (k11 * k22).max(Fw::splat(f64::MIN_POSITIVE)));
         fr.mt = [k22 / det, -k12 / det, -k12 / det, k11 / det].map(|x| x.select(invertible, z));
@@ -385,6 +377,7 @@ impl RigidSi {
         batch.len = len;
         batch.ma = std::array::from_fn(|l| moves(a[l]));
         batch.mb = std::array::from_fn(|l| b[l].is_some_and(moves));
+        (batch.ima, batch.imb) = (bodies.ima, bodies.imb);
         // The warm start's impulses of the last step, found by pair and then by feature or
         // nearest point (`RigidSi::warm_start`; every island is awake where batches are built
         // on the lanes), while the contacts are at hand.
@@ -408,15 +401,15 @@ impl RigidSi {
 }
 
 impl RowLanes {
-    /// Lane `l`'s row.
-    fn lane(&self, l: usize) -> JacobianRow {
+    /// Lane `l`'s row, whose bodies' inverse masses are `(ima, imb)`.
+    fn lane(&self, l: usize, (ima, imb): (Fw, Fw)) -> JacobianRow {
         JacobianRow {
             ja: self.ja.lane(l),
             jb: self.jb.lane(l),
             ga: self.ga.lane(l),
             gb: self.gb.lane(l),
-            ima: self.ima.lane(l),
-            imb: self.imb.lane(l),
+            ima: ima.lane(l),
+            imb: imb.lane(l),
         }
     }
 }
@@ -440,7 +433,7 @@ impl RigidSi {
                     let p = &mut self.points[k];
                     (p.a, p.b) = (batch.a[l], batch.b[l]);
                     p.n = if i == 0 { unit.np } else { unit.nq }.lane(l);
-                    p.row = if i == 0 { unit.rp } else { unit.rq }.lane(l);
+                    p.row = if i == 0 { unit.rp } else { unit.rq }.lane(l, (batch.ima, batch.imb));
                     p.mn = if i == 0 { unit.mn_p } else { unit.mn_q }.lane(l);
                     (p.ra, p.rb) = (c.ra[i].lane(l), c.rb[i].lane(l));
                     (p.split_bias, p.lp) = (0.0, 0.0);
@@ -456,7 +449,7 @@ impl RigidSi {
                 (m.mu, m.radius, m.m_twist) = (fr.mu.lane(l), fr.radius.lane(l), fr.m_twist.lane(l));
                 (m.t1, m.t2, m.n) = (fr.t1.lane(l), fr.t2.lane(l), fr.n.lane(l));
                 m.mt = fr.mt.map(|x| x.lane(l));
-                m.rows_t = [fr.r1.lane(l), fr.r2.lane(l)];
+                m.rows_t = [fr.r1.lane(l, (batch.ima, batch.imb)), fr.r2.lane(l, (batch.ima, batch.imb))];
                 (m.twist_a, m.twist_b) = (fr.twist_a.lane(l), fr.twist_b.lane(l));
                 (m.ra, m.rb) = (carried.centre[0].lane(l), carried.centre[1].lane(l));
                 m.pairs = [Pair::default(); 2];

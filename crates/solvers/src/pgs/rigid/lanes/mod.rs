@@ -74,15 +74,14 @@ use super::*;
 /// packed arithmetic saved).
 pub(super) const W: usize = 2;
 
-/// A row's Jacobian on the lanes ([`JacobianRow`]).
+/// A row's Jacobian on the lanes ([`JacobianRow`]), without its inverse masses: every row of a
+/// lane has its bodies' (kept once, [`Batch::ima`]).
 #[derive(Clone, Copy, Debug, Default)]
 struct RowLanes {
     ja: Vw,
     jb: Vw,
     ga: Vw,
     gb: Vw,
-    ima: Fw,
-    imb: Fw,
 }
 
 impl RowLanes {
@@ -93,8 +92,6 @@ impl RowLanes {
             jb: Vw::from_fn(|l| rows[l].jb),
             ga: Vw::from_fn(|l| rows[l].ga),
             gb: Vw::from_fn(|l| rows[l].gb),
-            ima: Fw::from_fn(|l| rows[l].ima),
-            imb: Fw::from_fn(|l| rows[l].imb),
         }
     }
 }
@@ -112,15 +109,14 @@ struct UnitLanes {
     k22: Fw,
     mn_p: Fw,
     mn_q: Fw,
-    /// The relax pass's block solve ([`PairSolve`]).
-    relax: PairSolve,
 }
 
 /// The 2 × 2 block solve's coefficients of one pair of normal rows in one pass
 /// ([`Visit::normal_pair`]): the diagonal over the mass scales `K'ᵢᵢ = Kᵢᵢ/sᵢ`, `det K'` and its
-/// inverse, and `sᵢ·mᵢ`, prepared where the mass scales are set (each substep, for its biased
-/// pass; with the scales at 1 once a frame, for the relax passes), the sweeps then solving
-/// without a division (the arithmetic of the sweep's, moved out of it).
+/// inverse, and `sᵢ·mᵢ`: the biased pass's prepared where the mass scales are set (each
+/// substep), its sweeps then solving without a division (the arithmetic of the sweep's, moved
+/// out of it); the relax pass's, with the scales at 1, formed as the sweep visits the pair (one
+/// division a pair, where keeping them streamed 192 more bytes a batch past every pass).
 #[derive(Clone, Copy, Debug, Default)]
 pub(super) struct PairSolve {
     kp: [Fw; 2],
@@ -173,11 +169,14 @@ pub(super) struct Batch {
     start: [usize; W],
     /// Each lane's points (2 or 4).
     len: [usize; W],
-    /// Each lane's bodies, and whether each moves.
+    /// Each lane's bodies, whether each moves, and their inverse masses (1/kg; the world's
+    /// zero), those of every row of the lane.
     a: [usize; W],
     b: [Option<usize>; W],
     ma: Mask,
     mb: Mask,
+    ima: Fw,
+    imb: Fw,
     /// Whether the manifolds' points go in 2 × 2 blocks ([`Visit::normal_pair`], `block_pairs`)
     /// or one after the other ([`Visit::normal_row`]); either way two points make a unit.
     paired: bool,
@@ -208,7 +207,7 @@ impl Batch {
     }
 
     /// Writes the batch of the manifolds `ms` (the [`W`] from `order[o]`, which
-    /// [`Batch::qualify`]) over `self`, in place (a batch is about a kilobyte; built and then
+    /// [`Batch::qualify`]) over `self`, in place (a batch is 2,048 bytes; built and then
     /// moved, it was cleared and copied). A pair slot beyond `units` keeps what it held: no
     /// visit reads it.
     fn build(&mut self, ms: &[&Manifold], points: &[Point], inv_m: &[f64], o: usize) {
@@ -228,6 +227,7 @@ impl Batch {
         batch.paired = ms[0].paired;
         batch.ma = std::array::from_fn(|l| moves(a[l]));
         batch.mb = std::array::from_fn(|l| b[l].is_some_and(moves));
+        (batch.ima, batch.imb) = (Fw::from_fn(|l| first[l].row.ima), Fw::from_fn(|l| first[l].row.imb));
         for u in 0..units {
             let has: Mask = std::array::from_fn(|l| lane(l).end - lane(l).start > 2 * u);
             let k = |l: usize| lane(l).start + if has[l] { 2 * u } else { 0 };
@@ -253,11 +253,7 @@ impl Batch {
                 k22: Fw::from_fn(|l| pair[l].k22),
                 mn_p: Fw::from_fn(|l| p[l].mn),
                 mn_q: Fw::from_fn(|l| q[l].mn),
-                relax: PairSolve::default(),
             };
-            if batch.paired {
-                batch.unit[u].relax = PairSolve::new(&batch.unit[u], None);
-            }
         }
         let m: [&Manifold; W] = std::array::from_fn(lane);
         let f = |g: fn(&Manifold) -> f64| Fw::from_fn(|l| g(m[l]));
@@ -381,6 +377,16 @@ fn store_side<S: ?Sized + Store>(vel: &mut Direct<S>, batch: &Batch, a_side: boo
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// What a batch's sweeps stream stays as small as it was made: a batch of 2,048 bytes
+    /// (2,400 while each of its rows kept the bodies' inverse masses and each pair the relax
+    /// pass's block solve), its state of 768 and its carried fields of 1,120.
+    #[test]
+    fn the_batches_a_sweep_streams_keep_their_size() {
+        assert_eq!(std::mem::size_of::<Batch>(), 2048);
+        assert_eq!(std::mem::size_of::<BatchState>(), 768);
+        assert_eq!(std::mem::size_of::<BatchCarried>(), 1120);
+    }
 
     /// With `tgs-soft` (points in block pairs) and `soft-step` (one after the other), the
     /// batches hold most of the pyramid's manifolds (so that the test of equal numbers with and

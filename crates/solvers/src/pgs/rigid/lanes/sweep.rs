@@ -7,20 +7,21 @@ use super::state::{soft_coefficients, soft_rows, PairState, SidePoses};
 use super::*;
 use crate::pgs::rigid::sweep::AtPoses;
 
-/// The bodies' velocities on the lanes.
+/// The bodies' velocities on the lanes, and their inverse masses.
 struct Bodies {
     va: Vw,
     wa: Vw,
     vb: Vw,
     wb: Vw,
+    im: (Fw, Fw),
 }
 
 impl Bodies {
-    /// The velocities of `batch`'s bodies (the world's are zero).
+    /// The velocities of `batch`'s bodies (the world's are zero), and their inverse masses.
     #[inline(always)]
     fn load<S: ?Sized + Store>(vel: &Direct<S>, batch: &Batch) -> Self {
         let ((va, wa), (vb, wb)) = (load_side(vel, batch, true), load_side(vel, batch, false));
-        Bodies { va, wa, vb, wb }
+        Bodies { va, wa, vb, wb, im: (batch.ima, batch.imb) }
     }
 
     /// Writes the velocities of `batch`'s bodies that move back.
@@ -107,11 +108,12 @@ impl Visit<'_> {
                 }
                 continue;
             }
-            let UnitLanes { np, nq, rp, rq, k11, k12, k22, relax, .. } = &batch.unit[u];
+            let unit = &batch.unit[u];
+            let UnitLanes { np, nq, rp, rq, k11, k12, k22, .. } = unit;
             let (k11, k12, k22) = (*k11, *k12, *k22);
             let st = &mut state.unit[u];
             let PairSolve { kp: [kp11, kp22], det, inv_det, scaled: [scaled_p, scaled_q] } =
-                if pass == 0 { st.solve } else { *relax };
+                if pass == 0 { st.solve } else { PairSolve::new(unit, None) };
             let (bias_p, bias_q) =
                 if pass == 0 { (st.bias[0], st.bias[1]) } else { (st.relax_bias[0], st.relax_bias[1]) };
             let (lp, lq) = (st.ln[0], st.ln[1]);
@@ -144,7 +146,7 @@ impl Visit<'_> {
             let dwa = rp.ga.scale(dp) + rq.ga.scale(dq);
             let dwb = rp.gb.scale(dp) + rq.gb.scale(dq);
             let every = has.iter().all(|&h| h);
-            bodies.push(imp, (rp.ima, rp.imb), dwa, dwb, (!every).then_some(has));
+            bodies.push(imp, bodies.im, dwa, dwb, (!every).then_some(has));
             // (A lane without the pair keeps its impulses.)
             if every {
                 st.ln = [x, y];
@@ -249,7 +251,7 @@ impl Visit<'_> {
             } else {
                 z
             };
-            bodies.push(n.scale(d), (row.ima, row.imb), row.ga.scale(d), row.gb.scale(d), only);
+            bodies.push(n.scale(d), bodies.im, row.ga.scale(d), row.gb.scale(d), only);
             *out = (new, d, r);
         }
         out
@@ -294,7 +296,7 @@ impl Visit<'_> {
         let imp = fr.t1.scale(d1) + fr.t2.scale(d2);
         let dwa = fr.r1.ga.scale(d1) + fr.r2.ga.scale(d2);
         let dwb = fr.r1.gb.scale(d1) + fr.r2.gb.scale(d2);
-        bodies.push(imp, (fr.r1.ima, fr.r1.imb), dwa, dwb, only);
+        bodies.push(imp, bodies.im, dwa, dwb, only);
         // Twist: the relative spin about the normal, clamped to μ·radius·Σλₙ.
         let spin = bodies.wa - bodies.wb;
         let old = state.l_twist;

@@ -42,17 +42,18 @@ impl Visit<'_> {
             let (mut v, mut w) = load_side(vel, batch, side_a);
             // `Bodies::push` for one side: `v_a += imp·ima`, `ω_a += dwa`; `v_b += −(imp·imb)`,
             // `ω_b += −dwb`.
-            let push = |(v, w): (Vw, Vw), imp: Vw, row: &RowLanes, ga: Vw, gb: Vw| {
+            let push = |(v, w): (Vw, Vw), imp: Vw, (ima, imb): (Fw, Fw), ga: Vw, gb: Vw| {
                 if side_a {
-                    (v + imp.scale(row.ima), w + ga)
+                    (v + imp.scale(ima), w + ga)
                 } else {
-                    (v + -imp.scale(row.imb), w + -gb)
+                    (v + -imp.scale(imb), w + -gb)
                 }
             };
+            let im = (batch.ima, batch.imb);
             for (u, (l, only)) in pairs.iter().enumerate().take(batch.units) {
                 let UnitLanes { np, nq, rp, rq, .. } = &batch.unit[u];
                 for (nrm, row, d) in [(np, rp, l[0]), (nq, rq, l[1])] {
-                    let (nv, nw) = push((v, w), nrm.scale(d), row, row.ga.scale(d), row.gb.scale(d));
+                    let (nv, nw) = push((v, w), nrm.scale(d), im, row.ga.scale(d), row.gb.scale(d));
                     (v, w) = match only {
                         None => (nv, nw),
                         Some(m) => (nv.select(*m, v), nw.select(*m, w)),
@@ -62,9 +63,8 @@ impl Visit<'_> {
             let imp = fr.t1.scale(d1) + fr.t2.scale(d2);
             let ga = fr.r1.ga.scale(d1) + fr.r2.ga.scale(d2);
             let gb = fr.r1.gb.scale(d1) + fr.r2.gb.scale(d2);
-            (v, w) = push((v, w), imp, &fr.r1, ga, gb);
-            let still = RowLanes { ima: z, imb: z, ..RowLanes::default() };
-            (v, w) = push((v, w), nothing, &still, fr.twist_a.scale(d), fr.twist_b.scale(d));
+            (v, w) = push((v, w), imp, im, ga, gb);
+            (v, w) = push((v, w), nothing, (z, z), fr.twist_a.scale(d), fr.twist_b.scale(d));
             store_side(vel, batch, side_a, (v, w));
         }
     }
