@@ -418,6 +418,7 @@ pub(super) struct RigidSi {
     batch_at: Vec<usize>,
     batch_state: Vec<lanes::BatchState>,
     batch_carried: Vec<lanes::BatchCarried>,
+    batch_arms: Vec<lanes::BatchArms>,
     /// Per point, whether its manifold is in a batch, which then holds what the point changes
     /// through the frame (the point's own fields of it are stale until
     /// [`RigidSi::store_batches`]).

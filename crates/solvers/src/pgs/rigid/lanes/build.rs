@@ -181,9 +181,11 @@ impl RigidSi {
         let mut batches = std::mem::take(&mut self.batches);
         let mut states = std::mem::take(&mut self.batch_state);
         let mut carried = std::mem::take(&mut self.batch_carried);
+        let mut arms = std::mem::take(&mut self.batch_arms);
         batches.resize(places.len(), Batch::default());
         states.resize(places.len(), BatchState::default());
         carried.resize(places.len(), BatchCarried::default());
+        arms.resize(places.len(), BatchArms::default());
         let mut built = std::mem::take(&mut self.batch_built);
         built.resize(places.len(), false);
         // Each place's manifolds and its points' marks, apart (the places, and their manifolds'
@@ -202,32 +204,38 @@ impl RigidSi {
             }
             let this: &Self = self;
             type Place<'a> = (&'a (usize, [(usize, usize); W]), &'a mut Batch);
-            type Out<'a, 'm> = ((&'a mut BatchCarried, &'a mut bool), &'a mut (&'m mut [Manifold], &'m mut [bool]));
-            let build =
-                |(((&(o, pair), batch), state), ((carried, built), (ms, own))): ((Place, &mut BatchState), Out)| {
-                    *built =
-                        this.batch_lanes(st, o, pair, softness, (h, max_push), warm, paired, (batch, state, carried));
-                    if !*built {
-                        return;
-                    }
-                    // What the passes outside the batches read of the manifolds.
-                    let fr = &batch.friction;
-                    for (l, (m, &(s, e))) in ms.iter_mut().zip(&pair).enumerate() {
-                        let first = &this.contacts[s];
-                        (m.start, m.end, m.index, m.mu) = (s, e, o + l, first.friction);
-                        (m.t1, m.t2, m.n) = (fr.t1.lane(l), fr.t2.lane(l), fr.n.lane(l));
-                        m.body = match first.b {
-                            Other::Body(k) if scene.rigid[first.a].is_fixed() => k,
-                            _ => first.a,
-                        };
-                        m.island = m.body;
-                    }
-                    for &(s, e) in &pair {
-                        own[s - pair[0].0..e - pair[0].0].iter_mut().for_each(|b| *b = true);
-                    }
-                };
+            type Out<'a, 'm> = (
+                ((&'a mut BatchCarried, &'a mut BatchArms), &'a mut bool),
+                &'a mut (&'m mut [Manifold], &'m mut [bool]),
+            );
+            let build = |(((&(o, pair), batch), state), (((carried, arms), built), (ms, own))): (
+                (Place, &mut BatchState),
+                Out,
+            )| {
+                let lanes = (&mut *batch, state, carried, arms);
+                *built = this.batch_lanes(st, o, pair, softness, (h, max_push), warm, paired, lanes);
+                if !*built {
+                    return;
+                }
+                // What the passes outside the batches read of the manifolds.
+                let fr = &batch.friction;
+                for (l, (m, &(s, e))) in ms.iter_mut().zip(&pair).enumerate() {
+                    let first = &this.contacts[s];
+                    (m.start, m.end, m.index, m.mu) = (s, e, o + l, first.friction);
+                    (m.t1, m.t2, m.n) = (fr.t1.lane(l), fr.t2.lane(l), fr.n.lane(l));
+                    m.body = match first.b {
+                        Other::Body(k) if scene.rigid[first.a].is_fixed() => k,
+                        _ => first.a,
+                    };
+                    m.island = m.body;
+                }
+                for &(s, e) in &pair {
+                    own[s - pair[0].0..e - pair[0].0].iter_mut().for_each(|b| *b = true);
+                }
+            };
             let parts = places.par_iter().zip(batches.par_iter_mut()).zip(states.par_iter_mut());
-            let outs = carried.par_iter_mut().zip(built.par_iter_mut()).zip(targets.par_iter_mut());
+            let outs =
+                carried.par_iter_mut().zip(arms.par_iter_mut()).zip(built.par_iter_mut()).zip(targets.par_iter_mut());
             parts.zip(outs).with_min_len(par_min() / 8).for_each(build);
         }
         (self.manifolds, self.batched) = (manifolds, marks);
@@ -243,6 +251,7 @@ impl RigidSi {
                 batches.swap(count, i);
                 states.swap(count, i);
                 carried.swap(count, i);
+                arms.swap(count, i);
             }
             self.batched_points += places[i].1.iter().map(|&(s, e)| e - s).sum::<usize>();
             count += 1;
@@ -250,7 +259,8 @@ impl RigidSi {
         batches.truncate(count);
         states.truncate(count);
         carried.truncate(count);
-        (self.batches, self.batch_state, self.batch_carried) = (batches, states, carried);
+        arms.truncate(count);
+        (self.batches, self.batch_state, self.batch_carried, self.batch_arms) = (batches, states, carried, arms);
         (self.batch_places, self.batch_built) = (places, built);
         self.from_contacts = true;
     }
@@ -271,7 +281,7 @@ impl RigidSi {
         (h, max_push): (f64, f64),
         warm: (f64, f64),
         paired: bool,
-        (batch, state, carried): (&mut Batch, &mut BatchState, &mut BatchCarried),
+        (batch, state, carried, arms): (&mut Batch, &mut BatchState, &mut BatchCarried, &mut BatchArms),
     ) -> bool {
         let contacts = &self.contacts;
         let first: [&RigidContact; W] = std::array::from_fn(|l| &contacts[pair[l].0]);
@@ -287,7 +297,8 @@ impl RigidSi {
         let (mut centre, mut normal) = (zero_v, zero_v);
         let mut ends = [zero_v; 4];
         for u in 0..units {
-            let (unit, st_u, c_u) = (&mut batch.unit[u], &mut state.unit[u], &mut carried.unit[u]);
+            let (unit, st_u, c_u, a_u) =
+                (&mut batch.unit[u], &mut state.unit[u], &mut carried.unit[u], &mut arms.unit[u]);
             for i in 0..2 {
                 let j = 2 * u + i;
                 let at = |l: usize| pair[l].0 + if j < len[l] { j } else { i };
@@ -305,7 +316,7 @@ impl RigidSi {
                 (st_u.inv_mn[0][i], st_u.inv_mn[1][i], st_u.ln[i], st_u.relax_bias[i]) =
                     (p.inv_mn[0], p.inv_mn[1], z, z);
                 (c_u.s0[i], c_u.p0[i], c_u.la[i], c_u.lb[i]) = (p.s0, p.p0, p.la, p.lb);
-                (c_u.ra[i], c_u.rb[i]) = (p.ra, p.rb);
+                (a_u.ra[i], a_u.rb[i]) = (p.ra, p.rb);
             }
             batch.has[u] = std::array::from_fn(|l| len[l] > 2 * u);
             if !paired {
@@ -333,7 +344,7 @@ impl RigidSi {
         }
         // (The state of a pair slot no lane has, as loaded from the rows: none.)
         for u in units..2 {
-            (state.unit[u], carried.unit[u]) = Default::default();
+            (state.unit[u], carried.unit[u], arms.unit[u]) = Default::default();
         }
         // Each lane's manifold: its friction and twist rows at the centre (`RigidSi::manifold`).
         let count = Fw::from_fn(|l| len[l] as f64);
@@ -368,7 +379,7 @@ impl RigidSi {
         fr.on = std::array::from_fn(|l| first[l].friction != 0.0);
         (fr.t1, fr.t2, fr.n) = (t1, t2, n);
         (state.lt1, state.lt2, state.l_twist) = (z, z, z);
-        carried.centre = [ra, rb];
+        arms.centre = [ra, rb];
         // The batch's place and bodies (`Batch::build`).
         let moves = |k: usize| self.inv_m[k] != 0.0;
         (batch.o, batch.n, batch.a, batch.b, batch.units, batch.paired) = (o, W, a, b, units, paired);
@@ -424,18 +435,18 @@ impl RigidSi {
         if !std::mem::take(&mut self.from_contacts) {
             return;
         }
-        for (batch, carried) in self.batches.iter().zip(&self.batch_carried) {
+        for ((batch, carried), arms) in self.batches.iter().zip(&self.batch_carried).zip(&self.batch_arms) {
             for l in 0..batch.n {
                 for j in 0..batch.len[l] {
                     let (u, i) = (j / 2, j % 2);
-                    let (unit, c) = (&batch.unit[u], &carried.unit[u]);
+                    let (unit, c, a) = (&batch.unit[u], &carried.unit[u], &arms.unit[u]);
                     let k = batch.start[l] + j;
                     let p = &mut self.points[k];
                     (p.a, p.b) = (batch.a[l], batch.b[l]);
                     p.n = if i == 0 { unit.np } else { unit.nq }.lane(l);
                     p.row = if i == 0 { unit.rp } else { unit.rq }.lane(l, (batch.ima, batch.imb));
                     p.mn = if i == 0 { unit.mn_p } else { unit.mn_q }.lane(l);
-                    (p.ra, p.rb) = (c.ra[i].lane(l), c.rb[i].lane(l));
+                    (p.ra, p.rb) = (a.ra[i].lane(l), a.rb[i].lane(l));
                     (p.split_bias, p.lp) = (0.0, 0.0);
                     let more = &mut self.carried[k];
                     (more.s0, more.p0, more.la, more.lb) =
@@ -451,7 +462,7 @@ impl RigidSi {
                 m.mt = fr.mt.map(|x| x.lane(l));
                 m.rows_t = [fr.r1.lane(l, (batch.ima, batch.imb)), fr.r2.lane(l, (batch.ima, batch.imb))];
                 (m.twist_a, m.twist_b) = (fr.twist_a.lane(l), fr.twist_b.lane(l));
-                (m.ra, m.rb) = (carried.centre[0].lane(l), carried.centre[1].lane(l));
+                (m.ra, m.rb) = (arms.centre[0].lane(l), arms.centre[1].lane(l));
                 m.pairs = [Pair::default(); 2];
                 for u in (0..batch.len[l] / 2).filter(|_| batch.paired) {
                     let unit = &batch.unit[u];

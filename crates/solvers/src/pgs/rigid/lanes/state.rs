@@ -55,24 +55,39 @@ pub(in crate::pgs::rigid) struct BatchState {
     pub(in crate::pgs::rigid) end_worst: f64,
 }
 
-/// What the passes between the sweeps read of one pair of points of each lane ([`Carried`]
-/// and the arms of [`Point`]), per point of the pair.
+/// What the separations at the bodies' poses read of one pair of points of each lane
+/// ([`Carried`]), per point of the pair: the separation and point at the frame's start and the
+/// arms in each body's frame.
 #[derive(Clone, Copy, Debug, Default)]
 pub(super) struct PairCarried {
     pub(super) s0: [Fw; 2],
     pub(super) p0: [Vw; 2],
     pub(super) la: [Vw; 2],
     pub(super) lb: [Vw; 2],
+}
+
+/// What the separations at the bodies' poses read of a batch's points (see the module): the
+/// relax sweep at the poses and a later substep's contact update.
+#[derive(Clone, Copy, Debug, Default)]
+pub(in crate::pgs::rigid) struct BatchCarried {
+    pub(super) unit: [PairCarried; 2],
+}
+
+/// The arms in the world's frame of one pair of points of each lane (those of [`Point`]).
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct PairArms {
     pub(super) ra: [Vw; 2],
     pub(super) rb: [Vw; 2],
 }
 
-/// What the passes between the sweeps read of a batch's points (see the module), and the arms
-/// of its manifolds' centres (read only when the rows are written whole again,
-/// [`RigidSi::store_full`]).
+/// The world arms of a batch's points, read by the end separations at the velocities
+/// ([`RigidSi::end_batches`]), and of its manifolds' centres, read only when the rows are
+/// written whole again ([`RigidSi::store_full`]): apart from [`BatchCarried`], which the relax
+/// sweep at the poses streams (together, 480 of their 1,120 bytes a batch went past it
+/// unread).
 #[derive(Clone, Copy, Debug, Default)]
-pub(in crate::pgs::rigid) struct BatchCarried {
-    pub(super) unit: [PairCarried; 2],
+pub(in crate::pgs::rigid) struct BatchArms {
+    pub(super) unit: [PairArms; 2],
     pub(super) centre: [Vw; 2],
 }
 
@@ -162,10 +177,8 @@ impl BatchState {
 
 impl BatchCarried {
     /// What `batch`'s points carry through the frame.
-    fn load(batch: &Batch, points: &[Point], carried: &[Carried], manifolds: &[Manifold]) -> Self {
+    fn load(batch: &Batch, carried: &[Carried]) -> Self {
         let mut out = BatchCarried::default();
-        let m = |l: usize| &manifolds[batch.manifold[l]];
-        out.centre = [Vw::from_fn(|l| m(l).ra), Vw::from_fn(|l| m(l).rb)];
         for u in 0..batch.units {
             let c = &mut out.unit[u];
             for j in 0..2 {
@@ -174,6 +187,22 @@ impl BatchCarried {
                 c.p0[j] = Vw::from_fn(|l| carried[k(l)].p0);
                 c.la[j] = Vw::from_fn(|l| carried[k(l)].la);
                 c.lb[j] = Vw::from_fn(|l| carried[k(l)].lb);
+            }
+        }
+        out
+    }
+}
+
+impl BatchArms {
+    /// The world arms of `batch`'s points and manifolds' centres.
+    fn load(batch: &Batch, points: &[Point], manifolds: &[Manifold]) -> Self {
+        let mut out = BatchArms::default();
+        let m = |l: usize| &manifolds[batch.manifold[l]];
+        out.centre = [Vw::from_fn(|l| m(l).ra), Vw::from_fn(|l| m(l).rb)];
+        for u in 0..batch.units {
+            let c = &mut out.unit[u];
+            for j in 0..2 {
+                let k = |l: usize| batch.point(l, u, j);
                 c.ra[j] = Vw::from_fn(|l| points[k(l)].ra);
                 c.rb[j] = Vw::from_fn(|l| points[k(l)].rb);
             }
@@ -323,9 +352,8 @@ impl RigidSi {
         let (points, manifolds, carried) = (&self.points, &self.manifolds, &self.carried);
         let batches = &self.batches;
         fill(&mut self.batch_state, batches.len(), par_min() / 4, |k| BatchState::load(&batches[k], points, manifolds));
-        fill(&mut self.batch_carried, batches.len(), par_min() / 4, |k| {
-            BatchCarried::load(&batches[k], points, carried, manifolds)
-        });
+        fill(&mut self.batch_carried, batches.len(), par_min() / 4, |k| BatchCarried::load(&batches[k], carried));
+        fill(&mut self.batch_arms, batches.len(), par_min() / 4, |k| BatchArms::load(&batches[k], points, manifolds));
     }
 
     /// The first substep's warm start of the batched manifolds ([`RigidSi::warm_start`]): each
@@ -510,9 +538,9 @@ impl RigidSi {
         debug_assert!(!self.pseudo, "no batches with split rows");
         let hw = Fw::splat(h);
         let z = Fw::splat(0.0);
-        let rows = self.batches.par_iter().zip(self.batch_state.par_iter_mut()).zip(self.batch_carried.par_iter());
+        let rows = self.batches.par_iter().zip(self.batch_state.par_iter_mut()).zip(self.batch_arms.par_iter());
         // (The largest of maxima: the same number in any grouping.)
-        let each = |((batch, state), carried): ((&Batch, &mut BatchState), &BatchCarried)| {
+        let each = |((batch, state), arms): ((&Batch, &mut BatchState), &BatchArms)| {
             let mut worst = 0.0_f64;
             let side = |a_side: bool| {
                 let body = |l: usize| if a_side { Some(batch.a[l]) } else { batch.b[l] };
@@ -522,7 +550,7 @@ impl RigidSi {
             };
             let ((va, wa), (vb, wb)) = (side(true), side(false));
             for u in 0..batch.units {
-                let (c, s, unit) = (&carried.unit[u], &mut state.unit[u], &batch.unit[u]);
+                let (c, s, unit) = (&arms.unit[u], &mut state.unit[u], &batch.unit[u]);
                 for j in 0..2 {
                     let n = if j == 0 { &unit.np } else { &unit.nq };
                     // (The world's zero velocities add an exact zero: the scalar visit's
