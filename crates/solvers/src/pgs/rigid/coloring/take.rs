@@ -33,10 +33,15 @@ pub(super) fn take_color(scene: &Scene, used: &mut [u64], a: usize, b: Option<us
         (StaticColors::Last, true) => (u64::BITS - 1 - free.leading_zeros()) as usize,
         _ => free.trailing_zeros() as usize,
     };
-    for k in std::iter::once(a).chain(b).filter(|&k| movable(k)) {
+    mark(scene, used, a, b, c);
+    c
+}
+
+/// Marks colour `c` taken on the movable bodies of the row between `a` and `b` in `used`.
+fn mark(scene: &Scene, used: &mut [u64], a: usize, b: Option<usize>, c: usize) {
+    for k in std::iter::once(a).chain(b).filter(|&k| !scene.rigid[k].is_fixed()) {
         used[k] |= 1 << c;
     }
-    c
 }
 
 /// Colours the runs `pairs` (in order, sorted by their first body) keeping the colours of the
@@ -77,9 +82,7 @@ pub(super) fn recolor_keeping(
         colors.push(match c {
             Some((i, c)) => {
                 kept[i].1 = true;
-                for k in std::iter::once(a).chain(b).filter(|&k| movable(k)) {
-                    used[k] |= 1 << c;
-                }
+                mark(scene, used, a, b, c as usize);
                 c
             }
             None => u8::MAX,
