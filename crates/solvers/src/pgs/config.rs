@@ -224,7 +224,7 @@ pub struct PgsConfig {
     /// the new pairs (and those whose colour is taken) are coloured greedily, after the kept
     /// ones. Rapier 0.36 and Box2D v3 keep each pair's colour from when it begins touching to
     /// when it stops. With `false`, every colouring whose pairs changed colours them all
-    /// afresh (default: false; true in `tgs-soft`: over four 1 µm jitters of two lattices of
+    /// afresh (default: false; true in `tgs-soft` and `soft-step`: over four 1 µm jitters of two lattices of
     /// the 10,000 spheres the deepest pair was 26.2–27.4 and 25.5–27.6 mm, against
     /// 28.6–32.2 and 27.4–30.7 afresh and Rapier's 25.5–26.1 and 23.2–24.0).
     pub keep_colors: bool,
@@ -417,7 +417,7 @@ fn pgs_presets() -> Vec<(&'static str, &'static str, PgsConfig)> {
         ),
         (
             "soft-step",
-            "Box2D v3 soft step: 4 substeps × (1 biased, 1 relax); contacts 30 Hz ζ 10 (60 Hz against static bodies), joints 60 Hz ζ 2; speeds capped; rows colour by colour; a fixed 2 cm speculative margin; Box3D's implicit gyroscopic step and separating-axis cache",
+            "Box2D v3 soft step: 4 substeps × (1 biased, 1 relax); contacts 30 Hz ζ 10 (60 Hz against static bodies), joints 60 Hz ζ 2; speeds capped; rows colour by colour with each pair's colour kept; a fixed 2 cm speculative margin; Box3D's implicit gyroscopic step and separating-axis cache",
             // (Box2D v3 caps every body's speed in every substep before its position moves:
             // `b2IntegratePositionsTask`, 400 m/s by default and π/4 of turn per step,
             // `B2_MAX_ROTATION`. On the 20-link chain with a 100× heavy end, 300 frames, the
@@ -453,6 +453,7 @@ fn pgs_presets() -> Vec<(&'static str, &'static str, PgsConfig)> {
                 max_frame_turn: std::f64::consts::FRAC_PI_4,
                 rigid_order: Order::Colored,
                 static_colors: StaticColors::AfterFirst,
+                keep_colors: true,
                 relax_separation: RelaxSeparation::Poses,
                 rotation: Rotation::Implicit,
                 ..pgs
