@@ -32,11 +32,14 @@
 //! one host the rounds' ratios of the 4,095-box pyramid ran from 1.55 to 1.84 within minutes).
 //! For each scene and solver, two threads of this process each hold their own pool (1 and 2
 //! threads), their own solver and their own `Simulation` stepped as `simulate` steps it (its
-//! workers kept awake through each frame), and take turns, one frame each, so that a frame on
-//! one thread and the same frame on two run within milliseconds of each other. A frame's time
-//! is its `solve_seconds + integrate_seconds`; the speedup is the median over the frames after
-//! the first [`SKIP`] of the frame's 1-thread time over its 2-thread time. The two simulations
-//! must end in the same state. Writes `lockstep.csv` (every frame) and `lockstep.md`.
+//! workers kept awake through each frame), and take turns of [`BLOCK`] frames each, so that a
+//! frame on one thread and the same frame on two run within a fraction of a second of each
+//! other. A frame's time is its `solve_seconds + integrate_seconds`; the speedup is the median
+//! over the frames after the first [`SKIP`], each turn's first left out, of the frame's 1-thread
+//! time over its 2-thread time. The two simulations must end in the same state. Writes
+//! `lockstep.csv` (every frame) and `lockstep.md`, whose status is `torn` (a joint opened past
+//! half its length), `fell` (a scene that starts at rest had a body leave its place: further
+//! than half its smallest half extent from its start, the `in_place` of `steps.csv`) or `ok`.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -46,22 +49,25 @@ use solverlab_benches::product::{run_child, step_means};
 use solverlab_cli::{num, parse_solver, write_atomic, CliError, Simulate};
 use solverlab_solvers::Registry;
 
-/// One scene: its key, the builtin and its parameters, and the frames per run.
+/// One scene: its key, the builtin and its parameters, the frames per run, and whether it
+/// starts at rest (a pile that should stand: the lockstep then says `fell` when a body leaves
+/// its place).
 struct ThreadScene {
     key: &'static str,
     builtin: &'static str,
     sets: &'static [&'static str],
     frames: u64,
+    at_rest: bool,
 }
 
 /// The scenes: the Rapier benchmark's pyramid of base 90 (4,095 boxes), its joint grid (100
 /// spheres on 182 ball joints) and the grid of Box3D's `joint_grid` (100 × 100 spheres on
 /// 19,802 ball joints), and the pyramid of base 20 between them.
 const SCENES: [ThreadScene; 4] = [
-    ThreadScene { key: "pyramid-90", builtin: "rigid-pyramid", sets: &["base=90"], frames: 30 },
-    ThreadScene { key: "pyramid-20", builtin: "rigid-pyramid", sets: &["base=20"], frames: 120 },
-    ThreadScene { key: "joint-grid", builtin: "rigid-joint-grid", sets: &[], frames: 300 },
-    ThreadScene { key: "joint-grid-100", builtin: "rigid-joint-grid", sets: &["n=100"], frames: 30 },
+    ThreadScene { key: "pyramid-90", builtin: "rigid-pyramid", sets: &["base=90"], frames: 30, at_rest: true },
+    ThreadScene { key: "pyramid-20", builtin: "rigid-pyramid", sets: &["base=20"], frames: 120, at_rest: true },
+    ThreadScene { key: "joint-grid", builtin: "rigid-joint-grid", sets: &[], frames: 300, at_rest: false },
+    ThreadScene { key: "joint-grid-100", builtin: "rigid-joint-grid", sets: &["n=100"], frames: 30, at_rest: false },
 ];
 
 /// The solvers timed: `tgs-soft` and `soft-step` in the natural order (the contact search,
@@ -231,9 +237,10 @@ enum Turn {
 enum Answer {
     /// It is ready to step.
     Ready,
-    /// A frame's `solve_seconds + integrate_seconds` (ms), and whether it tore (as `simulate`
-    /// judges a tear: the run goes on and ends `torn`).
-    Frame(f64, bool),
+    /// A frame's `solve_seconds + integrate_seconds` (ms), whether it tore (as `simulate`
+    /// judges a tear: the run goes on and ends `torn`), and whether every body was in its place
+    /// (`StepMetrics::in_place`).
+    Frame(f64, bool, bool),
     /// The final state hash.
     Done(u64),
 }
@@ -286,7 +293,8 @@ fn stepper(s: &'static ThreadScene, preset: &'static str, threads: usize) -> Res
                     // (A torn joint grid runs on, as in `simulate`: a tear is no error here.)
                     send(
                         r.map(|r| {
-                            Answer::Frame((r.solve_seconds + r.integrate_seconds) * 1e3, sim.tear(&r.metrics).is_some())
+                            let ms = (r.solve_seconds + r.integrate_seconds) * 1e3;
+                            Answer::Frame(ms, sim.tear(&r.metrics).is_some(), r.metrics.in_place)
                         })
                         .map_err(|e| e.to_string()),
                     );
@@ -317,10 +325,11 @@ fn lockstep(only: &[String]) -> Result<(), String> {
                 tx.send(turn).map_err(|e| e.to_string())?;
                 rx.recv().map_err(|e| e.to_string())?
             };
-            let mut torn = false;
+            let (mut torn, mut fell) = (false, false);
             let mut step = |who: &Stepper| match ask(who, Turn::Frame)? {
-                Answer::Frame(ms, tore) => {
+                Answer::Frame(ms, tore, in_place) => {
                     torn |= tore;
+                    fell |= s.at_rest && !in_place;
                     Ok(ms)
                 }
                 _ => Err(format!("{} under {name}: a stepping thread answered out of turn", s.key)),
@@ -364,7 +373,13 @@ fn lockstep(only: &[String]) -> Result<(), String> {
                 "| {} | {name} | {} | {} | {:.3} ms | {:.3} ms | **{:.2}×** | {:.2}, {:.2}, {:.2} | {hash:016x} |\n",
                 s.key,
                 s.frames,
-                if torn { "torn" } else { "ok" },
+                if torn {
+                    "torn"
+                } else if fell {
+                    "fell"
+                } else {
+                    "ok"
+                },
                 median(&ones),
                 median(&twos),
                 median(&ratios),

@@ -224,9 +224,11 @@ pub struct PgsConfig {
     /// the new pairs (and those whose colour is taken) are coloured greedily, after the kept
     /// ones. Rapier 0.36 and Box2D v3 keep each pair's colour from when it begins touching to
     /// when it stops. With `false`, every colouring whose pairs changed colours them all
-    /// afresh (default: false; true in `tgs-soft` and `soft-step`: over four 1 µm jitters of two lattices of
-    /// the 10,000 spheres the deepest pair was 26.2–27.4 and 25.5–27.6 mm, against
-    /// 28.6–32.2 and 27.4–30.7 afresh and Rapier's 25.5–26.1 and 23.2–24.0).
+    /// afresh (default: false; true in `tgs-soft` and `soft-step`. Under `tgs-soft`, over four
+    /// 1 µm jitters of two lattices of the 10,000 spheres, the deepest pair was 26.2–27.4 and
+    /// 25.5–27.6 mm, against 28.6–32.2 and 27.4–30.7 afresh and Rapier's 25.5–26.1 and
+    /// 23.2–24.0; under `soft-step`, over eight lattice seeds, 23.7–27.8 mm against 25.3–35.7
+    /// afresh and Rapier box2d's 23.9–31.2).
     pub keep_colors: bool,
     /// Rigid bodies: where the relax sweeps measure a contact's separation
     /// ([`RelaxSeparation`]: `linearised` or `poses`) (default: `linearised`; `poses` in

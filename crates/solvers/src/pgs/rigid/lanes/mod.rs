@@ -378,18 +378,6 @@ fn store_side<S: ?Sized + Store>(vel: &mut Direct<S>, batch: &Batch, a_side: boo
 mod tests {
     use super::*;
 
-    /// What a batch's sweeps stream stays as small as it was made: a batch of 2,048 bytes
-    /// (2,400 while each of its rows kept the bodies' inverse masses and each pair the relax
-    /// pass's block solve), its state of 768 and its carried fields of 640 (1,120 with the world
-    /// arms, 480, now apart).
-    #[test]
-    fn the_batches_a_sweep_streams_keep_their_size() {
-        assert_eq!(std::mem::size_of::<Batch>(), 2048);
-        assert_eq!(std::mem::size_of::<BatchState>(), 768);
-        assert_eq!(std::mem::size_of::<BatchCarried>(), 640);
-        assert_eq!(std::mem::size_of::<BatchArms>(), 480);
-    }
-
     /// With `tgs-soft` (points in block pairs) and `soft-step` (one after the other), the
     /// batches hold most of the pyramid's manifolds (so that the test of equal numbers with and
     /// without lanes, `tests/colored.rs`, compares the lanes), each batch lies inside its colour

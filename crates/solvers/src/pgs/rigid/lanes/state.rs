@@ -1,8 +1,10 @@
 //! What a batch's rows change through a frame, kept on the lanes beside the batch: each
 //! point's separation, bias, mass and impulse scales, `1/(m·s)`, normal impulse and relax
-//! bias, and each manifold's friction and twist impulses ([`BatchState`]); and what the passes
-//! between the sweeps read of each point ([`BatchCarried`]: its separation and point at the
-//! frame's start, its arms in each body's frame and in the world's).
+//! bias, and each manifold's friction and twist impulses ([`BatchState`]); what the separations
+//! at the bodies' poses read of each point ([`BatchCarried`]: its separation and point at the
+//! frame's start, its arms in each body's frame); and, apart, the world arms of each point and
+//! manifold centre ([`BatchArms`]), which only the end separations at the velocities and the
+//! rows written whole read.
 //!
 //! A batch built from the rows takes these from its points and manifolds
 //! ([`RigidSi::load_batches`]); one built from the contacts makes them itself (`build`).
