@@ -24,7 +24,7 @@
 //! (the status of each scene and solver beside its times) and `meta.json`.
 //!
 //! ```sh
-//! cargo run --release -p solverlab-benches --bin rigid_threads -- --lockstep [--only KEY,…]
+//! cargo run --release -p solverlab-benches --bin rigid_threads -- --lockstep [--rounds N] [--only KEY,…]
 //! ```
 //!
 //! `--lockstep` pairs the two thread counts frame by frame instead: on a shared host whose speed
@@ -34,10 +34,15 @@
 //! threads), their own solver and their own `Simulation` stepped as `simulate` steps it (its
 //! workers kept awake through each frame), and take turns of [`BLOCK`] frames each, so that a
 //! frame on one thread and the same frame on two run within a fraction of a second of each
-//! other. A frame's time is its `solve_seconds + integrate_seconds`; the speedup is the median
-//! over the frames after the first [`SKIP`], each turn's first left out, of the frame's 1-thread
-//! time over its 2-thread time. The two simulations must end in the same state. Writes
-//! `lockstep.csv` (every frame) and `lockstep.md`, whose status is `torn` (a joint opened past
+//! other. A frame's time is its `solve_seconds + integrate_seconds`. Each of `--rounds` rounds
+//! (3 by default) steps a fresh pair of simulations through every frame; the runs are
+//! deterministic, so frame `k` is the same work in every round, and the host's other work only
+//! adds to its time: each frame's time on each count is its fastest over the rounds (as the
+//! performance experiment keeps the fastest of its repeats). The speedup is the median over the
+//! frames after the first [`SKIP`], each turn's first left out, of the frame's 1-thread time
+//! over its 2-thread time; the table also gives each round's own median, computed the same way
+//! from that round's times alone. Every simulation must end in the same state. Writes
+//! `lockstep.csv` (every frame of every round) and `lockstep.md`, whose status is `torn` (a joint opened past
 //! half its length), `fell` (a scene that starts at rest had a body leave its place: further
 //! than half its smallest half extent from its start, the `in_place` of `steps.csv`) or `ok`.
 
@@ -101,13 +106,13 @@ enum Mode {
     Measure(usize, Vec<String>),
     /// A child run: scene key, preset, output folder.
     Child(String, String, PathBuf),
-    /// The frame-by-frame pairing (`--lockstep`): the scene keys (all when empty).
-    Lockstep(Vec<String>),
+    /// The frame-by-frame pairing (`--lockstep`): rounds, and the scene keys (all when empty).
+    Lockstep(usize, Vec<String>),
 }
 
 fn mode() -> Result<Mode, String> {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let usage = || format!("usage: rigid_threads [--rounds N | --lockstep] [--only KEY,…]; got `{}`", args.join(" "));
+    let usage = || format!("usage: rigid_threads [--lockstep] [--rounds N] [--only KEY,…]; got `{}`", args.join(" "));
     if args.first().map(String::as_str) == Some("--child") {
         return match &args[1..] {
             [scene, preset, out] => Ok(Mode::Child(scene.clone(), preset.clone(), PathBuf::from(out))),
@@ -141,7 +146,7 @@ fn mode() -> Result<Mode, String> {
             _ => return Err(usage()),
         }
     }
-    Ok(if lockstep { Mode::Lockstep(only) } else { Mode::Measure(rounds, only) })
+    Ok(if lockstep { Mode::Lockstep(rounds, only) } else { Mode::Measure(rounds, only) })
 }
 
 fn scene(key: &str) -> Result<&'static ThreadScene, String> {
@@ -309,68 +314,98 @@ fn stepper(s: &'static ThreadScene, preset: &'static str, threads: usize) -> Res
     }
 }
 
-/// `--lockstep` (see the crate docs): the two thread counts stepped in turns, frame by frame.
-fn lockstep(only: &[String]) -> Result<(), String> {
+/// One round of [`lockstep`]: fresh simulations of `s` under `preset` on 1 and 2 threads,
+/// stepped in turns of [`BLOCK`] frames (which goes first alternates, so that neither always
+/// follows the other); each frame's two times (ms), and the final state, which both must share.
+/// Sets `torn` and `fell` when a frame of either tore or had a body leave its place.
+fn lockstep_round(
+    s: &'static ThreadScene,
+    preset: &'static str,
+    (torn, fell): (&mut bool, &mut bool),
+) -> Result<(Vec<(f64, f64)>, u64), String> {
+    let name = label(preset);
+    let one = stepper(s, preset, 1)?;
+    let two = stepper(s, preset, 2)?;
+    let ask = |(tx, rx): &Stepper, turn: Turn| {
+        tx.send(turn).map_err(|e| e.to_string())?;
+        rx.recv().map_err(|e| e.to_string())?
+    };
+    let mut step = |who: &Stepper| match ask(who, Turn::Frame)? {
+        Answer::Frame(ms, tore, in_place) => {
+            *torn |= tore;
+            *fell |= s.at_rest && !in_place;
+            Ok(ms)
+        }
+        _ => Err(format!("{} under {name}: a stepping thread answered out of turn", s.key)),
+    };
+    let mut frames = Vec::new();
+    while (frames.len() as u64) < s.frames {
+        let n = BLOCK.min(s.frames - frames.len() as u64);
+        let mut block = |who: &Stepper| (0..n).map(|_| step(who)).collect::<Result<Vec<f64>, String>>();
+        let (a, b) = if (frames.len() as u64 / BLOCK).is_multiple_of(2) {
+            let a = block(&one)?;
+            (a, block(&two)?)
+        } else {
+            let b = block(&two)?;
+            (block(&one)?, b)
+        };
+        frames.extend(a.into_iter().zip(b));
+    }
+    match (ask(&one, Turn::Done)?, ask(&two, Turn::Done)?) {
+        (Answer::Done(a), Answer::Done(b)) if a == b => Ok((frames, a)),
+        (Answer::Done(_), Answer::Done(_)) => {
+            Err(format!("{} under {name}: 1 and 2 threads ended in different states", s.key))
+        }
+        _ => Err(format!("{} under {name}: a stepping thread answered out of turn", s.key)),
+    }
+}
+
+/// `--lockstep` (see the crate docs): the two thread counts stepped in turns, frame by frame,
+/// in `rounds` fresh pairs of simulations.
+fn lockstep(rounds: usize, only: &[String]) -> Result<(), String> {
     let t0 = Instant::now();
-    let mut rows = String::from("scene,solver,frame,ms_1_thread,ms_2_threads\n");
+    let mut rows = String::from("scene,solver,round,frame,ms_1_thread,ms_2_threads\n");
     let mut table = String::from(
-        "| scene | solver | frames | status | 1 thread | 2 threads | speedup | frames' speedups (quartiles) | final state hash |\n|---|---|---:|---|---:|---:|---:|---|---|\n",
+        "| scene | solver | frames | rounds | status | 1 thread | 2 threads | speedup | frames' speedups (quartiles) | rounds' speedups | final state hash |\n|---|---|---:|---:|---|---:|---:|---:|---|---|---|\n",
     );
     for s in chosen(only) {
         for preset in PRESETS.iter().filter(|p| p.contains("colored")) {
             let name = label(preset);
-            let one = stepper(s, preset, 1)?;
-            let two = stepper(s, preset, 2)?;
-            let ask = |(tx, rx): &Stepper, turn: Turn| {
-                tx.send(turn).map_err(|e| e.to_string())?;
-                rx.recv().map_err(|e| e.to_string())?
-            };
             let (mut torn, mut fell) = (false, false);
-            let mut step = |who: &Stepper| match ask(who, Turn::Frame)? {
-                Answer::Frame(ms, tore, in_place) => {
-                    torn |= tore;
-                    fell |= s.at_rest && !in_place;
-                    Ok(ms)
+            // Per round, each frame's (1-thread, 2-thread) time; and the final state.
+            let mut runs: Vec<Vec<(f64, f64)>> = Vec::new();
+            let mut hash = None;
+            for round in 1..=rounds {
+                let (frames, end) = lockstep_round(s, preset, (&mut torn, &mut fell))?;
+                if hash.is_some_and(|h| h != end) {
+                    return Err(format!("{} under {name}: round {round} ended in another state than round 1", s.key));
                 }
-                _ => Err(format!("{} under {name}: a stepping thread answered out of turn", s.key)),
-            };
-            let (mut ones, mut twos, mut ratios) = (Vec::new(), Vec::new(), Vec::new());
-            let mut frame = 0;
-            while frame < s.frames {
-                // A block of frames each; which count goes first alternates, so that neither
-                // always follows the other.
-                let n = BLOCK.min(s.frames - frame);
-                let mut block = |who: &Stepper| (0..n).map(|_| step(who)).collect::<Result<Vec<f64>, String>>();
-                let (a, b) = if (frame / BLOCK).is_multiple_of(2) {
-                    let a = block(&one)?;
-                    (a, block(&two)?)
-                } else {
-                    let b = block(&two)?;
-                    (block(&one)?, b)
-                };
-                for (k, (a, b)) in a.into_iter().zip(b).enumerate() {
-                    frame += 1;
-                    rows += &format!("{},{name},{frame},{},{}\n", s.key, num(a), num(b));
-                    // (A block's first frame finds the caches holding the other simulation.)
-                    if frame > SKIP && k > 0 {
-                        ones.push(a);
-                        twos.push(b);
-                        ratios.push(a / b);
-                    }
+                hash = Some(end);
+                for (k, (a, b)) in frames.iter().enumerate() {
+                    rows += &format!("{},{name},{round},{},{},{}\n", s.key, k + 1, num(*a), num(*b));
                 }
+                runs.push(frames);
             }
-            let hash = match (ask(&one, Turn::Done)?, ask(&two, Turn::Done)?) {
-                (Answer::Done(a), Answer::Done(b)) if a == b => a,
-                (Answer::Done(_), Answer::Done(_)) => {
-                    return Err(format!("{} under {name}: 1 and 2 threads ended in different states", s.key))
-                }
-                _ => return Err(format!("{} under {name}: a stepping thread answered out of turn", s.key)),
+            // The frames that count: after the first `SKIP`, and not a turn's first (it finds
+            // the caches holding the other simulation).
+            let counted = |k: usize| k as u64 >= SKIP && !(k as u64).is_multiple_of(BLOCK);
+            let speedups = |pairs: &[(f64, f64)]| -> Vec<f64> {
+                pairs.iter().enumerate().filter(|(k, _)| counted(*k)).map(|(_, (a, b))| a / b).collect()
             };
+            // Each frame's fastest time over the rounds, for each count: the same work each
+            // round (the runs are deterministic), and the host's other work only adds time.
+            let fastest: Vec<(f64, f64)> = (0..runs[0].len())
+                .map(|k| runs.iter().fold((f64::INFINITY, f64::INFINITY), |(a, b), r| (a.min(r[k].0), b.min(r[k].1))))
+                .collect();
+            let ratios = speedups(&fastest);
+            let (ones, twos): (Vec<f64>, Vec<f64>) =
+                fastest.iter().enumerate().filter(|(k, _)| counted(*k)).map(|(_, p)| *p).unzip();
             let mut sorted = ratios.clone();
             sorted.sort_by(f64::total_cmp);
             let q = |f: f64| sorted.get(((sorted.len() - 1) as f64 * f).round() as usize).copied().unwrap_or(f64::NAN);
+            let by_round: Vec<String> = runs.iter().map(|r| format!("{:.2}", median(&speedups(r)))).collect();
             let line = format!(
-                "| {} | {name} | {} | {} | {:.3} ms | {:.3} ms | **{:.2}×** | {:.2}, {:.2}, {:.2} | {hash:016x} |\n",
+                "| {} | {name} | {} | {rounds} | {} | {:.3} ms | {:.3} ms | **{:.2}×** | {:.2}, {:.2}, {:.2} | {} | {:016x} |\n",
                 s.key,
                 s.frames,
                 if torn {
@@ -385,7 +420,9 @@ fn lockstep(only: &[String]) -> Result<(), String> {
                 median(&ratios),
                 q(0.25),
                 q(0.5),
-                q(0.75)
+                q(0.75),
+                by_round.join(", "),
+                hash.unwrap_or(0),
             );
             eprint!("{line}");
             table += &line;
@@ -394,12 +431,14 @@ fn lockstep(only: &[String]) -> Result<(), String> {
     let fields = [
         ("block_frames", BLOCK.to_string()),
         ("skip_frames", SKIP.to_string()),
-        ("speedup", format!("\"median over the frames after the first {SKIP}, each block's first left out, of the frame's 1-thread time over its 2-thread time (solve_seconds + integrate_seconds)\"")),
+        ("rounds", rounds.to_string()),
+        ("speedup", format!("\"median over the frames after the first {SKIP}, each block's first left out, of the frame's fastest 1-thread time over the rounds over its fastest 2-thread time (solve_seconds + integrate_seconds)\"")),
     ];
-    let command = "cargo run --release -p solverlab-benches --bin rigid_threads -- --lockstep";
+    let command =
+        format!("cargo run --release -p solverlab-benches --bin rigid_threads -- --lockstep --rounds {rounds}");
     save(
         &[("lockstep.csv", &rows), ("lockstep.md", &table)],
-        ("lockstep.json", "rigid_threads --lockstep", command),
+        ("lockstep.json", "rigid_threads --lockstep", &command),
         &fields,
         t0,
     )?;
@@ -450,7 +489,7 @@ fn save(
 fn main() -> Result<(), String> {
     let (rounds, only) = match mode()? {
         Mode::Child(key, preset, out) => return child(&key, &preset, &out),
-        Mode::Lockstep(only) => return lockstep(&only),
+        Mode::Lockstep(rounds, only) => return lockstep(rounds, &only),
         Mode::Measure(rounds, only) => (rounds, only),
     };
     let t0 = Instant::now();
