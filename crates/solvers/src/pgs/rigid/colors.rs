@@ -510,8 +510,8 @@ fn direct_span<S: ?Sized + Store>(
 /// (A function of its own, never inlined into the pool's task. Inlined there, on the 4,095-box
 /// pyramid, the biased sweeps' large colours took 1.62 times as long as the same rows through
 /// [`direct_span`] and the relax sweeps' 1.41 times, both on one thread in one process; out of
-/// line, 1.28 and 1.36 times. Two threads then ran those sweeps 1.8–1.9 times as fast as one,
-/// where they had run 1.2–1.5 times.)
+/// line, 1.1–1.3 and 1.2–1.4 times. Two threads then ran those sweeps 1.8–1.9 times as fast as
+/// one, where they had run 1.2–1.5 times.)
 #[inline(never)]
 fn large_chunk(what: ColorPass, shared: &[SharedVel], inv_m: &[f64], (o, (ms, ps), (bs, ss, cs)): Chunk) -> SweepStats {
     let mut stats = (0.0_f64, 0.0, 0usize, 0.0);
