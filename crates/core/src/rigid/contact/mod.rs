@@ -251,8 +251,12 @@ fn contacts_parts(
     chunks
 }
 
-/// Bodies per parallel task of [`rigid_contacts`].
-const CONTACT_CHUNK: usize = 64;
+/// Bodies per parallel task of [`rigid_contacts`]. (Each task costs more than its bodies: on the
+/// 4,095-box pyramid, the narrow phase's tasks run in turn on one thread took 0.45 ms a frame
+/// more than one call over all the bodies with tasks of 64 bodies, and 0.21 more with tasks of
+/// 256; on two threads its contact search took 0.99 ms a frame against 1.14–1.20 with 64, in
+/// alternated runs. The same contacts in the same order: only the parts they lie in change.)
+const CONTACT_CHUNK: usize = 256;
 
 /// The fewest bodies [`rigid_contacts`] works on all threads for: handing out the tasks costs
 /// some 10–20 µs here, more than the narrow phase of a few hundred bodies.
