@@ -257,6 +257,12 @@ impl Sink for RunWriter<'_> {
 
 /// The runs.csv columns after the run columns, from a run's summary (timing statistics skip
 /// frame 0 and the `warmup` frames after it).
+/// Whether every body stayed in its place in every frame (`StepMetrics::in_place`): runs.csv's
+/// `stood` and meta.json's; `None` for a scene without bodies or rigid bodies.
+fn stood(run: &RunConfig, o: &RunSummary) -> Option<bool> {
+    (!run.scene.bodies.is_empty() || run.scene.has_rigid()).then(|| o.steps.iter().all(|r| r.metrics.in_place))
+}
+
 fn runs_fields(run: &RunConfig, warmup: u64, o: &RunSummary) -> Vec<String> {
     let warm = warmup as usize;
     let mut ms: Vec<f64> =
@@ -269,11 +275,7 @@ fn runs_fields(run: &RunConfig, warmup: u64, o: &RunSummary) -> Vec<String> {
     let (unconverged, _) = convergence_notes(o.steps.iter().skip(1));
     let last = o.steps.last().map(|r| r.metrics).unwrap_or_default();
     let max_of = |f: &dyn Fn(&FrameReport) -> f64| o.steps.iter().map(f).fold(0.0, f64::max);
-    let stood = if run.scene.bodies.is_empty() && !run.scene.has_rigid() {
-        String::new()
-    } else {
-        (o.steps.iter().all(|r| r.metrics.in_place) as u8).to_string()
-    };
+    let stood = stood(run, o).map_or(String::new(), |s| (s as u8).to_string());
     vec![
         o.status.as_str().to_string(),
         run.scene.particles.len().to_string(),
@@ -369,6 +371,11 @@ struct RunMeta {
     unconverged_frames: u64,
     notes: Vec<Note>,
     final_state_hash: String,
+    /// Whether every body stayed in its place in every frame (runs.csv's `stood`); absent for
+    /// a scene without bodies. A pile that falls is a result, not a failed run: its status
+    /// stays `ok`, and this says it fell.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    stood: Option<bool>,
     solver: serde_json::Value,
     /// How the frozen-state study's reference solved its step (with a study only).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -397,6 +404,7 @@ fn run_meta(r: &RunConfig, o: &RunSummary, scene_file: Option<SceneMeta>) -> ser
         unconverged_frames,
         notes,
         final_state_hash: o.hash.clone(),
+        stood: stood(r, o),
         solver: serde_json::to_value(&r.solver).expect("serialises"),
         frozen_reference: o.reference.clone(),
         scene_file,

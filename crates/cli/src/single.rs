@@ -81,6 +81,9 @@ pub struct Overview {
     pub peak_violation: f64,
     /// The run's status in meta.json.
     pub status: RunStatus,
+    /// The first frame in which a body was out of its place (steps.csv's `in_place` 0), if
+    /// any: a pile that fell reads `ok` as a run and says so here.
+    pub left_place: Option<u64>,
 }
 
 /// Reads the summary of the one run in `dir`.
@@ -106,7 +109,9 @@ pub fn overview(dir: &Path) -> Result<Overview, String> {
     // The common violation (penetration included: a contact-only scene has no equality rows,
     // and its `max_violation` is 0 whatever it does).
     let (converged, violation) = (col("converged"), col("violation").or_else(|| col("max_violation")));
+    let (frame, in_place) = (col("frame"), col("in_place"));
     let (mut rows, mut unconverged, mut peak) = (0usize, 0usize, 0.0f64);
+    let mut left_place = None;
     let mut record = csv::StringRecord::new();
     while reader.read_record(&mut record).map_err(|e| bad(&e))? {
         let value = |k: Option<usize>| k.and_then(|k| record.get(k)).and_then(|v| v.parse::<f64>().ok());
@@ -114,6 +119,9 @@ pub fn overview(dir: &Path) -> Result<Overview, String> {
             unconverged += 1;
         }
         peak = value(violation).filter(|v| v.is_finite()).map_or(peak, |v| peak.max(v));
+        if left_place.is_none() && value(in_place) == Some(0.0) {
+            left_place = Some(value(frame).map_or(rows as u64, |f| f as u64));
+        }
         rows += 1;
     }
     Ok(Overview {
@@ -122,6 +130,7 @@ pub fn overview(dir: &Path) -> Result<Overview, String> {
         unconverged,
         peak_violation: peak,
         status,
+        left_place,
     })
 }
 
@@ -205,7 +214,7 @@ pub fn draw(dir: &Path) -> Result<Vec<PathBuf>, String> {
 }
 
 /// The lines printed at the end of `simulate`: frames, unconverged frames, peak violation,
-/// status and where the files are.
+/// status, the first frame a body was out of its place (if any) and where the files are.
 pub fn summary_text(dir: &Path) -> Result<String, String> {
     let o = overview(dir)?;
     let mut files: Vec<String> = std::fs::read_dir(dir)
@@ -214,8 +223,9 @@ pub fn summary_text(dir: &Path) -> Result<String, String> {
         .filter(|n| !n.starts_with('.') && !n.ends_with(".tmp"))
         .collect();
     files.sort();
+    let place = o.left_place.map_or(String::new(), |f| format!(", a body out of its place from frame {f}"));
     Ok(format!(
-        "{}: {} frames, {} unconverged, peak violation {:.3e} m, status {}\nfiles in {}: {}",
+        "{}: {} frames, {} unconverged, peak violation {:.3e} m, status {}{place}\nfiles in {}: {}",
         o.title,
         o.frames,
         o.unconverged,

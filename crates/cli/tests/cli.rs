@@ -601,3 +601,22 @@ fn absurd_magnitudes_are_refused_naming_the_field() {
     std::fs::write(&file, text).unwrap();
     assert_bad_input(&["simulate", "--scene", file.to_str().unwrap()], &["limit.toml", "].lower"]);
 }
+
+/// A run whose bodies fall is `ok` as a run and says so: `simulate`'s summary names the first
+/// frame a body was out of its place and `meta.json`'s `stood` is false; a stack that stands
+/// says neither.
+#[test]
+fn a_pile_that_falls_says_so_and_one_that_stands_does_not() {
+    for (scene, stands) in [("rigid-stack", true), ("rigid-ragdoll", false)] {
+        let out = common::absent("cli", "stood");
+        let args = ["simulate", "--scene", scene, "--solver", "tgs-soft", "--frames", "10", "--out"];
+        let o = solverlab(&[&args[..], &[out.to_str().unwrap()]].concat());
+        assert!(o.status.success(), "{scene}: {}", stderr(&o));
+        let summary = String::from_utf8_lossy(&o.stdout).to_string() + &stderr(&o);
+        assert!(summary.contains("status ok"), "{scene}: `{summary}`");
+        assert_eq!(!summary.contains("a body out of its place from frame"), stands, "{scene}: `{summary}`");
+        let meta: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(out.join("meta.json")).unwrap()).unwrap();
+        assert_eq!(meta["runs"][0]["stood"], stands, "{scene}");
+    }
+}
